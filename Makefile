@@ -1,0 +1,117 @@
+# mlsetup - build, check, release.
+#
+#   make            build/mlsetup (optimized, with debug info)
+#   make check      AddressSanitizer/UBSan build + shims + all unit and CLI
+#                   tests; ends with "N passed, N failed"
+#   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
+#   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
+#   make valgrind   run the detect CLI tests' commands under valgrind
+#   make clean
+#
+# Dependencies come from the distribution (packaging/deps.sh) and are found
+# with pkg-config.
+
+CC      ?= cc
+PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd
+TESTPKGS := cmocka
+PKG_CONFIG ?= pkg-config
+
+# Package name hints for the "missing dependency" message.
+hint_libcurl    := libcurl4-openssl-dev / libcurl-devel
+hint_libarchive := libarchive-dev / libarchive-devel
+hint_openssl    := libssl-dev / openssl-devel
+hint_libcjson   := libcjson-dev / cjson-devel
+hint_libgit2    := libgit2-dev / libgit2-devel
+hint_libzstd    := libzstd-dev / libzstd-devel
+hint_cmocka     := libcmocka-dev / libcmocka-devel
+
+define check_pkg
+$(if $(shell $(PKG_CONFIG) --exists $(1) && echo yes),,$(error missing dependency '$(1)' (Debian / Fedora package: $(hint_$(1))); run packaging/deps.sh))
+endef
+
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(foreach p,$(PKGS),$(call check_pkg,$(p)))
+endif
+
+DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -ldl -lpthread
+
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) -DML_GIT_COMMIT='"$(GIT_COMMIT)"'
+CFLAGS  ?= -O2 -g
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
+	src/build/*.c src/verify/*.c) platform/linux/os.c)
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
+
+REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
+SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
+SAN_CLI_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(CLI_SRC))
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))
+
+SHIMS := build/shims/libnvidia-ml.so.1 build/shims/libcuda.so.1 build/shims/nvidia-smi
+SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
+	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
+SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
+
+.PHONY: all check shims unit fuzz valgrind clean e2e
+all: build/mlsetup
+
+build/mlsetup: $(REL_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+build/obj/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+build/asan/obj/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+
+build/asan/mlsetup: $(SAN_LIB_OBJ) $(SAN_CLI_OBJ)
+	$(CC) $(SAN) -o $@ $^ $(DEP_LIBS)
+
+build/asan/tests/%: tests/unit/%.c $(SAN_LIB_OBJ) $(HDRS)
+	$(call check_pkg,cmocka)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) $$($(PKG_CONFIG) --cflags cmocka) -o $@ $< \
+		$(SAN_LIB_OBJ) $(DEP_LIBS) $$($(PKG_CONFIG) --libs cmocka)
+
+shims: $(SHIMS)
+
+build/shims/libnvidia-ml.so.1: tests/shims/fake_nvml.c tests/shims/fake_common.c tests/shims/fake_common.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SHIM_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ \
+		tests/shims/fake_nvml.c tests/shims/fake_common.c $(SHIM_LIBS)
+
+build/shims/libcuda.so.1: tests/shims/fake_cuda.c tests/shims/fake_common.c tests/shims/fake_common.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SHIM_CFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ \
+		tests/shims/fake_cuda.c tests/shims/fake_common.c $(SHIM_LIBS)
+
+build/shims/nvidia-smi: tests/shims/fake-nvidia-smi
+	@mkdir -p build/shims/bin
+	cp $< build/shims/bin/nvidia-smi && chmod +x build/shims/bin/nvidia-smi && touch $@
+
+unit: $(UNIT_BIN)
+
+check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS)
+	@sh tests/run-tests.sh build/asan
+
+valgrind: build/mlsetup $(SHIMS)
+	@sh tests/valgrind.sh build/mlsetup
+
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+fuzz: $(FUZZ_BIN)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
+
+clean:
+	rm -rf build

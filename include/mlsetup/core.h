@@ -1,0 +1,152 @@
+/*
+ * core.h - what every stage of mlsetup shares: error codes and the ml_err
+ * carrier, the exit-code table, growable strings, and the small operating
+ * system interface (dlopen, file reading under a root directory, process
+ * spawning) that platform/<os>/ implements.
+ *
+ * Conventions (see STYLE.md): functions return 0 or a negative ML_E* code
+ * and describe the failure in the ml_err the caller passes; output
+ * parameters come first, are named `out`, and are set only on success;
+ * *_free() functions accept NULL and cannot fail.
+ */
+#ifndef MLSETUP_CORE_H
+#define MLSETUP_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ML_VERSION "0.1.0"
+
+/* Error codes. Few, only those a caller branches on; each maps to one
+ * process exit code through ml_exit_code(). */
+enum {
+	ML_OK = 0,
+	ML_EFAIL = -1,        /* generic failure                  -> exit 1 */
+	ML_EUSAGE = -2,       /* bad command line                 -> exit 2 */
+	ML_EINTEGRITY = -3,   /* hash/size mismatch, bad archive  -> exit 3 */
+	ML_ENET = -4,         /* network failure                  -> exit 4 */
+	ML_EGPU = -5,         /* a GPU check failed               -> exit 5 */
+	ML_EUNSUPPORTED = -6, /* driver too old, no manifest fits -> exit 6 */
+	ML_ENOENT = -7,       /* file/library/symbol not found    -> exit 1 */
+	ML_ENOMEM = -8,       /* out of memory                    -> exit 1 */
+	ML_EIO = -9,          /* read/write error                 -> exit 1 */
+	ML_EPARSE = -10,      /* malformed input file             -> exit 1 */
+};
+
+/* Process exit codes (DESIGN.md "Commands"). */
+enum {
+	ML_EXIT_OK = 0,
+	ML_EXIT_FAILED = 1,
+	ML_EXIT_USAGE = 2,
+	ML_EXIT_INTEGRITY = 3,
+	ML_EXIT_NETWORK = 4,
+	ML_EXIT_GPU = 5,
+	ML_EXIT_UNSUPPORTED = 6,
+};
+
+/* Returns the process exit code for an ML_E* code (0 for ML_OK). The one
+ * table from error code to exit code lives in src/core/err.c. */
+int ml_exit_code(int code);
+
+/* Returns a static, lower-case name for an ML_E* code ("integrity"). */
+const char *ml_strerror(int code);
+
+/* Failure details. `msg` is a lower-case sentence without a final period
+ * naming the thing that failed; `hint` (may be empty) says what to do. */
+typedef struct ml_err {
+	int code;
+	char msg[1024];
+	char hint[512];
+} ml_err;
+
+#define ML_ERR_INIT {0, {0}, {0}}
+
+/* Records code and a printf-style message in err (err may be NULL).
+ * Returns code, so callers can write `return ml_err_set(err, ...)`. */
+int ml_err_set(ml_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Sets err->hint (the remedy) with a printf-style message; err may be NULL. */
+void ml_err_hint(ml_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Clears err back to ML_ERR_INIT. */
+void ml_err_clear(ml_err *err);
+
+/* --- growable strings ---------------------------------------------------- */
+
+/* A NUL-terminated byte buffer. `data` is NULL until the first append;
+ * ml_buf_cstr() never returns NULL. Release with ml_buf_release(). */
+typedef struct ml_buf {
+	char *data;
+	size_t len; /* bytes, excluding the terminating NUL */
+	size_t cap; /* bytes allocated */
+} ml_buf;
+
+#define ML_BUF_INIT {NULL, 0, 0}
+
+/* Appends n bytes / a C string / formatted text. Return 0 or ML_ENOMEM. */
+int ml_buf_add(ml_buf *b, const void *data, size_t n);
+int ml_buf_puts(ml_buf *b, const char *s);
+int ml_buf_printf(ml_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the contents, "" when empty; owned by b. */
+const char *ml_buf_cstr(const ml_buf *b);
+/* Takes ownership of the contents (caller frees with free()); b is reset.
+ * Returns NULL only when allocation of an empty string fails. */
+char *ml_buf_detach(ml_buf *b);
+/* Frees the contents and resets b. Accepts NULL. */
+void ml_buf_release(ml_buf *b);
+
+/* --- small string helpers -------------------------------------------------- */
+
+/* Copies src into dst of size dstsz, always NUL-terminating (truncates).
+ * Returns strlen(src) like BSD strlcpy. */
+size_t ml_strlcpy(char *dst, const char *src, size_t dstsz);
+/* Trims ASCII whitespace at both ends in place; returns s. */
+char *ml_strtrim(char *s);
+/* Returns true when s begins with prefix. */
+bool ml_startswith(const char *s, const char *prefix);
+/* Returns a malloc'd printf-style string, or NULL on allocation failure. */
+char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- platform interface (platform/<os>/os.c) ------------------------------ */
+
+/* Reads at most max_bytes of the file `path` into a new NUL-terminated
+ * buffer (*out, caller frees with free(); *out_len set when non-NULL).
+ * When root is non-NULL and not "/", the path is resolved under root
+ * (root "/tmp/fx" + "/proc/x" -> "/tmp/fx/proc/x"): this is how /proc,
+ * /sys and /etc readers are pointed at fixture trees or captured bundles.
+ * Returns 0, ML_ENOENT (missing), ML_EIO (unreadable) or ML_ENOMEM. */
+int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
+		   size_t max_bytes, ml_err *err);
+
+/* Writes root-prefixed path into dst (size dstsz bytes). Returns 0 or
+ * ML_EFAIL when it does not fit. */
+int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path);
+
+/* Opens the first shared library of `names` (NULL-terminated list of file
+ * names or absolute paths) that dlopen accepts. Returns a handle or NULL;
+ * on NULL, err (may be NULL) holds the last loader message. Close with
+ * ml_os_dlclose(), which accepts NULL. */
+void *ml_os_dlopen(const char *const *names, char *loaded_name, size_t loaded_sz, ml_err *err);
+void *ml_os_dlsym(void *handle, const char *symbol);
+void ml_os_dlclose(void *handle);
+
+/* Runs argv (argv[0] looked up on PATH) with stdin from /dev/null, capturing
+ * at most max_bytes of stdout into *out (caller frees). Stops waiting after
+ * timeout_s seconds and kills the child. *status gets the exit status, or
+ * -1 when killed/signalled. Returns 0 when the program ran (whatever its
+ * status), ML_ENOENT when it could not be started, ML_EFAIL on timeout. */
+int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+		      int timeout_s, ml_err *err);
+
+/* Free space available to unprivileged users at path, in MiB. Walks up to
+ * the nearest existing parent when path does not exist yet. Returns 0 or
+ * ML_EIO. */
+int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err);
+
+/* Number of online CPU cores (at least 1). */
+int ml_os_cpu_count(void);
+
+#endif /* MLSETUP_CORE_H */

@@ -1,0 +1,170 @@
+/*
+ * detect.h - the detect stage: what machine is this?
+ *
+ * ml_detect() fills one ml_machine: operating system, libc, CPU, memory,
+ * free disk, NVIDIA driver and every NVIDIA GPU with its compute
+ * capability. GPU facts come from a chain of probes, each filling what the
+ * ones before it could not learn:
+ *
+ *   1. nvml    dlopen libnvidia-ml.so.1 (also /usr/lib/wsl/lib)
+ *   2. cuda    dlopen libcuda.so.1 (CUDA driver API)
+ *   3. procfs  /sys/module/nvidia/version, /proc/driver/nvidia/...
+ *   4. pci     /sys/bus/pci/devices + the built-in PCI id table
+ *   5. nvidia-smi --query-gpu=... --format=csv,noheader
+ *
+ * Every probe appends an ml_probe record, so a report can say how each fact
+ * was learnt. A missing library or symbol, an error code or a malformed file
+ * is recorded there and never aborts detection. The stage never prints.
+ */
+#ifndef MLSETUP_DETECT_H
+#define MLSETUP_DETECT_H
+
+#include "mlsetup/core.h"
+
+typedef enum ml_probe_status {
+	ML_PROBE_OK = 0,      /* ran and contributed facts */
+	ML_PROBE_FAILED = 1,  /* ran and could not contribute (detail says why) */
+	ML_PROBE_SKIPPED = 2, /* not run: nothing left for it to learn */
+} ml_probe_status;
+
+typedef struct ml_probe {
+	char source[32]; /* "nvml", "cuda", "procfs", "pci", "nvidia-smi" */
+	ml_probe_status status;
+	char detail[512]; /* what it learnt, or why it failed */
+} ml_probe;
+
+/* One NVIDIA GPU. Unknown numbers are -1 (cc) or 0 (memory, device id);
+ * unknown strings are "". */
+typedef struct ml_gpu {
+	int index;                 /* 0-based, in PCI bus order / NVML order */
+	char name[96];             /* "NVIDIA GeForce RTX 5090" */
+	int cc_major, cc_minor;    /* compute capability, -1 when unknown */
+	char architecture[16];     /* "Blackwell", "Hopper", ... or "" */
+	uint64_t memory_mib;       /* total device memory, MiB (2^20 bytes) */
+	char pci_bus_id[32];       /* normalized "0000:01:00.0" (sysfs form) */
+	uint32_t pci_device_id;    /* PCI device id, e.g. 0x2b85; 0 if unknown */
+	char uuid[96];             /* "GPU-..." */
+	char source[32];           /* probe that first reported this GPU */
+} ml_gpu;
+
+typedef struct ml_driver {
+	char version[32];   /* "570.124.04", "" when no driver found */
+	int cuda_version;   /* highest CUDA the driver supports, 1000*major + 10*minor
+	                     * (12080 = 12.8); 0 when unknown */
+	char source[32];    /* probe the version came from */
+	char cuda_source[32]; /* probe (or "driver-table") the CUDA version came from */
+	bool kernel_module; /* the NVIDIA kernel module is loaded */
+} ml_driver;
+
+typedef struct ml_os_info {
+	char name[16];            /* "linux", "windows", "darwin" */
+	char distro_id[64];       /* os-release ID, "debian" */
+	char distro_version[64];  /* os-release VERSION_ID, "12" */
+	char distro_pretty[128];  /* os-release PRETTY_NAME */
+	char kernel[128];         /* uname release */
+	char arch[16];            /* "x86_64", "aarch64" */
+	char libc_kind[8];        /* "glibc", "musl", "" */
+	char libc_version[16];    /* "2.36" */
+	bool wsl;
+	bool container;
+	char container_kind[32];  /* "docker", "podman", "kubernetes", "lxc", ... */
+} ml_os_info;
+
+typedef struct ml_machine {
+	ml_os_info os;
+	char cpu_model[128];
+	int cpu_cores;            /* online logical CPUs */
+	uint64_t memory_mib;      /* MemTotal, MiB */
+	uint64_t disk_free_mib;   /* free at target_dir, MiB */
+	char target_dir[4096];
+	ml_driver driver;
+	ml_gpu *gpus;
+	size_t n_gpus;
+	ml_probe *probes;
+	size_t n_probes;
+} ml_machine;
+
+typedef struct ml_detect_opts {
+	/* Directory /proc, /sys and /etc are read under; NULL or "/" for the
+	 * live system. Used for captured bundles and test fixture trees. */
+	const char *root;
+	/* Directory whose free space is reported; NULL means ".". */
+	const char *target_dir;
+	/* Skip the nvidia-smi probe even if GPU facts are missing. */
+	bool no_smi;
+} ml_detect_opts;
+
+#define ML_DETECT_OPTS_INIT {NULL, NULL, false}
+
+/* Detects the machine. Never fails because of a missing or broken GPU
+ * stack: such problems are recorded in (*out)->probes. Returns 0, or
+ * ML_ENOMEM. Caller owns *out; free with ml_machine_free(). */
+int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err);
+
+/* Frees a machine; accepts NULL. */
+void ml_machine_free(ml_machine *m);
+
+/* Builds the "mlsetup.detect/1" JSON document for m: os, cpu, memory_mib,
+ * disk_free_mib, driver, gpus[], probes[], advice[]. Returns a new cJSON
+ * object (caller frees with cJSON_Delete) or NULL on allocation failure. */
+struct cJSON *ml_machine_to_json(const ml_machine *m);
+
+/* Writes at most one line of driver advice for the GPUs found: which driver
+ * to install when none is loaded ("NVIDIA GeForce RTX 5090 (Blackwell,
+ * sm_120) found, no NVIDIA driver loaded: install driver 570.26 or newer"),
+ * or which to upgrade to when the loaded one is older than the manifests
+ * need. Returns true when advice was written, false (dst = "") otherwise. */
+bool ml_machine_driver_advice(char *dst, size_t dstsz, const ml_machine *m);
+
+/* Formats a compute capability as "12.0" / "sm_120" into dst (dstsz
+ * bytes); "" when unknown (major < 0). */
+void ml_cc_format(char *dst, size_t dstsz, int major, int minor);
+void ml_cc_sm(char *dst, size_t dstsz, int major, int minor);
+
+/* Returns the architecture name for a compute capability ("Blackwell" for
+ * 12.0, "Hopper" for 9.0), or "" when unknown. Static string. */
+const char *ml_cc_architecture(int major, int minor);
+
+/* --- PCI id table (src/detect/pci_ids.c) --------------------------------- */
+
+typedef struct ml_pci_gpu {
+	uint16_t device_id;       /* PCI device id (vendor 0x10de) */
+	const char *name;         /* marketing name, "NVIDIA GeForce RTX 5090" */
+	uint8_t cc_major, cc_minor;
+} ml_pci_gpu;
+
+/* Looks a PCI device id up in the built-in table of NVIDIA GPUs (Turing
+ * and newer plus common data-center parts). Returns a static entry or NULL. */
+const ml_pci_gpu *ml_pci_lookup(uint16_t device_id);
+
+/* Sets *out to the whole table (sorted by device_id, no duplicates) and
+ * returns its length. Static data. */
+size_t ml_pci_table(const ml_pci_gpu **out);
+
+/* Minimum Linux / Windows driver that mlsetup's manifests need for a GPU
+ * of this compute capability (570.26 / 570.65 for Blackwell, the CUDA 12.4
+ * minimum 550.54.14 / 551.61 otherwise); NULL when the GPU is too old for
+ * any shipped manifest. Source: NVIDIA CUDA release notes, table 3. */
+const char *ml_min_driver_for_cc(int major, int minor, bool windows);
+
+/* Highest CUDA version (1000*major + 10*minor) a driver version supports,
+ * from NVIDIA's driver-branch table (e.g. "550.54.14" -> 12040), or 0 when
+ * the branch is unknown. */
+int ml_driver_cuda_version(const char *driver_version);
+
+/* Compares dotted driver versions numerically ("570.26" < "570.124.06").
+ * Returns <0, 0 or >0 like strcmp. */
+int ml_driver_version_cmp(const char *a, const char *b);
+
+/* --- probe internals, exposed for unit tests ------------------------------ */
+
+/* Parses the driver version out of /proc/driver/nvidia/version text: the
+ * first dotted number after "Kernel Module" (proprietary and open module
+ * lines). Returns 0 or ML_EPARSE. */
+int ml_parse_nvrm_version(char *dst, size_t dstsz, const char *text);
+
+/* Normalizes a PCI bus id ("00000000:01:00.0", "0000:01:00.0", "01:00.0")
+ * to lower-case "dddd:bb:dd.f". Returns 0 or ML_EPARSE. */
+int ml_pci_bus_id_normalize(char *dst, size_t dstsz, const char *in);
+
+#endif /* MLSETUP_DETECT_H */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs mlsetup's build and test dependencies from the distribution's
+# package manager: libcurl (OpenSSL flavour), libarchive, OpenSSL, cJSON,
+# libgit2, zstd, cmocka, plus the compiler, pkg-config and valgrind.
+# On systems without apt-get or dnf it prints the package names to install.
+set -eu
+
+DEB_PKGS="build-essential pkg-config libcurl4-openssl-dev libarchive-dev libssl-dev libcjson-dev libgit2-dev libzstd-dev libcmocka-dev valgrind python3 zip"
+RPM_PKGS="gcc make pkgconf-pkg-config libcurl-devel libarchive-devel openssl-devel cjson-devel libgit2-devel libzstd-devel libcmocka-devel valgrind python3 zip"
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+		echo "error: need root to install packages; run as root or install sudo" >&2
+		exit 1
+	fi
+}
+
+if command -v apt-get >/dev/null 2>&1; then
+	missing=""
+	for p in $DEB_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		echo "deps.sh: all packages already installed"
+		exit 0
+	fi
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	# shellcheck disable=SC2086
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+elif command -v dnf >/dev/null 2>&1; then
+	# shellcheck disable=SC2086
+	as_root dnf install -y $RPM_PKGS
+else
+	echo "deps.sh: no apt-get or dnf here; install these with your package manager:"
+	echo "  Debian/Ubuntu names: $DEB_PKGS"
+	echo "  Fedora/RHEL names:   $RPM_PKGS"
+	exit 1
+fi

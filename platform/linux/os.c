@@ -1,0 +1,220 @@
+/*
+ * os.c (Linux) - the operating-system interface core.h declares: reading
+ * files under a root directory, dlopen, spawning a program with a timeout
+ * and captured output, free disk space and CPU count.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mlsetup/core.h"
+
+extern char **environ;
+
+int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path)
+{
+	int n;
+	if (!root || !*root || strcmp(root, "/") == 0) {
+		n = snprintf(dst, dstsz, "%s", path);
+	} else {
+		bool root_slash = root[strlen(root) - 1] == '/';
+		bool path_slash = path[0] == '/';
+		n = snprintf(dst, dstsz, "%s%s%s", root, (!root_slash && !path_slash) ? "/" : "",
+			     (root_slash && path_slash) ? path + 1 : path);
+	}
+	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
+}
+
+int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
+		    size_t max_bytes, ml_err *err)
+{
+	char full[PATH_MAX];
+	if (ml_os_rooted(full, sizeof(full), root, path))
+		return ml_err_set(err, ML_EIO, "path too long: '%s'", path);
+	int fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return ml_err_set(err, e == ENOENT || e == ENOTDIR ? ML_ENOENT : ML_EIO,
+				  "cannot open '%s': %s", full, strerror(e));
+	}
+	ml_buf b = ML_BUF_INIT;
+	char chunk[4096];
+	int rc = 0;
+	while (b.len < max_bytes) {
+		size_t want = max_bytes - b.len < sizeof(chunk) ? max_bytes - b.len : sizeof(chunk);
+		ssize_t n = read(fd, chunk, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = ml_err_set(err, ML_EIO, "cannot read '%s': %s", full, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		if (ml_buf_add(&b, chunk, (size_t)n)) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory reading '%s'", full);
+			break;
+		}
+	}
+	close(fd);
+	if (rc) {
+		ml_buf_release(&b);
+		return rc;
+	}
+	size_t len = b.len;
+	char *data = ml_buf_detach(&b);
+	if (!data)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	*out = data;
+	if (out_len)
+		*out_len = len;
+	return 0;
+}
+
+void *ml_os_dlopen(const char *const *names, char *loaded_name, size_t loaded_sz, ml_err *err)
+{
+	/* Report the loader's message for the first (primary) name: the
+	 * fallbacks are alternative locations of the same library. */
+	char first[512] = "no library names given";
+	for (size_t i = 0; names[i]; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			if (loaded_name)
+				ml_strlcpy(loaded_name, names[i], loaded_sz);
+			return h;
+		}
+		const char *e = dlerror();
+		if (i == 0)
+			ml_strlcpy(first, e ? e : "unknown loader error", sizeof(first));
+	}
+	ml_err_set(err, ML_ENOENT, "%s", first);
+	return NULL;
+}
+
+void *ml_os_dlsym(void *handle, const char *symbol)
+{
+	return handle ? dlsym(handle, symbol) : NULL;
+}
+
+void ml_os_dlclose(void *handle)
+{
+	if (handle)
+		dlclose(handle);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+		      int timeout_s, ml_err *err)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return ml_err_set(err, ML_EIO, "pipe: %s", strerror(errno));
+
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	if (e != 0) {
+		close(pfd[0]);
+		return ml_err_set(err, ML_ENOENT, "cannot run '%s': %s", argv[0], strerror(e));
+	}
+
+	ml_buf b = ML_BUF_INIT;
+	long long deadline = now_ms() + (long long)timeout_s * 1000;
+	int rc = 0;
+	for (;;) {
+		long long left = deadline - now_ms();
+		if (left <= 0) {
+			rc = ml_err_set(err, ML_EFAIL, "'%s' did not finish within %d s", argv[0],
+					timeout_s);
+			kill(pid, SIGKILL);
+			break;
+		}
+		struct pollfd p = {pfd[0], POLLIN, 0};
+		int pr = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+		if (pr < 0 && errno != EINTR) {
+			rc = ml_err_set(err, ML_EIO, "poll: %s", strerror(errno));
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (pr <= 0)
+			continue;
+		char chunk[4096];
+		ssize_t n = read(pfd[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
+		if (keep > max_bytes - b.len)
+			keep = max_bytes - b.len;
+		if (keep && ml_buf_add(&b, chunk, keep)) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			kill(pid, SIGKILL);
+			break;
+		}
+	}
+	close(pfd[0]);
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (rc) {
+		ml_buf_release(&b);
+		return rc;
+	}
+	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	*out = ml_buf_detach(&b);
+	if (!*out)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	return 0;
+}
+
+int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err)
+{
+	char p[PATH_MAX];
+	ml_strlcpy(p, path && *path ? path : ".", sizeof(p));
+	struct statvfs st;
+	while (statvfs(p, &st) != 0) {
+		if (errno != ENOENT)
+			return ml_err_set(err, ML_EIO, "cannot stat filesystem of '%s': %s", p,
+					  strerror(errno));
+		char *slash = strrchr(p, '/');
+		if (!slash)
+			ml_strlcpy(p, ".", sizeof(p));
+		else if (slash == p)
+			p[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	*out = (uint64_t)st.f_bavail * st.f_frsize / (1024 * 1024);
+	return 0;
+}
+
+int ml_os_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}

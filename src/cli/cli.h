@@ -1,0 +1,58 @@
+/*
+ * cli.h - the command layer's private interface: the command table entry
+ * each cmd_<name>.c defines, the context main() hands every command, and
+ * the usage-error helper. Commands use the stages' public headers only.
+ */
+#ifndef MLSETUP_CLI_H
+#define MLSETUP_CLI_H
+
+#include "mlsetup/core.h"
+#include "mlsetup/out.h"
+
+/* What a command needs main() to provide (apk-tools style). */
+enum { ML_NEED_NONE = 0, ML_NEED_NET = 1 << 0, ML_NEED_LOCK = 1 << 1 };
+
+/* Global state parsed by main() before the command runs. */
+typedef struct ml_ctx {
+	const char *sysroot; /* --sysroot DIR: read /proc, /sys, /etc under DIR */
+	bool json;           /* --json */
+} ml_ctx;
+
+typedef struct ml_command {
+	const char *name;
+	/* Runs the command on its own arguments (argv[0] is the command name).
+	 * Returns 0 or an ML_E* code with err filled; main() prints err and
+	 * exits with ml_exit_code(). */
+	int (*run)(ml_ctx *ctx, int argc, char **argv, ml_err *err);
+	unsigned needs;
+	const char *summary; /* one line for `mlsetup --help` */
+	const char *usage;   /* "mlsetup detect [--json] [--target DIR]" */
+	const char *options; /* option lines for `mlsetup help <command>` */
+} ml_command;
+
+extern const ml_command ml_cmd_detect;
+extern const ml_command ml_cmd_help;
+
+/* Looks a command up by name; NULL when unknown. */
+const ml_command *ml_cli_find(const char *name);
+/* Prints a command's full help (usage and options) to stdout. */
+void ml_cli_print_command_help(const ml_command *c);
+/* Prints the top-level help: commands, global options, exit codes. */
+void ml_cli_print_help(void);
+
+/* Records a usage error ("unknown option '--x'") in err and prints the
+ * command's usage line to stderr. Returns ML_EUSAGE. */
+int ml_cli_usage(const ml_command *c, ml_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Parses a command's options with getopt_long over `longopts`, calling
+ * handle(opt, optarg, data) for each; --help/-h prints the command's help
+ * and sets *help_shown. Unknown options and missing arguments are usage
+ * errors. On success *first_arg is the index of the first operand.
+ * Returns 0, ML_EUSAGE, or what handle() returned. */
+struct option;
+int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option *longopts,
+		 int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
+		 int *first_arg, bool *help_shown, ml_err *err);
+
+#endif

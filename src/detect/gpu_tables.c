@@ -1,0 +1,201 @@
+/*
+ * gpu_tables.c - the facts detect and plan look up rather than compute:
+ * compute capability -> architecture name, the "12.0" / "sm_120" spellings,
+ * driver branch -> highest CUDA version it supports, and the minimum driver
+ * mlsetup's manifests need for a GPU of a given compute capability. Each
+ * is one table; the functions only walk them.
+ *
+ * Sources: NVIDIA CUDA GPU compute capability list; NVIDIA CUDA Toolkit
+ * release notes, "CUDA Toolkit and Corresponding Driver Versions" (table 3);
+ * both summarised with their checks in docs/FACTS.md.
+ */
+#include <stdio.h>
+
+#include "mlsetup/detect.h"
+
+/* --- compute capability -> architecture ---------------------------------- */
+
+#define ANY_MINOR (-1)
+
+static const struct {
+	int major, minor; /* minor ANY_MINOR: every minor of that major */
+	const char *name;
+} cc_archs[] = {
+	{3, ANY_MINOR, "Kepler"},
+	{5, ANY_MINOR, "Maxwell"},
+	{6, ANY_MINOR, "Pascal"},
+	{7, 0, "Volta"},
+	{7, 2, "Volta"}, /* Jetson Xavier */
+	{7, 5, "Turing"},
+	{8, 0, "Ampere"},
+	{8, 6, "Ampere"},
+	{8, 7, "Ampere"}, /* Jetson Orin */
+	{8, 9, "Ada"},
+	{9, 0, "Hopper"},
+	{10, ANY_MINOR, "Blackwell"}, /* B200, GB200 (10.0); B300, GB300 (10.3) */
+	{11, ANY_MINOR, "Blackwell"}, /* Jetson Thor */
+	{12, ANY_MINOR, "Blackwell"}, /* RTX 50xx, RTX PRO (12.0); GB10 (12.1) */
+};
+
+const char *ml_cc_architecture(int major, int minor)
+{
+	if (major < 0 || minor < 0)
+		return "";
+	for (size_t i = 0; i < sizeof cc_archs / sizeof cc_archs[0]; i++) {
+		if (cc_archs[i].major != major)
+			continue;
+		if (cc_archs[i].minor == ANY_MINOR || cc_archs[i].minor == minor)
+			return cc_archs[i].name;
+	}
+	return "";
+}
+
+/* --- spellings ----------------------------------------------------------- */
+
+void ml_cc_format(char *dst, size_t dstsz, int major, int minor)
+{
+	if (!dst || dstsz == 0)
+		return;
+	if (major < 0 || minor < 0)
+		dst[0] = '\0';
+	else
+		snprintf(dst, dstsz, "%d.%d", major, minor);
+}
+
+void ml_cc_sm(char *dst, size_t dstsz, int major, int minor)
+{
+	if (!dst || dstsz == 0)
+		return;
+	if (major < 0 || minor < 0)
+		dst[0] = '\0';
+	else
+		snprintf(dst, dstsz, "sm_%d%d", major, minor);
+}
+
+/* --- driver versions ----------------------------------------------------- */
+
+/* Components larger than this are clamped; no driver version comes near. */
+#define COMPONENT_MAX 999999999UL
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Reads one dot-separated component at *p: its leading decimal digits (0 when
+ * there are none, clamped at COMPONENT_MAX); the rest of the component up to
+ * the next '.' is ignored. Leaves *p after the '.', or at the terminating
+ * NUL. */
+static unsigned long next_component(const char **p)
+{
+	const char *s = *p;
+	unsigned long v = 0;
+
+	while (is_digit(*s)) {
+		unsigned long d = (unsigned long)(*s - '0');
+
+		v = v > (COMPONENT_MAX - d) / 10 ? COMPONENT_MAX : v * 10 + d;
+		s++;
+	}
+	while (*s && *s != '.')
+		s++;
+	if (*s == '.')
+		s++;
+	*p = s;
+	return v;
+}
+
+static const char *skip_space(const char *s)
+{
+	while (is_space(*s))
+		s++;
+	return s;
+}
+
+int ml_driver_version_cmp(const char *a, const char *b)
+{
+	const char *pa = skip_space(a ? a : "");
+	const char *pb = skip_space(b ? b : "");
+
+	while (*pa || *pb) {
+		unsigned long ca = next_component(&pa);
+		unsigned long cb = next_component(&pb);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Highest CUDA version (1000*major + 10*minor) each driver branch supports,
+ * ascending by branch. A branch between two rows supports what the lower
+ * row says; one above the last row, what the last row says. */
+static const struct {
+	int branch;
+	int cuda;
+} driver_cuda[] = {
+	{450, 11000}, {455, 11010}, {460, 11020}, {465, 11030},
+	{470, 11040}, {495, 11050}, {510, 11060}, {515, 11070},
+	{520, 11080}, {525, 12000}, {530, 12010}, {535, 12020},
+	{545, 12030}, {550, 12040}, {555, 12050}, {560, 12060},
+	{565, 12070}, {570, 12080}, {575, 12090}, {580, 13000},
+};
+
+/* The largest branch number taken seriously; anything longer is garbage. */
+#define BRANCH_MAX 9999
+
+int ml_driver_cuda_version(const char *driver_version)
+{
+	const char *s;
+	int branch = 0;
+	int cuda = 0;
+
+	if (!driver_version)
+		return 0;
+	s = skip_space(driver_version);
+	if (!is_digit(*s))
+		return 0;
+	while (is_digit(*s)) {
+		branch = branch * 10 + (*s - '0');
+		if (branch > BRANCH_MAX)
+			return 0;
+		s++;
+	}
+	/* The branch must be a whole component: "570.124.06", "570", "570\n". */
+	if (*s != '\0' && *s != '.' && !is_space(*s))
+		return 0;
+
+	for (size_t i = 0; i < sizeof driver_cuda / sizeof driver_cuda[0]; i++) {
+		if (driver_cuda[i].branch > branch)
+			break;
+		cuda = driver_cuda[i].cuda;
+	}
+	return cuda;
+}
+
+/* Minimum driver per compute capability, highest threshold first: the
+ * first row whose capability the GPU reaches applies. */
+static const struct {
+	int major, minor;
+	const char *linux_min, *windows_min;
+} min_drivers[] = {
+	{10, 0, "570.26", "570.65"},       /* Blackwell: CUDA 12.8 GA */
+	{5, 0, "550.54.14", "551.61"},     /* Maxwell to Hopper: CUDA 12.4 GA */
+};
+
+const char *ml_min_driver_for_cc(int major, int minor, bool windows)
+{
+	if (major < 0 || minor < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof min_drivers / sizeof min_drivers[0]; i++) {
+		if (major > min_drivers[i].major ||
+		    (major == min_drivers[i].major && minor >= min_drivers[i].minor))
+			return windows ? min_drivers[i].windows_min : min_drivers[i].linux_min;
+	}
+	return NULL;
+}
