@@ -140,7 +140,8 @@ int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err)
 		return ml_err_set(err, ML_ENOMEM, "out of memory during detection");
 	}
 	derive_facts(m);
-	qsort(m->gpus, m->n_gpus, sizeof(*m->gpus), cmp_gpu_bus);
+	if (m->n_gpus > 1)
+		qsort(m->gpus, m->n_gpus, sizeof(*m->gpus), cmp_gpu_bus);
 	for (size_t i = 0; i < m->n_gpus; i++)
 		m->gpus[i].index = (int)i;
 	*out = m;
