@@ -4,6 +4,7 @@
  * only while some GPU or driver fact is still unknown. The result is one
  * ml_machine with a probe record for every probe, run or skipped.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,19 +158,41 @@ void ml_machine_free(ml_machine *m)
 	free(m);
 }
 
+/* Parses 1..maxd hex digits at *p into *out, advancing *p. */
+static bool hex_field(const char **p, unsigned maxd, unsigned *out)
+{
+	unsigned v = 0, n = 0;
+	for (; n < maxd && isxdigit((unsigned char)**p); n++, (*p)++)
+		v = v * 16 + (unsigned)(isdigit((unsigned char)**p) ? **p - '0'
+								   : (tolower((unsigned char)**p) - 'a' + 10));
+	*out = v;
+	return n > 0 && !isxdigit((unsigned char)**p);
+}
+
 int ml_pci_bus_id_normalize(char *dst, size_t dstsz, const char *in)
 {
-	unsigned dom = 0, bus, dev, fn;
-	char tail;
+	/* [domain:]bus:device.function, domain up to 8 hex digits (NVML pads
+	 * to 8, sysfs uses 4), bus 2, device 2 (< 0x20), function 0-7. */
+	unsigned f[4] = {0, 0, 0, 0};
 	if (!in)
 		return ML_EPARSE;
-	if (sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4) {
-		dom = 0;
-		if (sscanf(in, "%x:%x.%x%c", &bus, &dev, &fn, &tail) != 3)
-			return ML_EPARSE;
-	}
-	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+	int colons = 0;
+	for (const char *c = in; *c; c++)
+		colons += *c == ':';
+	const char *p = in;
+	unsigned i = colons == 2 ? 0 : 1;
+	if (colons != 1 && colons != 2)
 		return ML_EPARSE;
-	int n = snprintf(dst, dstsz, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	for (; i < 4; i++) {
+		static const unsigned width[4] = {8, 2, 2, 1};
+		static const char sep[4] = {':', ':', '.', '\0'};
+		if (!hex_field(&p, width[i], &f[i]) || *p != sep[i])
+			return ML_EPARSE;
+		if (sep[i])
+			p++;
+	}
+	if (f[0] > 0xffff || f[2] > 0x1f || f[3] > 7)
+		return ML_EPARSE;
+	int n = snprintf(dst, dstsz, "%04x:%02x:%02x.%x", f[0], f[1], f[2], f[3]);
 	return (n < 0 || (size_t)n >= dstsz) ? ML_EPARSE : 0;
 }
