@@ -61,12 +61,17 @@ typedef struct ml_err {
 	char hint[512];
 } ml_err;
 
-#define ML_ERR_INIT {0, {0}, {0}}
+#define ML_ERR_INIT                                                                                \
+	{                                                                                          \
+		0, {0},                                                                            \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
 
 /* Records code and a printf-style message in err (err may be NULL).
  * Returns code, so callers can write `return ml_err_set(err, ...)`. */
-int ml_err_set(ml_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int ml_err_set(ml_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Sets err->hint (the remedy) with a printf-style message; err may be NULL. */
 void ml_err_hint(ml_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -84,7 +89,10 @@ typedef struct ml_buf {
 	size_t cap; /* bytes allocated */
 } ml_buf;
 
-#define ML_BUF_INIT {NULL, 0, 0}
+#define ML_BUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Appends n bytes / a C string / formatted text. Return 0 or ML_ENOMEM. */
 int ml_buf_add(ml_buf *b, const void *data, size_t n);
@@ -119,7 +127,7 @@ char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * /sys and /etc readers are pointed at fixture trees or captured bundles.
  * Returns 0, ML_ENOENT (missing), ML_EIO (unreadable) or ML_ENOMEM. */
 int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
-		   size_t max_bytes, ml_err *err);
+                    size_t max_bytes, ml_err *err);
 
 /* Writes root-prefixed path into dst (size dstsz bytes). Returns 0 or
  * ML_EFAIL when it does not fit. */
@@ -139,7 +147,7 @@ void ml_os_dlclose(void *handle);
  * -1 when killed/signalled. Returns 0 when the program ran (whatever its
  * status), ML_ENOENT when it could not be started, ML_EFAIL on timeout. */
 int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-		      int timeout_s, ml_err *err);
+                      int timeout_s, ml_err *err);
 
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or

@@ -36,46 +36,46 @@ typedef struct ml_probe {
 /* One NVIDIA GPU. Unknown numbers are -1 (cc) or 0 (memory, device id);
  * unknown strings are "". */
 typedef struct ml_gpu {
-	int index;                 /* 0-based, in PCI bus order / NVML order */
-	char name[96];             /* "NVIDIA GeForce RTX 5090" */
-	int cc_major, cc_minor;    /* compute capability, -1 when unknown */
-	char architecture[16];     /* "Blackwell", "Hopper", ... or "" */
-	uint64_t memory_mib;       /* total device memory, MiB (2^20 bytes) */
-	char pci_bus_id[32];       /* normalized "0000:01:00.0" (sysfs form) */
-	uint32_t pci_device_id;    /* PCI device id, e.g. 0x2b85; 0 if unknown */
-	char uuid[96];             /* "GPU-..." */
-	char source[32];           /* probe that first reported this GPU */
+	int index;              /* 0-based, in PCI bus order / NVML order */
+	char name[96];          /* "NVIDIA GeForce RTX 5090" */
+	int cc_major, cc_minor; /* compute capability, -1 when unknown */
+	char architecture[16];  /* "Blackwell", "Hopper", ... or "" */
+	uint64_t memory_mib;    /* total device memory, MiB (2^20 bytes) */
+	char pci_bus_id[32];    /* normalized "0000:01:00.0" (sysfs form) */
+	uint32_t pci_device_id; /* PCI device id, e.g. 0x2b85; 0 if unknown */
+	char uuid[96];          /* "GPU-..." */
+	char source[32];        /* probe that first reported this GPU */
 } ml_gpu;
 
 typedef struct ml_driver {
-	char version[32];   /* "570.124.04", "" when no driver found */
-	int cuda_version;   /* highest CUDA the driver supports, 1000*major + 10*minor
-	                     * (12080 = 12.8); 0 when unknown */
-	char source[32];    /* probe the version came from */
+	char version[32];     /* "570.124.04", "" when no driver found */
+	int cuda_version;     /* highest CUDA the driver supports, 1000*major + 10*minor
+	                       * (12080 = 12.8); 0 when unknown */
+	char source[32];      /* probe the version came from */
 	char cuda_source[32]; /* probe (or "driver-table") the CUDA version came from */
-	bool kernel_module; /* the NVIDIA kernel module is loaded */
+	bool kernel_module;   /* the NVIDIA kernel module is loaded */
 } ml_driver;
 
 typedef struct ml_os_info {
-	char name[16];            /* "linux", "windows", "darwin" */
-	char distro_id[64];       /* os-release ID, "debian" */
-	char distro_version[64];  /* os-release VERSION_ID, "12" */
-	char distro_pretty[128];  /* os-release PRETTY_NAME */
-	char kernel[128];         /* uname release */
-	char arch[16];            /* "x86_64", "aarch64" */
-	char libc_kind[8];        /* "glibc", "musl", "" */
-	char libc_version[16];    /* "2.36" */
+	char name[16];           /* "linux", "windows", "darwin" */
+	char distro_id[64];      /* os-release ID, "debian" */
+	char distro_version[64]; /* os-release VERSION_ID, "12" */
+	char distro_pretty[128]; /* os-release PRETTY_NAME */
+	char kernel[128];        /* uname release */
+	char arch[16];           /* "x86_64", "aarch64" */
+	char libc_kind[8];       /* "glibc", "musl", "" */
+	char libc_version[16];   /* "2.36" */
 	bool wsl;
 	bool container;
-	char container_kind[32];  /* "docker", "podman", "kubernetes", "lxc", ... */
+	char container_kind[32]; /* "docker", "podman", "kubernetes", "lxc", ... */
 } ml_os_info;
 
 typedef struct ml_machine {
 	ml_os_info os;
 	char cpu_model[128];
-	int cpu_cores;            /* online logical CPUs */
-	uint64_t memory_mib;      /* MemTotal, MiB */
-	uint64_t disk_free_mib;   /* free at target_dir, MiB */
+	int cpu_cores;          /* online logical CPUs */
+	uint64_t memory_mib;    /* MemTotal, MiB */
+	uint64_t disk_free_mib; /* free at target_dir, MiB */
 	char target_dir[4096];
 	ml_driver driver;
 	ml_gpu *gpus;
@@ -94,7 +94,10 @@ typedef struct ml_detect_opts {
 	bool no_smi;
 } ml_detect_opts;
 
-#define ML_DETECT_OPTS_INIT {NULL, NULL, false}
+#define ML_DETECT_OPTS_INIT                                                                        \
+	{                                                                                          \
+		NULL, NULL, false                                                                  \
+	}
 
 /* Detects the machine. Never fails because of a missing or broken GPU
  * stack: such problems are recorded in (*out)->probes. Returns 0, or
@@ -128,8 +131,8 @@ const char *ml_cc_architecture(int major, int minor);
 /* --- PCI id table (src/detect/pci_ids.c) --------------------------------- */
 
 typedef struct ml_pci_gpu {
-	uint16_t device_id;       /* PCI device id (vendor 0x10de) */
-	const char *name;         /* marketing name, "NVIDIA GeForce RTX 5090" */
+	uint16_t device_id; /* PCI device id (vendor 0x10de) */
+	const char *name;   /* marketing name, "NVIDIA GeForce RTX 5090" */
 	uint8_t cc_major, cc_minor;
 } ml_pci_gpu;
 

@@ -16,8 +16,8 @@ typedef enum ml_color_mode { ML_COLOR_AUTO, ML_COLOR_ALWAYS, ML_COLOR_NEVER } ml
 
 /* Global output settings, set once by main() from --json, -q, -v, --color. */
 typedef struct ml_out_opts {
-	bool json;          /* stdout carries only the JSON document */
-	int verbosity;      /* -1 quiet, 0 normal, 1+ verbose */
+	bool json;     /* stdout carries only the JSON document */
+	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
 	ml_color_mode color;
 } ml_out_opts;
 

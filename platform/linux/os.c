@@ -32,13 +32,13 @@ int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path)
 		bool root_slash = root[strlen(root) - 1] == '/';
 		bool path_slash = path[0] == '/';
 		n = snprintf(dst, dstsz, "%s%s%s", root, (!root_slash && !path_slash) ? "/" : "",
-			     (root_slash && path_slash) ? path + 1 : path);
+		             (root_slash && path_slash) ? path + 1 : path);
 	}
 	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
 }
 
 int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
-		    size_t max_bytes, ml_err *err)
+                    size_t max_bytes, ml_err *err)
 {
 	char full[PATH_MAX];
 	if (ml_os_rooted(full, sizeof(full), root, path))
@@ -47,7 +47,7 @@ int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *p
 	if (fd < 0) {
 		int e = errno;
 		return ml_err_set(err, e == ENOENT || e == ENOTDIR ? ML_ENOENT : ML_EIO,
-				  "cannot open '%s': %s", full, strerror(e));
+		                  "cannot open '%s': %s", full, strerror(e));
 	}
 	ml_buf b = ML_BUF_INIT;
 	char chunk[4096];
@@ -122,7 +122,7 @@ static long long now_ms(void)
 }
 
 int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-		      int timeout_s, ml_err *err)
+                      int timeout_s, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -149,7 +149,7 @@ int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t m
 		long long left = deadline - now_ms();
 		if (left <= 0) {
 			rc = ml_err_set(err, ML_EFAIL, "'%s' did not finish within %d s", argv[0],
-					timeout_s);
+			                timeout_s);
 			kill(pid, SIGKILL);
 			break;
 		}
@@ -200,7 +200,7 @@ int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err)
 	while (statvfs(p, &st) != 0) {
 		if (errno != ENOENT)
 			return ml_err_set(err, ML_EIO, "cannot stat filesystem of '%s': %s", p,
-					  strerror(errno));
+			                  strerror(errno));
 		char *slash = strrchr(p, '/');
 		if (!slash)
 			ml_strlcpy(p, ".", sizeof(p));

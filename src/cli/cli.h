@@ -43,7 +43,7 @@ void ml_cli_print_help(void);
 /* Records a usage error ("unknown option '--x'") in err and prints the
  * command's usage line to stderr. Returns ML_EUSAGE. */
 int ml_cli_usage(const ml_command *c, ml_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Parses a command's options with getopt_long over `longopts`, calling
  * handle(opt, optarg, data) for each; --help/-h prints the command's help
@@ -52,7 +52,7 @@ int ml_cli_usage(const ml_command *c, ml_err *err, const char *fmt, ...)
  * Returns 0, ML_EUSAGE, or what handle() returned. */
 struct option;
 int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option *longopts,
-		 int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
-		 int *first_arg, bool *help_shown, ml_err *err);
+                 int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
+                 int *first_arg, bool *help_shown, ml_err *err);
 
 #endif

@@ -33,15 +33,18 @@ static void print_human(const ml_machine *m)
 {
 	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow"), *g = ml_c("green");
 	ml_say("%smachine%s", b, r);
-	ml_say("  os         %s%s%s, kernel %s, %s", m->os.distro_pretty[0] ? m->os.distro_pretty : m->os.name,
-	       m->os.wsl ? " (WSL)" : "", "", m->os.kernel, m->os.arch);
+	ml_say("  os         %s%s%s, kernel %s, %s",
+	       m->os.distro_pretty[0] ? m->os.distro_pretty : m->os.name, m->os.wsl ? " (WSL)" : "",
+	       "", m->os.kernel, m->os.arch);
 	ml_say("  libc       %s %s", m->os.libc_kind[0] ? m->os.libc_kind : "unknown",
 	       m->os.libc_version);
 	if (m->os.container)
 		ml_say("  container  %s", m->os.container_kind);
-	ml_say("  cpu        %s (%d cores)", m->cpu_model[0] ? m->cpu_model : "unknown", m->cpu_cores);
+	ml_say("  cpu        %s (%d cores)", m->cpu_model[0] ? m->cpu_model : "unknown",
+	       m->cpu_cores);
 	ml_say("  memory     %llu MiB", (unsigned long long)m->memory_mib);
-	ml_say("  disk       %llu MiB free at %s", (unsigned long long)m->disk_free_mib, m->target_dir);
+	ml_say("  disk       %llu MiB free at %s", (unsigned long long)m->disk_free_mib,
+	       m->target_dir);
 	ml_say("%snvidia%s", b, r);
 	if (m->driver.version[0])
 		ml_say("  driver     %s (CUDA %d.%d), from %s", m->driver.version,
@@ -71,7 +74,9 @@ static void print_human(const ml_machine *m)
 	for (size_t i = 0; i < m->n_probes; i++) {
 		const ml_probe *p = &m->probes[i];
 		ml_say("  %-11s %-8s %s", p->source,
-		       p->status == ML_PROBE_OK ? "ok" : p->status == ML_PROBE_FAILED ? "failed" : "skipped",
+		       p->status == ML_PROBE_OK       ? "ok"
+		       : p->status == ML_PROBE_FAILED ? "failed"
+		                                      : "skipped",
 		       p->detail);
 	}
 }
@@ -79,9 +84,9 @@ static void print_human(const ml_machine *m)
 static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"no-smi", no_argument, NULL, OPT_NO_SMI},
-		{NULL, 0, NULL, 0},
+	    {"target", required_argument, NULL, OPT_TARGET},
+	    {"no-smi", no_argument, NULL, OPT_NO_SMI},
+	    {NULL, 0, NULL, 0},
 	};
 	struct detect_args a = {NULL, false};
 	int first;
@@ -112,11 +117,11 @@ static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_detect = {
-	"detect",
-	cmd_detect,
-	ML_NEED_NONE,
-	"show the OS, libc, CPU, memory, disk, NVIDIA driver and GPUs",
-	"mlsetup detect [--json] [--target DIR] [--no-smi]",
-	"  --target DIR        report free disk space where the environment will go (default .)\n"
-	"  --no-smi            do not run nvidia-smi as the last-resort probe\n",
+    "detect",
+    cmd_detect,
+    ML_NEED_NONE,
+    "show the OS, libc, CPU, memory, disk, NVIDIA driver and GPUs",
+    "mlsetup detect [--json] [--target DIR] [--no-smi]",
+    "  --target DIR        report free disk space where the environment will go (default .)\n"
+    "  --no-smi            do not run nvidia-smi as the last-resort probe\n",
 };

@@ -15,8 +15,8 @@
 #include "mlsetup/version.h"
 
 static const ml_command *const commands[] = {
-	&ml_cmd_detect,
-	&ml_cmd_help,
+    &ml_cmd_detect,
+    &ml_cmd_help,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -24,23 +24,23 @@ static const struct {
 	int code;
 	const char *meaning;
 } exit_codes[] = {
-	{ML_EXIT_OK, "success"},
-	{ML_EXIT_FAILED, "failed"},
-	{ML_EXIT_USAGE, "usage error (unknown command or option)"},
-	{ML_EXIT_INTEGRITY, "integrity: hash or size mismatch, archive refused"},
-	{ML_EXIT_NETWORK, "network failure"},
-	{ML_EXIT_GPU, "a GPU check failed"},
-	{ML_EXIT_UNSUPPORTED, "unsupported system: driver too old, no manifest fits"},
+    {ML_EXIT_OK, "success"},
+    {ML_EXIT_FAILED, "failed"},
+    {ML_EXIT_USAGE, "usage error (unknown command or option)"},
+    {ML_EXIT_INTEGRITY, "integrity: hash or size mismatch, archive refused"},
+    {ML_EXIT_NETWORK, "network failure"},
+    {ML_EXIT_GPU, "a GPU check failed"},
+    {ML_EXIT_UNSUPPORTED, "unsupported system: driver too old, no manifest fits"},
 };
 
 static const char global_options[] =
-	"  --json              machine-readable output on stdout (schema mlsetup.<command>/1)\n"
-	"  -q, --quiet         print only errors\n"
-	"  -v, --verbose       print more detail on stderr\n"
-	"  --color=WHEN        colour output: auto (default), always, never\n"
-	"  --sysroot DIR       read /proc, /sys and /etc under DIR (captured bundles)\n"
-	"  -h, --help          show help; `mlsetup help COMMAND` for one command\n"
-	"  --version           show version, git commit and library versions\n";
+    "  --json              machine-readable output on stdout (schema mlsetup.<command>/1)\n"
+    "  -q, --quiet         print only errors\n"
+    "  -v, --verbose       print more detail on stderr\n"
+    "  --color=WHEN        colour output: auto (default), always, never\n"
+    "  --sysroot DIR       read /proc, /sys and /etc under DIR (captured bundles)\n"
+    "  -h, --help          show help; `mlsetup help COMMAND` for one command\n"
+    "  --version           show version, git commit and library versions\n";
 
 const ml_command *ml_cli_find(const char *name)
 {
@@ -92,8 +92,8 @@ int ml_cli_usage(const ml_command *c, ml_err *err, const char *fmt, ...)
 }
 
 int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option *longopts,
-		 int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
-		 int *first_arg, bool *help_shown, ml_err *err)
+                 int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
+                 int *first_arg, bool *help_shown, ml_err *err)
 {
 	*help_shown = false;
 	/* Build "+:h" plus the short options from longopts' val fields. */
@@ -162,7 +162,7 @@ enum { OPT_COLOR = 256, OPT_SYSROOT, OPT_VERSION, OPT_JSON };
 /* Moves global options out of argv (anywhere before "--"), leaving the
  * command and its own options in order. Returns 0 or ML_EUSAGE. */
 static int take_global_options(int *argc, char **argv, ml_out_opts *out, ml_ctx *ctx,
-			       bool *want_help, bool *want_version, ml_err *err)
+                               bool *want_help, bool *want_version, ml_err *err)
 {
 	int w = 1;
 	bool after_dashdash = false;
@@ -191,7 +191,8 @@ static int take_global_options(int *argc, char **argv, ml_out_opts *out, ml_ctx 
 				out->color = ML_COLOR_NEVER;
 			else
 				return ml_err_set(err, ML_EUSAGE,
-						  "--color takes auto, always or never, not '%s'", v);
+				                  "--color takes auto, always or never, not '%s'",
+				                  v);
 		} else if (ml_startswith(a, "--sysroot=")) {
 			ctx->sysroot = a + 10;
 		} else if (strcmp(a, "--sysroot") == 0) {

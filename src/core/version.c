@@ -32,7 +32,8 @@ int ml_version_libraries(ml_kvs *out)
 	snprintf(cjson, sizeof(cjson), "%s", cJSON_Version());
 	const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
 	static char curl[96];
-	snprintf(curl, sizeof(curl), "%s (%s)", cv->version, cv->ssl_version ? cv->ssl_version : "no TLS");
+	snprintf(curl, sizeof(curl), "%s (%s)", cv->version,
+	         cv->ssl_version ? cv->ssl_version : "no TLS");
 	out->n = 0;
 	out->items[out->n].key = "libcurl";
 	out->items[out->n++].value = curl;

@@ -75,9 +75,9 @@ static void read_device(struct cuda_api *api, ml_machine *m, int i, ml_buf *note
 	unsigned char u[16];
 	if (api->uuid && api->uuid(u, dev) == 0 && !g->uuid[0])
 		snprintf(g->uuid, sizeof(g->uuid),
-			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-			 u[12], u[13], u[14], u[15]);
+		         "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		         u[12], u[13], u[14], u[15]);
 }
 
 int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
@@ -89,7 +89,7 @@ int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
 	void *lib = ml_os_dlopen(names, loaded, sizeof(loaded), &err);
 	if (!lib)
 		return ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "libcuda.so.1 not loadable: %s",
-					err.msg);
+		                        err.msg);
 	struct cuda_api api;
 	memset(&api, 0, sizeof(api));
 	api.init = (cu_result(*)(unsigned int))ml_os_dlsym(lib, "cuInit");
@@ -104,21 +104,21 @@ int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
 	api.error_name = (cu_result(*)(cu_result, const char **))ml_os_dlsym(lib, "cuGetErrorName");
 
 	int rc = 0;
-	const char *missing = !api.init		  ? "cuInit"
-			      : !api.driver_version ? "cuDriverGetVersion"
-			      : !api.count	  ? "cuDeviceGetCount"
-			      : !api.get	  ? "cuDeviceGet"
-			      : !api.attr	  ? "cuDeviceGetAttribute"
-						  : NULL;
+	const char *missing = !api.init             ? "cuInit"
+	                      : !api.driver_version ? "cuDriverGetVersion"
+	                      : !api.count          ? "cuDeviceGetCount"
+	                      : !api.get            ? "cuDeviceGet"
+	                      : !api.attr           ? "cuDeviceGetAttribute"
+	                                            : NULL;
 	if (missing) {
 		rc = ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "%s: required symbol %s missing",
-				      loaded, missing);
+		                      loaded, missing);
 		goto out;
 	}
 	cu_result r = api.init(0);
 	if (r != 0) {
 		rc = ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "cuInit failed: %s (%d)",
-				      cu_name(&api, r), r);
+		                      cu_name(&api, r), r);
 		goto out;
 	}
 	int version = 0;
@@ -129,8 +129,8 @@ int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
 	int count = 0;
 	r = api.count(&count);
 	if (r != 0) {
-		rc = ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "cuDeviceGetCount failed: %s (%d)",
-				      cu_name(&api, r), r);
+		rc = ml_machine_probe(m, "cuda", ML_PROBE_FAILED,
+		                      "cuDeviceGetCount failed: %s (%d)", cu_name(&api, r), r);
 		goto out;
 	}
 	if (count > 64)
@@ -140,8 +140,8 @@ int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
 		read_device(&api, m, i, &note, &rc);
 	if (!rc)
 		rc = ml_machine_probe(m, "cuda", ML_PROBE_OK, "%s: CUDA %d.%d, %d device%s%s",
-				      loaded, version / 1000, (version % 1000) / 10, count,
-				      count == 1 ? "" : "s", ml_buf_cstr(&note));
+		                      loaded, version / 1000, (version % 1000) / 10, count,
+		                      count == 1 ? "" : "s", ml_buf_cstr(&note));
 	ml_buf_release(&note);
 out:
 	ml_os_dlclose(lib);

@@ -42,7 +42,7 @@ ml_gpu *ml_machine_gpu(ml_machine *m, const char *bus_id, int index, const char 
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		ml_gpu *g = &m->gpus[i];
 		if (norm[0] ? strcmp(g->pci_bus_id, norm) == 0
-			    : (!g->pci_bus_id[0] && g->index == index))
+		            : (!g->pci_bus_id[0] && g->index == index))
 			return g;
 	}
 	ml_gpu *gs = realloc(m->gpus, (m->n_gpus + 1) * sizeof(*gs));
@@ -88,8 +88,8 @@ static void derive_facts(ml_machine *m)
 {
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		ml_gpu *g = &m->gpus[i];
-		const ml_pci_gpu *pg = g->pci_device_id ? ml_pci_lookup((uint16_t)g->pci_device_id)
-							: NULL;
+		const ml_pci_gpu *pg =
+		    g->pci_device_id ? ml_pci_lookup((uint16_t)g->pci_device_id) : NULL;
 		if (pg) {
 			ml_fill_str(g->name, sizeof(g->name), pg->name);
 			if (g->cc_major < 0) {
@@ -98,12 +98,13 @@ static void derive_facts(ml_machine *m)
 			}
 		}
 		ml_fill_str(g->architecture, sizeof(g->architecture),
-			    ml_cc_architecture(g->cc_major, g->cc_minor));
+		            ml_cc_architecture(g->cc_major, g->cc_minor));
 	}
 	if (m->driver.version[0] && !m->driver.cuda_version) {
 		m->driver.cuda_version = ml_driver_cuda_version(m->driver.version);
 		if (m->driver.cuda_version)
-			ml_strlcpy(m->driver.cuda_source, "driver-table", sizeof(m->driver.cuda_source));
+			ml_strlcpy(m->driver.cuda_source, "driver-table",
+			           sizeof(m->driver.cuda_source));
 	}
 }
 
@@ -113,8 +114,8 @@ static const struct {
 	const char *source;
 	probe_fn run;
 } gpu_probes[] = {
-	{"nvml", ml_probe_nvml},   {"cuda", ml_probe_cuda}, {"procfs", ml_probe_procfs},
-	{"pci", ml_probe_pci},     {"nvidia-smi", ml_probe_smi},
+    {"nvml", ml_probe_nvml}, {"cuda", ml_probe_cuda},      {"procfs", ml_probe_procfs},
+    {"pci", ml_probe_pci},   {"nvidia-smi", ml_probe_smi},
 };
 
 int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err)
@@ -129,10 +130,10 @@ int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err)
 		derive_facts(m);
 		if (gpu_facts_complete(m))
 			rc = ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED,
-					      "not needed: every fact is known");
+			                      "not needed: every fact is known");
 		else if (o->no_smi && gpu_probes[i].run == ml_probe_smi)
-			rc = ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED,
-					      "disabled");
+			rc =
+			    ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED, "disabled");
 		else
 			rc = gpu_probes[i].run(m, o);
 	}
@@ -163,8 +164,9 @@ static bool hex_field(const char **p, unsigned maxd, unsigned *out)
 {
 	unsigned v = 0, n = 0;
 	for (; n < maxd && isxdigit((unsigned char)**p); n++, (*p)++)
-		v = v * 16 + (unsigned)(isdigit((unsigned char)**p) ? **p - '0'
-								   : (tolower((unsigned char)**p) - 'a' + 10));
+		v = v * 16 + (unsigned)(isdigit((unsigned char)**p)
+		                            ? **p - '0'
+		                            : (tolower((unsigned char)**p) - 'a' + 10));
 	*out = v;
 	return n > 0 && !isxdigit((unsigned char)**p);
 }

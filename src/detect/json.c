@@ -35,15 +35,17 @@ bool ml_machine_driver_advice(char *dst, size_t dstsz, const ml_machine *m)
 	const char *name = worst->name[0] ? worst->name : "NVIDIA GPU";
 	if (!m->driver.version[0])
 		snprintf(dst, dstsz,
-			 "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or newer",
-			 name, worst->architecture[0] ? worst->architecture : "unknown architecture",
-			 sm, need);
+		         "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or newer",
+		         name,
+		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
+		         need);
 	else if (ml_driver_version_cmp(m->driver.version, need) < 0)
 		snprintf(dst, dstsz,
-			 "%s (%s, %s) needs driver %s or newer; this machine has %s: upgrade the "
-			 "driver",
-			 name, worst->architecture[0] ? worst->architecture : "unknown architecture",
-			 sm, need, m->driver.version);
+		         "%s (%s, %s) needs driver %s or newer; this machine has %s: upgrade the "
+		         "driver",
+		         name,
+		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
+		         need, m->driver.version);
 	return dst[0] != '\0';
 }
 
@@ -107,7 +109,7 @@ cJSON *ml_machine_to_json(const ml_machine *m)
 	char cuda[16] = "";
 	if (m->driver.cuda_version)
 		snprintf(cuda, sizeof(cuda), "%d.%d", m->driver.cuda_version / 1000,
-			 (m->driver.cuda_version % 1000) / 10);
+		         (m->driver.cuda_version % 1000) / 10);
 	if (m->driver.version[0])
 		cJSON_AddStringToObject(drv, "version", m->driver.version);
 	else

@@ -73,7 +73,7 @@ static void read_gpu(struct nvml_api *api, ml_machine *m, unsigned int i, ml_buf
 	nvml_return r = api->handle(i, &dev);
 	if (r != NVML_SUCCESS) {
 		ml_buf_printf(note, "; GPU %u: nvmlDeviceGetHandleByIndex_v2: %s (%d)", i,
-			      nvml_errstr(api, r), r);
+		              nvml_errstr(api, r), r);
 		return;
 	}
 	nvml_pci_info pci;
@@ -130,53 +130,53 @@ int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 {
 	(void)o;
 	static const char *const names[] = {"libnvidia-ml.so.1",
-					    "/usr/lib/wsl/lib/libnvidia-ml.so.1", NULL};
+	                                    "/usr/lib/wsl/lib/libnvidia-ml.so.1", NULL};
 	char loaded[256] = "";
 	ml_err err = ML_ERR_INIT;
 	void *lib = ml_os_dlopen(names, loaded, sizeof(loaded), &err);
 	if (!lib)
 		return ml_machine_probe(m, "nvml", ML_PROBE_FAILED,
-					"libnvidia-ml.so.1 not loadable: %s", err.msg);
+		                        "libnvidia-ml.so.1 not loadable: %s", err.msg);
 
 	struct nvml_api api;
 	memset(&api, 0, sizeof(api));
 	api.init = (nvml_return(*)(void))sym_any(lib, "nvmlInit_v2", "nvmlInit");
 	api.shutdown = (nvml_return(*)(void))sym_any(lib, "nvmlShutdown", NULL);
 	api.error_string = (const char *(*)(nvml_return))sym_any(lib, "nvmlErrorString", NULL);
-	api.driver_version = (nvml_return(*)(char *, unsigned int))sym_any(
-		lib, "nvmlSystemGetDriverVersion", NULL);
+	api.driver_version =
+	    (nvml_return(*)(char *, unsigned int))sym_any(lib, "nvmlSystemGetDriverVersion", NULL);
 	api.cuda_version = (nvml_return(*)(int *))sym_any(lib, "nvmlSystemGetCudaDriverVersion_v2",
-							  "nvmlSystemGetCudaDriverVersion");
+	                                                  "nvmlSystemGetCudaDriverVersion");
 	api.count = (nvml_return(*)(unsigned int *))sym_any(lib, "nvmlDeviceGetCount_v2",
-							    "nvmlDeviceGetCount");
+	                                                    "nvmlDeviceGetCount");
 	api.handle = (nvml_return(*)(unsigned int, nvml_device *))sym_any(
-		lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+	    lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
 	api.name = (nvml_return(*)(nvml_device, char *, unsigned int))sym_any(
-		lib, "nvmlDeviceGetName", NULL);
+	    lib, "nvmlDeviceGetName", NULL);
 	api.cc = (nvml_return(*)(nvml_device, int *, int *))sym_any(
-		lib, "nvmlDeviceGetCudaComputeCapability", NULL);
+	    lib, "nvmlDeviceGetCudaComputeCapability", NULL);
 	api.memory = (nvml_return(*)(nvml_device, nvml_memory *))sym_any(
-		lib, "nvmlDeviceGetMemoryInfo", NULL);
+	    lib, "nvmlDeviceGetMemoryInfo", NULL);
 	api.pci = (nvml_return(*)(nvml_device, nvml_pci_info *))sym_any(
-		lib, "nvmlDeviceGetPciInfo_v3", NULL);
+	    lib, "nvmlDeviceGetPciInfo_v3", NULL);
 	api.uuid = (nvml_return(*)(nvml_device, char *, unsigned int))sym_any(
-		lib, "nvmlDeviceGetUUID", NULL);
+	    lib, "nvmlDeviceGetUUID", NULL);
 
 	int rc = 0;
 	if (!api.init || !api.shutdown || !api.count || !api.handle) {
-		const char *which = !api.init	    ? "nvmlInit_v2"
-				    : !api.shutdown ? "nvmlShutdown"
-				    : !api.count    ? "nvmlDeviceGetCount_v2"
-						    : "nvmlDeviceGetHandleByIndex_v2";
+		const char *which = !api.init       ? "nvmlInit_v2"
+		                    : !api.shutdown ? "nvmlShutdown"
+		                    : !api.count    ? "nvmlDeviceGetCount_v2"
+		                                    : "nvmlDeviceGetHandleByIndex_v2";
 		rc = ml_machine_probe(m, "nvml", ML_PROBE_FAILED, "%s: required symbol %s missing",
-				      loaded, which);
+		                      loaded, which);
 		ml_os_dlclose(lib);
 		return rc;
 	}
 	nvml_return r = api.init();
 	if (r != NVML_SUCCESS) {
 		rc = ml_machine_probe(m, "nvml", ML_PROBE_FAILED, "nvmlInit_v2 failed: %s (%d)",
-				      nvml_errstr(&api, r), r);
+		                      nvml_errstr(&api, r), r);
 		ml_os_dlclose(lib);
 		return rc;
 	}
@@ -205,8 +205,8 @@ int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 	r = api.count(&count);
 	if (r != NVML_SUCCESS) {
 		rc = ml_machine_probe(m, "nvml", ML_PROBE_FAILED,
-				      "driver %s; nvmlDeviceGetCount_v2 failed: %s (%d)",
-				      version[0] ? version : "unknown", nvml_errstr(&api, r), r);
+		                      "driver %s; nvmlDeviceGetCount_v2 failed: %s (%d)",
+		                      version[0] ? version : "unknown", nvml_errstr(&api, r), r);
 	} else {
 		if (count > 64)
 			count = 64; /* NVML never reports more; guards a broken library */
@@ -214,8 +214,8 @@ int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 			read_gpu(&api, m, i, &note, &rc);
 		if (!rc)
 			rc = ml_machine_probe(m, "nvml", ML_PROBE_OK, "%s: driver %s, %u GPU%s%s",
-					      loaded, version[0] ? version : "unknown", count,
-					      count == 1 ? "" : "s", ml_buf_cstr(&note));
+			                      loaded, version[0] ? version : "unknown", count,
+			                      count == 1 ? "" : "s", ml_buf_cstr(&note));
 	}
 	ml_buf_release(&note);
 	api.shutdown();

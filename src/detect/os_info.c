@@ -129,7 +129,8 @@ static void detect_libc(ml_machine *m)
 	if (ml_os_run_capture(&text, &status, argv, SMALL_FILE, 5, NULL) == 0) {
 		if (strstr(text, "musl")) {
 			ml_strlcpy(m->os.libc_kind, "musl", sizeof(m->os.libc_kind));
-			colon_value(m->os.libc_version, sizeof(m->os.libc_version), text, "Version");
+			colon_value(m->os.libc_version, sizeof(m->os.libc_version), text,
+			            "Version");
 			const char *v = strstr(text, "Version ");
 			if (v)
 				sscanf(v + 8, "%15s", m->os.libc_version);
@@ -142,9 +143,9 @@ static void detect_libc(ml_machine *m)
 static void detect_wsl_container(ml_machine *m, const char *root)
 {
 	char *ver = slurp(root, "/proc/version");
-	m->os.wsl = exists(root, "/dev/dxg") || exists(root, "/usr/lib/wsl/lib") ||
-		    (ver && (strstr(ver, "microsoft") || strstr(ver, "Microsoft") ||
-			     strstr(ver, "WSL")));
+	m->os.wsl =
+	    exists(root, "/dev/dxg") || exists(root, "/usr/lib/wsl/lib") ||
+	    (ver && (strstr(ver, "microsoft") || strstr(ver, "Microsoft") || strstr(ver, "WSL")));
 	free(ver);
 
 	const char *kind = NULL;
@@ -172,7 +173,8 @@ static void detect_wsl_container(ml_machine *m, const char *root)
 		if (ml_os_read_file(&env, &len, root, "/proc/1/environ", SMALL_FILE, NULL) == 0) {
 			for (size_t i = 0; i < len; i += strlen(env + i) + 1)
 				if (ml_startswith(env + i, "container=")) {
-					kind = strcmp(env + i + 10, "lxc") == 0 ? "lxc" : "systemd-nspawn";
+					kind = strcmp(env + i + 10, "lxc") == 0 ? "lxc"
+					                                        : "systemd-nspawn";
 					break;
 				}
 			free(env);

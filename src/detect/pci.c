@@ -70,7 +70,7 @@ static int scan_device(ml_machine *m, const char *root, const char *dev, ml_buf 
 	bound_driver(drv, sizeof(drv), root, dev);
 	const ml_pci_gpu *known = ml_pci_lookup((uint16_t)devid);
 	ml_buf_printf(note, "; %s 0x%04lx %s, kernel driver %s", dev, devid,
-		      known ? known->name : "(not in table)", drv[0] ? drv : "none");
+	              known ? known->name : "(not in table)", drv[0] ? drv : "none");
 	(*found)++;
 	return 0;
 }
@@ -94,8 +94,8 @@ int ml_probe_pci(ml_machine *m, const ml_detect_opts *o)
 	free(list);
 	if (!rc)
 		rc = ml_machine_probe(m, "pci", found ? ML_PROBE_OK : ML_PROBE_FAILED,
-				      "%d NVIDIA display device%s%s", found, found == 1 ? "" : "s",
-				      ml_buf_cstr(&note));
+		                      "%d NVIDIA display device%s%s", found, found == 1 ? "" : "s",
+		                      ml_buf_cstr(&note));
 	ml_buf_release(&note);
 	return rc;
 }

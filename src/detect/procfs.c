@@ -91,7 +91,7 @@ static int read_information(ml_machine *m, const char *root, const char *dir, ml
 	const char *bus_src = bus[0] ? bus : dir;
 	if (ml_pci_bus_id_normalize(norm, sizeof(norm), bus_src) != 0 || !model[0]) {
 		ml_buf_printf(note, "; %s malformed (no %s)", path,
-			      !model[0] ? "Model line" : "valid Bus Location");
+		              !model[0] ? "Model line" : "valid Bus Location");
 		return ML_EPARSE;
 	}
 	ml_gpu *g = ml_machine_gpu(m, norm, (int)m->n_gpus, "procfs");
@@ -165,14 +165,14 @@ int ml_probe_procfs(ml_machine *m, const ml_detect_opts *o)
 	if (!rc) {
 		if (!version[0] && !found)
 			rc = ml_machine_probe(m, "procfs", ML_PROBE_FAILED,
-					      "no NVIDIA kernel module files (/sys/module/nvidia, "
-					      "/proc/driver/nvidia)%s",
-					      ml_buf_cstr(&note));
+			                      "no NVIDIA kernel module files (/sys/module/nvidia, "
+			                      "/proc/driver/nvidia)%s",
+			                      ml_buf_cstr(&note));
 		else
-			rc = ml_machine_probe(m, "procfs", ML_PROBE_OK, "driver %s from %s, %d GPU%s%s",
-					      version[0] ? version : "unknown",
-					      from ? from : "nowhere", found, found == 1 ? "" : "s",
-					      ml_buf_cstr(&note));
+			rc = ml_machine_probe(
+			    m, "procfs", ML_PROBE_OK, "driver %s from %s, %d GPU%s%s",
+			    version[0] ? version : "unknown", from ? from : "nowhere", found,
+			    found == 1 ? "" : "s", ml_buf_cstr(&note));
 	}
 	ml_buf_release(&note);
 	return rc;

@@ -10,8 +10,8 @@
 
 #include "internal.h"
 
-#define SMI_QUERY                                                                          \
-	"--query-gpu=index,name,compute_cap,memory.total,pci.bus_id,pci.device_id,uuid,"   \
+#define SMI_QUERY                                                                                  \
+	"--query-gpu=index,name,compute_cap,memory.total,pci.bus_id,pci.device_id,uuid,"           \
 	"driver_version"
 
 enum { F_INDEX, F_NAME, F_CC, F_MEM, F_BUS, F_DEVID, F_UUID, F_DRIVER, F_COUNT };
@@ -51,8 +51,9 @@ int ml_probe_smi(ml_machine *m, const ml_detect_opts *o)
 		char first[200] = "";
 		sscanf(text, "%199[^\n]", first);
 		free(text);
-		return ml_machine_probe(m, "nvidia-smi", ML_PROBE_FAILED, "exited with status %d%s%s",
-					status, first[0] ? ": " : "", first);
+		return ml_machine_probe(m, "nvidia-smi", ML_PROBE_FAILED,
+		                        "exited with status %d%s%s", status, first[0] ? ": " : "",
+		                        first);
 	}
 	int rc = 0, found = 0, bad = 0;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && !rc;
@@ -63,8 +64,8 @@ int ml_probe_smi(ml_machine *m, const ml_detect_opts *o)
 			continue;
 		}
 		int index = atoi(f[F_INDEX]);
-		ml_gpu *g = ml_machine_gpu(m, field_known(f[F_BUS]) ? f[F_BUS] : NULL, index,
-					   "nvidia-smi");
+		ml_gpu *g =
+		    ml_machine_gpu(m, field_known(f[F_BUS]) ? f[F_BUS] : NULL, index, "nvidia-smi");
 		if (!g) {
 			rc = ML_ENOMEM;
 			break;
@@ -73,8 +74,8 @@ int ml_probe_smi(ml_machine *m, const ml_detect_opts *o)
 		if (field_known(f[F_NAME]))
 			ml_fill_str(g->name, sizeof(g->name), f[F_NAME]);
 		int major, minor;
-		if (g->cc_major < 0 && sscanf(f[F_CC], "%d.%d", &major, &minor) == 2 && major >= 0 &&
-		    minor >= 0) {
+		if (g->cc_major < 0 && sscanf(f[F_CC], "%d.%d", &major, &minor) == 2 &&
+		    major >= 0 && minor >= 0) {
 			g->cc_major = major;
 			g->cc_minor = minor;
 		}
@@ -94,6 +95,6 @@ int ml_probe_smi(ml_machine *m, const ml_detect_opts *o)
 	if (rc)
 		return rc;
 	return ml_machine_probe(m, "nvidia-smi", found ? ML_PROBE_OK : ML_PROBE_FAILED,
-				"%d GPU%s listed%s", found, found == 1 ? "" : "s",
-				bad ? ", some lines malformed" : "");
+	                        "%d GPU%s listed%s", found, found == 1 ? "" : "s",
+	                        bad ? ", some lines malformed" : "");
 }
