@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""Loopback package index for mlsetup's tests, with fault injection.
+
+Serves every file under ROOT/files/ as a PEP 503 (HTML) and PEP 691 (JSON)
+"simple" index at /simple/, and the files themselves at /files/<name>
+(HEAD, single Range, ETag / Last-Modified with If-None-Match /
+If-Modified-Since / If-Range). Binds 127.0.0.1 only. Python 3 standard
+library only. Faults come from ROOT/faults.json, read on every request, so
+a test can change them while the server runs. See tests/mirror/README.md.
+
+    python3 tests/mirror/server.py --root DIR [--port 0] [--port-file F]
+                                   [--https --cert C --key K] [-v]
+"""
+
+import argparse
+import email.utils
+import hashlib
+import html
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+JSON_V1 = "application/vnd.pypi.simple.v1+json"
+HTML_V1 = "application/vnd.pypi.simple.v1+html"
+TEXT_HTML = "text/html"
+API_VERSION = "1.1"
+SIDECARS = (".requires-python", ".yanked", ".metadata")
+ENDLESS_LIMIT_S = 300  # "endless" bodies stop after 5 minutes whatever happens
+SDIST_RE = re.compile(r"^(?P<name>.+?)-(?P<version>[0-9][^-]*)\.(tar\.gz|tgz|zip|tar\.bz2|tar\.xz|tar)$")
+
+STOP = threading.Event()
+
+
+def normalize(name):
+    """PEP 503 normalized project name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project_of(filename):
+    """(normalized project name, version) of a wheel or sdist file name."""
+    if filename.endswith(".whl"):
+        parts = filename[:-4].split("-")
+        if len(parts) >= 5:
+            return normalize(parts[0]), parts[1]
+        return None, None
+    m = SDIST_RE.match(filename)
+    if m:
+        return normalize(m.group("name")), m.group("version")
+    return None, None
+
+
+class FileInfo:
+    """What the index says about one file, cached by (size, mtime)."""
+
+    _cache = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls, path):
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        with cls._lock:
+            info = cls._cache.get(key)
+        if info is None:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            info = {"sha256": h.hexdigest(), "size": st.st_size, "mtime": st.st_mtime}
+            with cls._lock:
+                cls._cache[key] = info
+        return info
+
+
+def read_sidecar(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def parse_accept(header):
+    """[(media type, q)] from an Accept header, highest q first, in order."""
+    out = []
+    for i, part in enumerate((header or "").split(",")):
+        fields = [f.strip() for f in part.split(";")]
+        if not fields[0]:
+            continue
+        q = 1.0
+        for f in fields[1:]:
+            if f.lower().startswith("q="):
+                try:
+                    q = float(f[2:])
+                except ValueError:
+                    q = 0.0
+        out.append((fields[0].lower(), q, i))
+    out.sort(key=lambda t: (-t[1], t[2]))
+    return [(m, q) for m, q, _ in out]
+
+
+def negotiate(header):
+    """PEP 691 content negotiation: the content type to answer with, or None
+    (406). No Accept header means text/html, as on the public index."""
+    if not header:
+        return TEXT_HTML
+    aliases = {
+        JSON_V1: JSON_V1,
+        "application/vnd.pypi.simple.latest+json": JSON_V1,
+        HTML_V1: HTML_V1,
+        "application/vnd.pypi.simple.latest+html": HTML_V1,
+        TEXT_HTML: TEXT_HTML,
+        "text/*": TEXT_HTML,
+        "*/*": TEXT_HTML,
+    }
+    for media, q in parse_accept(header):
+        if q > 0 and media in aliases:
+            return aliases[media]
+    return None
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts = {}
+        self.fault_uses = {}
+
+    def hit(self, path):
+        with self.lock:
+            self.counts[path] = self.counts.get(path, 0) + 1
+
+    def use_fault(self, key):
+        """Returns how many times this fault fired before, and counts one more."""
+        with self.lock:
+            n = self.fault_uses.get(key, 0)
+            self.fault_uses[key] = n + 1
+            return n
+
+    def snapshot(self):
+        with self.lock:
+            return dict(self.counts)
+
+    def reset(self):
+        with self.lock:
+            self.counts.clear()
+            self.fault_uses.clear()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "mlsetup-mirror/1"
+
+    def version_string(self):
+        return self.server_version
+
+    # --- plumbing -------------------------------------------------------
+
+    def setup(self):
+        if self.server.tls is not None:
+            self.request.settimeout(10)
+            conn = self.server.tls.wrap_socket(self.request, server_side=True)
+            self.request = conn
+        super().setup()
+
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
+
+    def root(self):
+        return self.server.root
+
+    def send_body(self, status, body, ctype, extra=None):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def send_status(self, status, text=None):
+        body = ((text or self.responses.get(status, ("",))[0]) + "\n").encode()
+        self.send_body(status, body, "text/plain; charset=utf-8")
+
+    def abort_connection(self):
+        """Close abruptly: RST instead of FIN, so the client sees a reset."""
+        try:
+            self.wfile.flush()
+        except OSError:
+            pass
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        self.close_connection = True
+        try:
+            self.connection.close()
+        except OSError:
+            pass
+
+    # --- faults ---------------------------------------------------------
+
+    def faults_for(self, key):
+        """Faults configured for a file name or a request path."""
+        try:
+            with open(os.path.join(self.root(), "faults.json"), encoding="utf-8") as f:
+                table = json.load(f)
+        except (OSError, ValueError):
+            return []
+        val = table.get(key)
+        if val is None:
+            return []
+        return [val] if isinstance(val, str) else list(val)
+
+    def status_fault(self, key, faults):
+        """Handles "status:CODE" and "status:CODExN"; True when it answered."""
+        for fault in faults:
+            m = re.fullmatch(r"status:(\d{3})(?:x(\d+))?", fault)
+            if not m:
+                continue
+            code, times = int(m.group(1)), m.group(2)
+            if times is not None and self.server.stats.use_fault((key, fault)) >= int(times):
+                continue
+            self.send_status(code)
+            return True
+        return False
+
+    def redirect_fault(self, faults):
+        for fault in faults:
+            for prefix in ("redirect_http:", "redirect:"):
+                if fault.startswith(prefix):
+                    target = fault[len(prefix):]
+                    self.send_response(302)
+                    self.send_header("Location", target)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return True
+        return False
+
+    @staticmethod
+    def fault_arg(faults, name):
+        for fault in faults:
+            if fault == name:
+                return ""
+            if fault.startswith(name + ":"):
+                return fault[len(name) + 1:]
+        return None
+
+    # --- routes ---------------------------------------------------------
+
+    def do_GET(self):
+        self.route()
+
+    def do_HEAD(self):
+        self.route()
+
+    def do_POST(self):
+        path = urllib.parse.urlsplit(self.path).path
+        if path == "/_reset":
+            self.server.stats.reset()
+            self.send_body(200, b"{}\n", "application/json")
+        else:
+            self.send_status(405)
+
+    def route(self):
+        split = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(split.path)
+        if path == "/_stats":
+            body = json.dumps(self.server.stats.snapshot(), sort_keys=True).encode() + b"\n"
+            self.send_body(200, body, "application/json")
+            return
+        self.server.stats.hit(path)
+        try:
+            if path.startswith("/files/"):
+                self.serve_file(path[len("/files/"):], path)
+            elif path == "/simple" or path.startswith("/simple/"):
+                self.serve_simple(path)
+            else:
+                self.send_status(404)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout):
+            self.close_connection = True
+
+    # --- the index ------------------------------------------------------
+
+    def projects(self):
+        """{normalized name: [file names]} from ROOT/files/."""
+        files_dir = os.path.join(self.root(), "files")
+        out = {}
+        try:
+            names = sorted(os.listdir(files_dir))
+        except OSError:
+            names = []
+        for n in names:
+            if n.endswith(SIDECARS) or not os.path.isfile(os.path.join(files_dir, n)):
+                continue
+            proj, _ = project_of(n)
+            if proj:
+                out.setdefault(proj, []).append(n)
+        return out
+
+    def serve_simple(self, path):
+        faults = self.faults_for(path)
+        if self.status_fault(path, faults) or self.redirect_fault(faults):
+            return
+        if path == "/simple":
+            return self.redirect("/simple/")
+        ctype = negotiate(self.headers.get("Accept"))
+        if ctype is None:
+            return self.send_status(406, "none of the offered content types is acceptable")
+        rest = path[len("/simple/"):]
+        projects = self.projects()
+        if rest == "":
+            return self.send_root(projects, ctype)
+        name = rest[:-1] if rest.endswith("/") else rest
+        if "/" in name:
+            return self.send_status(404)
+        norm = normalize(name)
+        if norm not in projects:
+            return self.send_status(404)
+        if name != norm or not rest.endswith("/"):
+            return self.redirect("/simple/%s/" % norm)
+        self.send_project(norm, projects[norm], ctype)
+
+    def redirect(self, location):
+        self.send_response(301)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def send_root(self, projects, ctype):
+        if ctype == JSON_V1:
+            doc = {"meta": {"api-version": API_VERSION},
+                   "projects": [{"name": n} for n in sorted(projects)]}
+            body = json.dumps(doc, indent=1).encode()
+        else:
+            links = "\n".join('    <a href="%s/">%s</a><br/>' % (n, html.escape(n))
+                              for n in sorted(projects))
+            body = ("<!DOCTYPE html>\n<html>\n  <head>\n"
+                    '    <meta name="pypi:repository-version" content="%s">\n'
+                    "    <title>Simple index</title>\n  </head>\n  <body>\n%s\n"
+                    "  </body>\n</html>\n" % (API_VERSION, links)).encode()
+        self.send_body(200, body, ctype, {"Vary": "Accept"})
+
+    def file_entry(self, n):
+        files_dir = os.path.join(self.root(), "files")
+        path = os.path.join(files_dir, n)
+        info = FileInfo.get(path)
+        entry = {
+            "filename": n,
+            "url": "../../files/" + urllib.parse.quote(n),
+            "hashes": {"sha256": info["sha256"]},
+            "size": info["size"],
+        }
+        rp = read_sidecar(path + ".requires-python")
+        if rp:
+            entry["requires-python"] = rp
+        yanked = read_sidecar(path + ".yanked")
+        if yanked is not None:
+            entry["yanked"] = yanked if yanked else True
+        if os.path.isfile(path + ".metadata"):
+            entry["core-metadata"] = {"sha256": FileInfo.get(path + ".metadata")["sha256"]}
+        return entry
+
+    def send_project(self, norm, names, ctype):
+        entries = [self.file_entry(n) for n in names]
+        if ctype == JSON_V1:
+            versions = sorted({project_of(n)[1] for n in names})
+            doc = {"meta": {"api-version": API_VERSION}, "name": norm,
+                   "versions": versions, "files": entries}
+            body = json.dumps(doc, indent=1).encode()
+        else:
+            rows = []
+            for e in entries:
+                attrs = ""
+                if "requires-python" in e:
+                    attrs += ' data-requires-python="%s"' % html.escape(e["requires-python"])
+                if "yanked" in e:
+                    reason = e["yanked"] if isinstance(e["yanked"], str) else ""
+                    attrs += ' data-yanked="%s"' % html.escape(reason)
+                if "core-metadata" in e:
+                    attrs += ' data-core-metadata="sha256=%s"' % e["core-metadata"]["sha256"]
+                rows.append('    <a href="%s#sha256=%s"%s>%s</a><br/>' % (
+                    html.escape(e["url"]), e["hashes"]["sha256"], attrs,
+                    html.escape(e["filename"])))
+            body = ("<!DOCTYPE html>\n<html>\n  <head>\n"
+                    '    <meta name="pypi:repository-version" content="%s">\n'
+                    "    <title>Links for %s</title>\n  </head>\n  <body>\n"
+                    "    <h1>Links for %s</h1>\n%s\n  </body>\n</html>\n"
+                    % (API_VERSION, norm, norm, "\n".join(rows))).encode()
+        self.send_body(200, body, ctype, {"Vary": "Accept"})
+
+    # --- files ----------------------------------------------------------
+
+    def serve_file(self, name, path):
+        files_dir = os.path.join(self.root(), "files")
+        if not name or "/" in name or name.startswith("."):
+            return self.send_status(404)
+        fpath = os.path.join(files_dir, name)
+        if not os.path.isfile(fpath):
+            return self.send_status(404)
+        faults = self.faults_for(name) + self.faults_for(path)
+        if self.status_fault(name, faults) or self.redirect_fault(faults):
+            return
+        info = FileInfo.get(fpath)
+        with open(fpath, "rb") as f:
+            data = f.read()
+        size = len(data)
+        etag = '"%s"' % info["sha256"]
+        last_modified = email.utils.formatdate(info["mtime"], usegmt=True)
+        validators = {"ETag": etag, "Last-Modified": last_modified}
+
+        if self.not_modified(etag, info["mtime"]):
+            self.send_response(304)
+            for k, v in validators.items():
+                self.send_header(k, v)
+            self.end_headers()
+            return
+
+        rng = None
+        if self.fault_arg(faults, "ignore_range") is None and self.if_range_ok(etag, info["mtime"]):
+            rng = self.parse_range(self.headers.get("Range"), size)
+            if rng == "unsatisfiable":
+                self.send_response(416)
+                self.send_header("Content-Range", "bytes */%d" % size)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+
+        status, start, end = 200, 0, size  # end exclusive
+        headers = dict(validators)
+        headers["Accept-Ranges"] = "bytes"
+        if rng is not None:
+            status, (start, end) = 206, rng
+            if self.fault_arg(faults, "wrong_content_range") is not None:
+                # a consistent but different range than the one asked for
+                start = start + 7 if start + 7 < size else 0
+                end = max(end, start + 1)
+            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end - 1, size)
+        body = data[start:end]
+        self.send_file_body(status, headers, body, start, size, faults)
+
+    def not_modified(self, etag, mtime):
+        inm = self.headers.get("If-None-Match")
+        if inm is not None:
+            tags = [t.strip() for t in inm.split(",")]
+            return "*" in tags or etag in tags or ("W/" + etag) in tags
+        ims = self.headers.get("If-Modified-Since")
+        if ims:
+            try:
+                when = email.utils.parsedate_to_datetime(ims).timestamp()
+            except (TypeError, ValueError):
+                return False
+            return int(mtime) <= when
+        return False
+
+    def if_range_ok(self, etag, mtime):
+        ir = self.headers.get("If-Range")
+        if ir is None:
+            return True
+        ir = ir.strip()
+        if ir.startswith('"') or ir.startswith("W/"):
+            return ir == etag
+        try:
+            return int(mtime) <= email.utils.parsedate_to_datetime(ir).timestamp()
+        except (TypeError, ValueError):
+            return False
+
+    @staticmethod
+    def parse_range(header, size):
+        """(start, end exclusive) for a single byte range, "unsatisfiable",
+        or None (no Range, several ranges, or malformed: serve it all)."""
+        if not header:
+            return None
+        m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+        if not m or (m.group(1) == "" and m.group(2) == ""):
+            return None
+        first, last = m.group(1), m.group(2)
+        if first == "":
+            n = int(last)
+            if n == 0:
+                return "unsatisfiable"
+            return (max(0, size - n), size)
+        start = int(first)
+        end = size if last == "" else min(int(last) + 1, size)
+        if start >= size or (last != "" and int(last) < start):
+            return "unsatisfiable"
+        return (start, end)
+
+    def send_file_body(self, status, headers, body, start, size, faults):
+        head_only = self.command == "HEAD"
+        reset_at = self.fault_arg(faults, "reset_at")
+        truncate = self.fault_arg(faults, "truncate") is not None
+        truncate_no_length = self.fault_arg(faults, "truncate_no_length") is not None
+        stall = self.fault_arg(faults, "stall_after_headers")
+        slow = self.fault_arg(faults, "slow")
+        endless = self.fault_arg(faults, "endless")
+        endless_junk = self.fault_arg(faults, "endless_junk")
+
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        if truncate_no_length or endless is not None or endless_junk is not None:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if head_only:
+            return
+        self.wfile.flush()
+
+        if stall is not None:
+            if STOP.wait(float(stall or "0")):
+                return
+
+        if endless is not None or endless_junk is not None:
+            return self.send_endless(b"" if endless_junk is not None else body)
+
+        rate = float(slow) if slow else None
+        if reset_at is not None:
+            # the connection breaks when the body reaches this offset of the
+            # file; a Range request starting at or after it is served whole
+            at = int(size * float(reset_at[:-1]) / 100) if reset_at.endswith("%") else int(reset_at)
+            if start < at < start + len(body):
+                self.write_paced(body[:at - start], rate)
+                self.abort_connection()
+                return
+        if truncate or truncate_no_length:
+            # half the body, then an orderly close (FIN): only the declared
+            # length (truncate) or the expected size and hash can tell
+            self.write_paced(body[:len(body) // 2], rate)
+            self.close_connection = True
+            return
+        self.write_paced(body, rate)
+
+    def write_paced(self, data, rate):
+        if not rate:
+            self.wfile.write(data)
+            return
+        if rate >= 10:
+            chunk = max(1, int(rate / 10))
+            delay = chunk / rate
+        else:
+            chunk, delay = 1, 1.0 / rate
+        for i in range(0, len(data), chunk):
+            self.wfile.write(data[i:i + chunk])
+            self.wfile.flush()
+            if STOP.wait(delay):
+                return
+
+    def send_endless(self, prefix):
+        deadline = time.monotonic() + ENDLESS_LIMIT_S
+        self.wfile.write(prefix)
+        junk = b"mlsetup-mirror endless body " * 2048
+        while not STOP.is_set() and time.monotonic() < deadline:
+            self.wfile.write(junk)
+        self.close_connection = True
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        if self.verbose:
+            super().handle_error(request, client_address)
+
+
+def write_port_file(path, port):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % port)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", required=True, help="directory holding files/ and faults.json")
+    ap.add_argument("--port", type=int, default=0, help="port to bind (0: any free one)")
+    ap.add_argument("--port-file", help="write the bound port here (atomically)")
+    ap.add_argument("--https", action="store_true", help="serve TLS")
+    ap.add_argument("--cert", help="PEM certificate (with --https)")
+    ap.add_argument("--key", help="PEM private key (with --https)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
+    args = ap.parse_args()
+
+    server = Server(("127.0.0.1", args.port), Handler)
+    server.root = os.path.abspath(args.root)
+    server.verbose = args.verbose
+    server.stats = Stats()
+    server.tls = None
+    if args.https:
+        if not args.cert or not args.key:
+            ap.error("--https needs --cert and --key")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.cert, args.key)
+        server.tls = ctx
+
+    def on_term(signum, frame):
+        STOP.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+
+    port = server.server_address[1]
+    if args.port_file:
+        write_port_file(args.port_file, port)
+    if args.verbose:
+        sys.stderr.write("serving %s on 127.0.0.1:%d\n" % (server.root, port))
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
