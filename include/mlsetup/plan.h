@@ -1,0 +1,648 @@
+/*
+ * plan.h - the plan stage: what exactly should be installed here, and why?
+ *
+ * This header holds the standards the plan is built from, each in its own
+ * source file under src/plan/:
+ *
+ *   version.c       PEP 440 versions and version specifiers
+ *   marker.c        PEP 508 environment markers
+ *   requirements.c  pip's requirements-file format (the manifests), with
+ *                   PEP 508 requirements and PEP 503 name normalization
+ *   tags.c          PEP 425 compatibility tags, PEP 427 wheel file names,
+ *                   PEP 600 manylinux
+ *   arch.c          the one "will it run?" rule for CUDA code (compute
+ *                   capability, SASS, PTX)
+ *
+ * None of these functions print, touch the network or keep global state;
+ * all are safe to call from several threads at once.
+ */
+#ifndef MLSETUP_PLAN_H
+#define MLSETUP_PLAN_H
+
+#include "mlsetup/core.h"
+#include "mlsetup/detect.h"
+
+/* --- PEP 440 versions and specifiers (src/plan/version.c) ---------------- */
+
+/* Returns true when v is a valid PEP 440 version (PEP 440 Appendix B, the
+ * canonical regular expression): optional "v", epoch "N!", release "1.2.3",
+ * pre-release (a/alpha, b/beta, rc/c/pre/preview), post-release (.postN,
+ * -N, rev, r), dev-release (.devN) and local label "+cu124". Case-insensitive,
+ * surrounding whitespace allowed, numbers of any length. NULL is invalid. */
+bool ml_version_valid(const char *v);
+
+/* Compares two versions with the PEP 440 ordering ("Summary of permitted
+ * suffixes and relative ordering"): epoch first, then the release with
+ * trailing zeros ignored ("1.0" == "1.0.0"), then dev < pre (a < b < rc) <
+ * final < post, then the local label ("2.6.0" < "2.6.0+cu124"; numeric local
+ * segments sort after alphanumeric ones). Returns -1, 0 or 1 like strcmp.
+ * Total order for any two strings: an invalid version (or NULL) sorts before
+ * every valid one, and two invalid ones compare with strcmp. */
+int ml_version_cmp(const char *a, const char *b);
+
+/* Writes the PEP 440 normalized form of v ("Normalization": "V1.0-RC.1" ->
+ * "1.0rc1", "1.0-1" -> "1.0.post1", "1!02.0+Ubuntu-1" -> "1!2.0+ubuntu.1";
+ * trailing zeros are kept) into dst, dstsz bytes. Returns 0, ML_EPARSE when
+ * v is not a valid version, or ML_EFAIL when it does not fit (dst then holds
+ * a truncated, NUL-terminated string). */
+int ml_version_normalize(char *dst, size_t dstsz, const char *v);
+
+/* Returns true when spec is a valid PEP 440 specifier set ("Version
+ * specifiers"): comma-separated clauses of ~=, ==, !=, <=, >=, <, >, ===,
+ * with "==X.*"/"!=X.*" prefix matching, local labels only after == and !=,
+ * and ~= needing at least two release segments. "" (no clauses) is valid
+ * and matches every version. */
+bool ml_specifier_valid(const char *spec);
+
+/* Sets *out to whether version satisfies every clause of spec (PEP 440
+ * "Version specifiers"; ">=3.9,<3.14", "==2.6.0", "==3.12.*", "~=2.6"), for
+ * checking requires-python. Pre-releases are treated like any version (as
+ * packaging's contains(..., prereleases=True) and PEP 508 markers do), so
+ * only the clauses decide. Exclusive < and > follow PEP 440: "<3.13" does not
+ * admit "3.13.0rc1", ">3.12" does not admit "3.12.post1" or "3.12+local".
+ * Returns 0, or ML_EPARSE (err says which) when spec is not a valid
+ * specifier set or version is not a valid version; "===" clauses compare the
+ * raw strings case-insensitively, so they alone accept any version string. */
+int ml_specifier_match(bool *out, const char *spec, const char *version, ml_err *err);
+
+/* --- PEP 508 environment markers (src/plan/marker.c) --------------------- */
+
+/* The values a PEP 508 marker can test ("Environment Markers"). A NULL
+ * field reads as "". `extra` is the extra being installed, NULL when none;
+ * it is compared after PEP 685 normalization. */
+typedef struct ml_marker_env {
+	const char *os_name;                        /* "posix", "nt" */
+	const char *sys_platform;                   /* "linux", "win32", "darwin" */
+	const char *platform_machine;               /* "x86_64", "AMD64", "arm64" */
+	const char *platform_python_implementation; /* "CPython" */
+	const char *platform_release;               /* uname release, kernel */
+	const char *platform_system;                /* "Linux", "Windows", "Darwin" */
+	const char *platform_version;               /* uname version */
+	const char *python_version;                 /* "3.12" */
+	const char *python_full_version;            /* "3.12.0" */
+	const char *implementation_name;            /* "cpython" */
+	const char *implementation_version;         /* "3.12.0" */
+	const char *extra;                          /* "gpu", or NULL */
+} ml_marker_env;
+
+/* Fills *out with the marker environment of CPython py_major.py_minor on
+ * os ("linux", "windows", "darwin") and arch ("x86_64"/"amd64",
+ * "aarch64"/"arm64"), with the values CPython itself reports there:
+ *
+ *   linux  x86_64:  posix  linux   x86_64  Linux
+ *   linux  aarch64: posix  linux   aarch64 Linux
+ *   windows x86_64: nt     win32   AMD64   Windows
+ *   windows aarch64: nt    win32   ARM64   Windows
+ *   darwin x86_64:  posix  darwin  x86_64  Darwin
+ *   darwin aarch64: posix  darwin  arm64   Darwin
+ *
+ * python_version is "X.Y"; python_full_version and implementation_version
+ * are "X.Y.0": the plan picks a minor version and the lowest release of it
+ * is the one every later release also satisfies in ">=" markers. A caller
+ * that knows the exact interpreter (3.12.7) or kernel may point those fields
+ * at its own strings after this call. platform_release, platform_version and
+ * extra are left "" / NULL: they are not known before the machine is.
+ * Every string is a static constant, so a filled env may be copied freely.
+ * Returns 0, or ML_EUNSUPPORTED for another os or arch, or a Python outside
+ * 2.7 and 3.0 .. 3.49 (*out untouched then). */
+int ml_marker_env_for(ml_marker_env *out, const char *os, const char *arch, int py_major,
+		      int py_minor);
+
+/* Evaluates a PEP 508 marker ("python_version >= '3.10' and sys_platform
+ * == 'linux'") against env and sets *out to the result. Implements the full
+ * PEP 508 marker grammar: `and` binds tighter than `or`, parentheses,
+ * strings in ' or ", the operators <, <=, ==, !=, >=, >, ~=, ===, in and
+ * not in. When one side is a version-valued variable (python_version,
+ * python_full_version, implementation_version, platform_release, as in
+ * packaging) and the operator and right-hand side form a valid PEP 440
+ * specifier, the comparison follows PEP 440 ("python_version < '3.10'" is
+ * 3.9 < 3.10, "== '3.*'" matches a prefix), and a left-hand side that is
+ * not a valid version (a kernel "5.15.0-91-generic") matches nothing, as
+ * packaging and so pip evaluate it. Other values compare under the rule of the
+ * PyPA "Dependency specifiers" specification (PEP 508's living version, as
+ * amended in 2026 and implemented by packaging 26 and uv): == and != test
+ * equality, <= and >= mean ==, < and > are false (no ordering is assumed),
+ * `in` / `not in` test substring containment. Note this differs from PEP
+ * 508's original "Python string comparison" only for <, <=, >, >= on
+ * strings. `extra` is compared after PEP 685 normalization
+ * of both sides. Like packaging, the legacy names os.name, sys.platform,
+ * platform.version, platform.machine, platform.python_implementation and
+ * python_implementation are accepted. Every comparison is evaluated (no
+ * short-circuit), so a bad comparison is reported wherever it sits.
+ * Returns 0; ML_ENOMEM; or ML_EPARSE for a syntax error or unknown
+ * variable, with a message naming the 1-based column ("invalid marker
+ * 'os_nme == \"nt\"': unknown variable 'os_nme' at column 1"), and for ~=
+ * or === where the string fallback would be needed (PEP 508: no defined
+ * behaviour is an error). */
+int ml_marker_eval(bool *out, const char *marker, const ml_marker_env *env, ml_err *err);
+
+/* Checks that marker is valid PEP 508 (same grammar and messages as
+ * ml_marker_eval) without evaluating it. Also refuses the ~= and ===
+ * comparisons no environment could make valid: without a version-valued
+ * variable, or against a right-hand literal that forms no specifier. When
+ * this refuses a marker, ml_marker_eval() refuses it in every environment.
+ * Returns 0, ML_ENOMEM or ML_EPARSE. */
+int ml_marker_check(const char *marker, ml_err *err);
+
+/* --- requirements files / manifests (src/plan/requirements.c) ----------- */
+
+/* Writes the PEP 503 normalized form of a project name into dst (dstsz
+ * bytes): lower case, every run of '-', '_' and '.' replaced by one '-'
+ * ("Foo__Bar.baz" -> "foo-bar-baz"). Returns 0, or ML_EFAIL when it does not
+ * fit (dst then holds a truncated, NUL-terminated string). */
+int ml_name_normalize(char *dst, size_t dstsz, const char *name);
+
+/* One `# mlsetup: key = value` header line of a manifest. */
+typedef struct ml_kv {
+	char *key;   /* as written ("cuda"); keys are case-sensitive */
+	char *value; /* trimmed, may be "" */
+	int line;    /* 1-based physical line */
+} ml_kv;
+
+/* One requirement line (PEP 508 "name[extras] specifier ; marker" or
+ * "name[extras] @ url ; marker") with its --hash options. Strings are owned
+ * by the ml_requirements that holds the requirement. */
+typedef struct ml_requirement {
+	char *name;       /* as written ("Torch_Audio") */
+	char *normalized; /* PEP 503 ("torch-audio") */
+	char **extras;    /* PEP 685 normalized, in order written */
+	size_t n_extras;
+	char *specifier;  /* whole specifier set, whitespace removed (">=1.0,<2"),
+	                   * "" when none */
+	char *version;    /* the version of an exact "==V" pin, as written
+	                   * ("2.6.0+cu124"); NULL when not pinned that way */
+	char *url;        /* direct reference "name @ url", else NULL */
+	char *marker;     /* PEP 508 marker text after ';', trimmed, or NULL */
+	char **sha256;    /* 64 lower-case hex digits each, no duplicates */
+	size_t n_hashes;
+	int line;         /* 1-based first physical line of the requirement */
+} ml_requirement;
+
+/* A parsed requirements file. Options follow pip's requirements-file
+ * format; where pip keeps the last of a repeated --index-url, so does this. */
+typedef struct ml_requirements {
+	char *path;              /* path_for_messages, or NULL */
+	ml_requirement *reqs;    /* in file order */
+	size_t n_reqs;
+	char *index_url;         /* --index-url / -i, NULL when absent */
+	char **extra_index_urls; /* --extra-index-url, in order */
+	size_t n_extra;
+	char **find_links;       /* --find-links / -f, in order */
+	size_t n_find_links;
+	bool no_index;           /* --no-index */
+	char **trusted_hosts;    /* --trusted-host, in order */
+	size_t n_trusted;
+	bool require_hashes;     /* --require-hashes was written (hash mode
+	                          * checks come from ML_REQ_HASH_MODE) */
+	bool prefer_binary;      /* --prefer-binary: recorded; mlsetup installs
+	                          * wheels only, so it changes nothing */
+	bool pre;                /* --pre */
+	char **only_binary;      /* --only-binary values (":all:", names); recorded,
+	                          * wheels are all mlsetup installs anyway */
+	size_t n_only_binary;
+	ml_kv *meta;             /* `# mlsetup: key = value` headers, in order */
+	size_t n_meta;
+} ml_requirements;
+
+/* Flags for ml_requirements_parse(). */
+enum {
+	/* What mlsetup manifests use (pip's --require-hashes and more): every
+	 * requirement pinned with exactly `==` to a full version (no wildcard,
+	 * no ===, no URL), at least one --hash=sha256:, and no requirement
+	 * listed twice with the same normalized name and marker. */
+	ML_REQ_HASH_MODE = 1u << 0,
+};
+
+/* Parses a requirements file held in text (len bytes; need not be
+ * NUL-terminated; a UTF-8 byte order mark is skipped) in pip's format
+ * (pip "Requirements File Format"):
+ *
+ *   - `#` starts a comment at the start of a line or after whitespace;
+ *   - a line ending in `\` continues on the next one; the joined logical
+ *     line keeps the number of its FIRST physical line; a comment ends the
+ *     continuation, as in pip;
+ *   - options: --index-url/-i URL, --extra-index-url URL, --find-links/-f
+ *     URL, --no-index, --trusted-host HOST, --require-hashes, --pre,
+ *     --prefer-binary, --only-binary VALUE (both as `--opt VALUE` and
+ *     `--opt=VALUE`); after a requirement, --hash=sha256:HEX or --hash
+ *     sha256:HEX, repeatable. Anything else (-r, -c, -e, --no-binary,
+ *     unknown options) is refused. Environment variables (${VAR}) are not
+ *     expanded: a manifest means the same on every machine;
+ *   - header lines `# mlsetup: key = value` are collected into meta
+ *     ANYWHERE in the file (not only above the first requirement), from
+ *     whole-line comments only; a malformed or repeated header is refused.
+ *
+ * Hash algorithms other than sha256 are refused in every mode ("md5 hashes
+ * are refused"), and hex digits must number exactly 64 (stored lower case).
+ * Markers are checked with ml_marker_check(). flags: ML_REQ_HASH_MODE.
+ * Every error message names the file and line, git style:
+ * "manifest 'x.txt' line 12: 'numpy' is not pinned with ==", with the
+ * remedy in err->hint ("pin an exact version (numpy==1.26.4)").
+ * path_for_messages (may be NULL) is copied into (*out)->path.
+ * Caller owns *out; free with ml_requirements_free(). Returns 0, ML_EPARSE
+ * or ML_ENOMEM. */
+int ml_requirements_parse(ml_requirements **out, const char *path_for_messages, const char *text,
+			  size_t len, unsigned flags, ml_err *err);
+
+/* Reads the file at path (at most 16 MiB) and parses it with
+ * ml_requirements_parse(). Caller owns *out; free with
+ * ml_requirements_free(). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE or
+ * ML_ENOMEM. */
+int ml_requirements_load(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
+
+/* Returns the value of the first `# mlsetup: key = value` header with this
+ * key (owned by r), or NULL when there is none or r is NULL. */
+const char *ml_requirements_meta(const ml_requirements *r, const char *key);
+
+/* Frees r and everything it owns. Accepts NULL. */
+void ml_requirements_free(ml_requirements *r);
+
+/* --- PEP 425 tags, PEP 427 wheel names, PEP 600 (src/plan/tags.c) ------- */
+
+/* The interpreter and platform to list tags for. */
+typedef struct ml_tag_target {
+	const char *os;        /* "linux", "windows", "darwin" */
+	const char *arch;      /* "x86_64"/"amd64", "aarch64"/"arm64" */
+	const char *libc_kind; /* linux: "glibc" or "musl"; NULL or "" when
+	                        * unknown (then only linux_<arch> is listed) */
+	int libc_major, libc_minor; /* linux: glibc 2.35 / musl 1.2;
+	                             * darwin: the macOS version (14, 0); 0.0 there
+	                             * means unknown and lists 11.0 on arm64, 10.9
+	                             * on x86_64 (python.org's minimums) */
+	int py_major, py_minor; /* CPython version, 3.x */
+} ml_tag_target;
+
+/* Sets *out to a new array of the tags the CPython described by t supports,
+ * best first, and *n_out to their count: the order packaging.tags.sys_tags()
+ * (and so pip) produces for a default (not free-threaded, not debug) CPython
+ * build, PEP 425 "Use": cp3X-cp3X-PLAT, cp3X-abi3-PLAT, cp3X-none-PLAT, then
+ * cp3W-abi3-PLAT for every older 3.W down to 3.2, then py3X-none-PLAT,
+ * py3-none-PLAT, py3W-none-PLAT, then cp3X-none-any, py3X-none-any,
+ * py3-none-any, py3W-none-any; each PLAT in turn in platform order:
+ *
+ *   glibc: manylinux_<glibc>_<arch> down to manylinux_2_5 (x86_64) or
+ *          manylinux_2_17 (other arches), with manylinux2014 after 2_17,
+ *          manylinux2010 after 2_12 and manylinux1 after 2_5 (PEP 600, PEP
+ *          599, PEP 571, PEP 513), then linux_<arch>;
+ *   musl:  musllinux_1_<minor> down to musllinux_1_0 (PEP 656), then
+ *          linux_<arch>;
+ *   windows: win_amd64 / win_arm64;
+ *   darwin: macosx_<ver>_<fmt> from the macOS version down, as
+ *          packaging.tags.mac_platforms() lists them.
+ *
+ * Caller owns the array and its strings; free with ml_tags_free(). Returns
+ * 0, ML_EUNSUPPORTED (err says which: os, arch, libc kind, Python other than
+ * 3.x) or ML_ENOMEM. */
+int ml_tags_for(char ***out, size_t *n_out, const ml_tag_target *t, ml_err *err);
+
+/* Frees a tag array from ml_tags_for(). Accepts NULL. */
+void ml_tags_free(char **tags, size_t n);
+
+/* A PEP 427 wheel file name, split up. Tag fields keep the compressed tag
+ * sets ("py2.py3", "manylinux_2_17_x86_64.manylinux2014_x86_64"), lower
+ * case, as packaging.utils.parse_wheel_filename() reads them. */
+typedef struct ml_wheel_name {
+	char name[256];       /* distribution as written ("torch", "typing_extensions") */
+	char normalized[256]; /* PEP 503 ("typing-extensions") */
+	char version[128];    /* as written ("2.6.0+cu124") */
+	char build[64];       /* build tag ("1", "2abc"), "" when absent */
+	char python_tag[128]; /* "cp312", "py2.py3" */
+	char abi_tag[128];    /* "cp312", "abi3", "none" */
+	char platform_tag[512]; /* "manylinux_2_17_x86_64.manylinux2014_x86_64" */
+} ml_wheel_name;
+
+/* Splits a wheel file name "{name}-{version}(-{build})?-{python}-{abi}-
+ * {platform}.whl" (PEP 427 "File name convention"; no directory part).
+ * Checks the name characters, that the version is valid PEP 440, that a
+ * build tag starts with a digit, and that no tag or dotted tag component is
+ * empty. Returns 0, or ML_EPARSE (err names the file and the problem) for
+ * anything else, including fields too long for ml_wheel_name. */
+int ml_wheel_filename_parse(ml_wheel_name *out, const char *filename, ml_err *err);
+
+/* Returns the best (lowest) index in tags[0..n) of any tag the wheel's
+ * compressed tag sets expand to (PEP 425 "Compressed Tag Sets": every
+ * python x abi x platform combination), or -1 when none is listed, i.e. the
+ * wheel does not install on the target the tags came from. */
+int ml_wheel_tag_rank(const ml_wheel_name *w, char *const *tags, size_t n);
+
+/* Returns true when a wheel with this platform tag installs on a Linux with
+ * glibc glibc_major.glibc_minor and CPU arch ("x86_64"/"amd64",
+ * "aarch64"/"arm64", or another manylinux arch such as "ppc64le"): PEP 600
+ * "manylinux_X_Y_<arch>" needs glibc >= X.Y; the legacy aliases mean
+ * manylinux1 = 2.5 (PEP 513), manylinux2010 = 2.12 (PEP 571), manylinux2014
+ * = 2.17 (PEP 599). As in packaging, tags older than glibc 2.5 (x86_64,
+ * i686) or 2.17 (other arches) never match, and manylinux1/2010 exist only
+ * for x86_64 and i686.
+ * Any other tag (musllinux, linux_x86_64, win_amd64) returns false. */
+bool ml_manylinux_compatible(const char *platform_tag, int glibc_major, int glibc_minor,
+			     const char *arch);
+
+/* --- CUDA code and devices: "will it run?" (src/plan/arch.c) ------------ */
+
+/* One CUDA code object in a binary: SASS ("sm_90"), arch-specific SASS
+ * ("sm_90a"), family SASS ("sm_100f") or PTX ("compute_90"). Compute
+ * capability major.minor: "sm_86" is 8.6, "sm_120" is 12.0. */
+typedef struct ml_cuda_arch {
+	int major, minor;
+	char variant; /* 0, 'a' (arch-specific) or 'f' (family-specific) */
+	bool ptx;     /* compute_XY (PTX) rather than sm_XY (SASS) */
+} ml_cuda_arch;
+
+/* Parses "sm_90", "sm_90a", "sm_100f", "compute_120", "compute_90a": the
+ * last digit is the minor, the digits before it the major (sm_121 = 12.1,
+ * sm_86 = 8.6), as nvcc's -arch/-code names them. Lower case only; two to
+ * four digits, no leading zero. Returns 0 or ML_EPARSE (*out untouched). */
+int ml_cuda_arch_parse(ml_cuda_arch *out, const char *s);
+
+/* Writes the nvcc name of a ("sm_100f", "compute_120") into dst, sz bytes.
+ * Returns 0, or ML_EFAIL when a has no such name (major < 1, minor outside
+ * 0..9, unknown variant) or the name does not fit. */
+int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
+
+/* THE rule for whether CUDA code built for code[0..n) runs on a device of
+ * compute capability dev_major.dev_minor (DESIGN.md "Where the will-it-run
+ * logic lives"; NVIDIA CUDA C++ Programming Guide, "Binary Compatibility"
+ * and "PTX Compatibility"); plan, audit and verify all call it:
+ *
+ *   SASS sm_AB    runs on a device of the same major A with minor >= B;
+ *   SASS sm_ABa   runs only on exactly A.B;
+ *   SASS sm_ABf   runs on the same major (family) with minor >= B;
+ *   PTX compute_AB  can be JIT-compiled for any device >= A.B;
+ *   PTX compute_ABa only for exactly A.B; compute_ABf within the family.
+ *
+ * (The PTX rule also needs a driver at least as new as the toolkit that
+ * wrote the PTX; that is the caller's check.) Returns true when some entry
+ * fits. When why is non-NULL it receives (why_sz bytes, truncated) the
+ * reason, preferring SASS over PTX and the closest match: "SASS sm_80 runs
+ * on 8.6", "PTX compute_90 can be JIT-compiled for 12.0"; or, when false,
+ * what is missing: "sm_120: no SASS for major 12, no PTX ≤ 12.0". */
+bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
+		     size_t why_sz);
+
+
+/* --- embedded data, manifests, selection (src/plan/manifest.c, select.c) -- */
+
+/* A file compiled into the binary from manifests/ (manifests/embed.sh). */
+typedef struct ml_embedded_file {
+	const char *name; /* "requirements.txt", "python.json", "selection.json" */
+	const char *data; /* size bytes, followed by a NUL */
+	size_t size;      /* bytes */
+} ml_embedded_file;
+
+/* The embedded files, terminated by an entry whose name is NULL. */
+extern const ml_embedded_file ml_embedded_files[];
+
+/* Returns the embedded file with this name, or NULL. */
+const ml_embedded_file *ml_embedded_find(const char *name);
+
+/* What `mlsetup lock` records about one wheel file of a manifest, from a
+ * `# mlsetup-file: <sha256> <size> <filename>` comment line (pip ignores
+ * it), so plans can name files and sizes without asking an index. */
+typedef struct ml_file_info {
+	char sha256[65];
+	int64_t size; /* bytes */
+	char *filename;
+} ml_file_info;
+
+/* A manifest: a pinned, hashed requirements file plus the `# mlsetup:`
+ * header selection needs. */
+typedef struct ml_manifest {
+	char *name;        /* "requirements.txt", or the path as given */
+	bool embedded;     /* shipped inside the binary */
+	ml_requirements *reqs;
+	const char *summary, *torch, *cuda;      /* header values or NULL; owned by reqs */
+	const char *min_driver_linux, *min_driver_windows;
+	ml_cuda_arch *code; /* torch_sass then torch_ptx entries */
+	size_t n_code;
+	bool has_gpu_header; /* torch_sass/torch_ptx present: GPU fit can be judged */
+	char **pythons;      /* supported "X.Y" versions, empty = any */
+	size_t n_pythons;
+	char **platforms;    /* "linux-x86_64", empty = any */
+	size_t n_platforms;
+	ml_file_info *files; /* from # mlsetup-file lines */
+	size_t n_files;
+} ml_manifest;
+
+/* Opens a manifest by embedded name ("requirements.txt",
+ * "requirements_blackwell.txt", also without ".txt") or by path (anything
+ * containing '/' or naming an existing file). Parses it in hash mode
+ * (ML_REQ_HASH_MODE) and checks the header: torch_sass/torch_ptx must be
+ * architecture names or "none", min_driver_* dotted versions, python X.Y
+ * versions, platforms os-arch pairs; errors name the file and line.
+ * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
+ * ML_EPARSE or ML_ENOMEM. */
+int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
+
+/* Frees a manifest; accepts NULL. */
+void ml_manifest_free(ml_manifest *mf);
+
+/* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
+const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
+
+/* Outcome of one selection rule for one manifest. */
+typedef enum ml_verdict_kind {
+	ML_RULE_OK = 0,   /* the rule holds */
+	ML_RULE_WARN = 1, /* holds with a caveat (minor-version compatibility) */
+	ML_RULE_FAIL = 2, /* does not hold: the manifest does not fit */
+	ML_RULE_INFO = 3, /* a note (override, skipped GPU checks, the choice) */
+} ml_verdict_kind;
+
+typedef struct ml_reason {
+	char manifest[64]; /* manifest the rule was evaluated for */
+	char rule[16];     /* "gpu", "driver", "platform", "python", "choice" */
+	ml_verdict_kind verdict;
+	char detail[512];
+} ml_reason;
+
+typedef struct ml_select_opts {
+	const char *manifest;       /* --manifest NAME|PATH, NULL to choose */
+	const char *python_version; /* "3.12": the interpreter's X.Y */
+} ml_select_opts;
+
+#define ML_SELECT_OPTS_INIT {NULL, NULL}
+
+/* The result of manifest selection. `manifest` is NULL when nothing fits;
+ * then `problem` says why and `remedy` what to do. */
+typedef struct ml_selection {
+	ml_manifest *manifest; /* the chosen one, owned */
+	bool overridden;       /* chosen by --manifest */
+	bool gpu_checks_skipped; /* no NVIDIA GPU: torch's GPU code not judged */
+	ml_reason *reasons;    /* every rule evaluated, in order */
+	size_t n_reasons;
+	char **warnings;       /* what a user must see (loud override, old driver) */
+	size_t n_warnings;
+	char problem[512];
+	char remedy[512];
+} ml_selection;
+
+/* Chooses the manifest for machine m with the rules in the embedded
+ * selection.json: a manifest fits when (1) every GPU can run its torch
+ * build (ml_arch_runs_on over torch_sass + torch_ptx), (2) the driver meets
+ * the manifest's minimum for this OS, or is at least the CUDA minor-version
+ * floor and new enough for the GPU's architecture (then with a warning),
+ * and (3) OS, CPU architecture and Python version are supported. The
+ * preference list is tried in order; no NVIDIA GPU selects the no_gpu
+ * manifest with GPU checks skipped. With opts->manifest the choice is
+ * forced, and rules that fail become loud warnings. Returns 0 and a
+ * selection (whose manifest may be NULL: nothing fits, exit 6), or
+ * ML_ENOENT / ML_EPARSE (a manifest or the rules could not be read) or
+ * ML_ENOMEM. Caller owns *out; free with ml_selection_free(). */
+int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err);
+
+/* Frees a selection and its manifest; accepts NULL. */
+void ml_selection_free(ml_selection *s);
+
+/* --- the plan: what exactly to install here (src/plan/plan.c) ------------- */
+
+/* One wheel (or the interpreter archive) the plan will fetch. */
+typedef struct ml_artifact {
+	char *name;       /* PEP 503 normalized project name */
+	char *version;
+	char *filename;   /* the wheel chosen for this platform; NULL when unknown */
+	char sha256[65];  /* lower-case hex; "" when unknown */
+	int64_t size;     /* bytes; -1 when unknown */
+	int tag_rank;     /* PEP 425 priority of the chosen file (0 best), -1 unknown */
+	bool requested;   /* named in the manifest's input (gets REQUESTED, PEP 376) */
+	bool cached;      /* already in the cache, size verified */
+	int line;         /* manifest line of the requirement */
+} ml_artifact;
+
+/* The interpreter the environment will use. */
+typedef struct ml_python_plan {
+	char version[16]; /* "3.12.8" */
+	char xy[8];       /* "3.12" */
+	char *path;       /* --python PATH: an existing interpreter, else NULL */
+	char *pin_name;   /* "cpython-3.12.8-linux-x86_64-gnu" from python.json */
+	char *url;        /* its archive URL */
+	char sha256[65];
+} ml_python_plan;
+
+typedef struct ml_plan_opts {
+	const char *manifest;  /* --manifest NAME|PATH, NULL to choose */
+	const char *python;    /* --python X.Y or PATH, NULL for python.json's default */
+	const char *target;    /* --target DIR, NULL for ./.venv */
+	const char *cache_dir; /* --cache-dir, NULL for ml_cache_dir()'s default */
+	bool offline;          /* --offline: contact no index */
+} ml_plan_opts;
+
+#define ML_PLAN_OPTS_INIT {NULL, NULL, NULL, NULL, false}
+
+typedef struct ml_plan {
+	ml_selection *selection; /* owned; selection->manifest NULL: nothing fits */
+	ml_python_plan python;
+	char target[4096];
+	char cache_dir[4096];
+	ml_artifact *files;      /* one per requirement whose marker holds here */
+	size_t n_files;
+	size_t n_not_here;       /* requirements whose marker excludes this platform */
+	size_t n_unknown;        /* files that could not be named or sized */
+	uint64_t total_bytes;    /* size of all known files */
+	uint64_t download_bytes; /* of those, not yet in the cache */
+	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
+	char **warnings;
+	size_t n_warnings;
+} ml_plan;
+
+/* Plans an install on machine m: picks the interpreter (opts->python as
+ * X.Y from manifests/python.json, or an existing interpreter at a path,
+ * whose version is asked from it), selects the manifest (ml_select), and
+ * for each requirement whose PEP 508 marker holds here chooses the wheel
+ * file with the best PEP 425 tag priority for this OS, CPU, libc (PEP 600
+ * manylinux rule) and Python, from the manifest's recorded files. Sizes
+ * files, checks the cache and estimates the disk needed (downloads plus
+ * an unpacked size of 2x the wheels) against free space. Changes nothing.
+ * Returns 0 with *out set even when no manifest fits (then
+ * (*out)->selection->manifest is NULL: exit 6); ML_EUNSUPPORTED when the
+ * chosen manifest has no wheel for this platform (err names the package);
+ * ML_ENOENT / ML_EPARSE / ML_EFAIL for a missing or broken manifest or
+ * interpreter; ML_ENOMEM. Caller owns *out; free with ml_plan_free(). */
+int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, ml_err *err);
+
+/* Frees a plan; accepts NULL. */
+void ml_plan_free(ml_plan *p);
+
+/* Builds the "mlsetup.plan/1" JSON document: machine summary, manifest
+ * {name, summary, embedded, overridden}, reasons[], python, files[],
+ * sizes, warnings[], and the problem/remedy when nothing fits. Returns a
+ * new cJSON object (caller frees with cJSON_Delete) or NULL (no memory). */
+struct cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m);
+
+/* --- lock: regenerate a manifest from loose requirements (src/plan/lock.c) */
+
+/* One platform/Python the manifest must install on. */
+typedef struct ml_lock_target {
+	char platform[32]; /* "linux-x86_64", "linux-aarch64", "windows-x86_64", "darwin-aarch64" */
+	int py_major, py_minor;
+} ml_lock_target;
+
+/* One wheel file of a pinned version, as the index lists it. */
+typedef struct ml_lock_file {
+	char *filename;
+	char sha256[65];
+	int64_t size; /* bytes, -1 unknown */
+} ml_lock_file;
+
+/* One pinned (name, version) of the merged closure. */
+typedef struct ml_lock_pkg {
+	char *name;        /* as pip reports it ("PyYAML") */
+	char *normalized;  /* PEP 503 ("pyyaml") */
+	char *version;
+	bool requested;    /* named in the input */
+	uint32_t targets;  /* bit i: in the closure of target i */
+	char **chosen;     /* sha256 of each file pip picked, for checking */
+	size_t n_chosen;
+	ml_lock_file *files; /* every wheel of this version (from the index) */
+	size_t n_files;
+} ml_lock_pkg;
+
+typedef struct ml_lock {
+	ml_lock_target targets[32];
+	size_t n_targets;
+	ml_lock_pkg *pkgs;
+	size_t n_pkgs;
+} ml_lock;
+
+#define ML_LOCK_INIT {{{{0}, 0, 0}}, 0, NULL, 0}
+
+/* Adds a target: platform "os-arch" as above and python "X.Y". Returns 0,
+ * ML_EUSAGE (unknown platform, bad version, more than 32 targets). */
+int ml_lock_add_target(ml_lock *lk, const char *platform, const char *python, ml_err *err);
+
+typedef struct ml_lock_pip_opts {
+	const char *python;     /* interpreter that runs pip ("python3") */
+	const char *input_path; /* the loose requirements (INPUT.in) */
+	char *const *index_args; /* extra pip arguments: --index-url URL ... */
+	size_t n_index_args;
+} ml_lock_pip_opts;
+
+/* Resolves the input for target t with pip's own resolver: `python -m pip
+ * install --dry-run --ignore-installed --report FILE --only-binary=:all:
+ * --implementation cp --python-version X.Y --abi cpXY --platform ...`
+ * (every manylinux_2_Y tag of the target's baseline, glibc 2.28, down to
+ * the legacy aliases), then adds every package of pip's installation
+ * report (pip "Installation Report", version 1) to lk with target bit t and
+ * the sha256 of the file pip chose. Runs pip in a temporary directory it
+ * removes. Returns 0, ML_EFAIL (pip failed: err holds the end of its
+ * output), ML_EPARSE (unreadable report) or ML_ENOMEM. */
+int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *err);
+
+/* Records one wheel file of pkg (from the index). Returns 0 or ML_ENOMEM. */
+int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *sha256,
+			 int64_t size);
+
+/* Renders the manifest: a generated-file banner naming `command`, the
+ * input's `# mlsetup:` header lines (plus `requested = ...`), its index
+ * options, then every package pinned with == and PEP 508 markers where the
+ * closures of the targets differ, each followed by --hash=sha256: for every
+ * wheel file recorded, and a closing block of `# mlsetup-file:` lines.
+ * Checks that each file pip chose is among the recorded hashes (else
+ * ML_EINTEGRITY naming the package) and that every package has at least one
+ * file (else ML_EFAIL). *out is a new string (caller frees). Returns 0,
+ * ML_EINTEGRITY, ML_EFAIL or ML_ENOMEM. */
+int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
+		   const char *command, ml_err *err);
+
+/* Frees everything lk holds and resets it; accepts NULL. */
+void ml_lock_release(ml_lock *lk);
+
+#endif /* MLSETUP_PLAN_H */

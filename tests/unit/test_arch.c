@@ -1,0 +1,292 @@
+/*
+ * test_arch.c - specs for the one "will it run?" rule (src/plan/arch.c):
+ * parsing and formatting CUDA architecture names, and whether SASS and PTX
+ * built for a list of architectures run on a device of a given compute
+ * capability, with the reason given.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mlsetup/plan.h"
+
+#define N_OF(a)  (sizeof(a) / sizeof((a)[0]))
+#define MAX_CODE 16
+
+typedef struct code_list {
+	ml_cuda_arch v[MAX_CODE];
+	size_t n;
+} code_list;
+
+/* "sm_80 sm_86 compute_90" -> parsed list */
+static code_list code_of(const char *names)
+{
+	code_list c;
+	char buf[256], *save = NULL;
+	memset(&c, 0, sizeof c);
+	snprintf(buf, sizeof buf, "%s", names);
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (c.n == MAX_CODE)
+			fail_msg("too many names");
+		if (ml_cuda_arch_parse(&c.v[c.n], w) != 0)
+			fail_msg("'%s' should parse", w);
+		c.n++;
+	}
+	return c;
+}
+
+static bool runs(const char *names, int major, int minor, char *why, size_t why_sz)
+{
+	code_list c = code_of(names);
+	return ml_arch_runs_on(c.v, c.n, major, minor, why, why_sz);
+}
+
+/* --- names ----------------------------------------------------------------- */
+
+static void test_parse_reads_major_minor_variant_and_kind(void **state)
+{
+	static const struct {
+		const char *s;
+		int major, minor;
+		char variant;
+		bool ptx;
+	} rows[] = {
+	    {"sm_50", 5, 0, 0, false},        {"sm_86", 8, 6, 0, false},
+	    {"sm_90", 9, 0, 0, false},        {"sm_90a", 9, 0, 'a', false},
+	    {"sm_100", 10, 0, 0, false},      {"sm_100f", 10, 0, 'f', false},
+	    {"sm_100a", 10, 0, 'a', false},   {"sm_103", 10, 3, 0, false},
+	    {"sm_120", 12, 0, 0, false},      {"sm_121", 12, 1, 0, false},
+	    {"compute_90", 9, 0, 0, true},    {"compute_120", 12, 0, 0, true},
+	    {"compute_90a", 9, 0, 'a', true}, {"compute_100f", 10, 0, 'f', true},
+	    {"sm_110", 11, 0, 0, false},
+	};
+	(void)state;
+	for (size_t i = 0; i < N_OF(rows); i++) {
+		ml_cuda_arch a;
+		assert_int_equal(ml_cuda_arch_parse(&a, rows[i].s), 0);
+		if (a.major != rows[i].major || a.minor != rows[i].minor ||
+		    a.variant != rows[i].variant || a.ptx != rows[i].ptx)
+			fail_msg("'%s' parsed as %d.%d '%c' ptx=%d", rows[i].s, a.major, a.minor,
+			         a.variant ? a.variant : '-', a.ptx);
+	}
+}
+
+static void test_parse_refuses_other_names_and_leaves_out_alone(void **state)
+{
+	static const char *const bad[] = {
+	    "",         "sm_",   "sm_9",      "sm_090", "sm_90b", "sm_90af",
+	    "SM_90",    "sm90",  "compute_",  "lto_90", "sm_90 ", " sm_90",
+	    "sm_12345", "sm_-1", "compute_9", "8.6",    NULL,
+	};
+	(void)state;
+	for (size_t i = 0; i < N_OF(bad); i++) {
+		ml_cuda_arch a = {77, 7, 'x', true};
+		if (ml_cuda_arch_parse(&a, bad[i]) != ML_EPARSE)
+			fail_msg("'%s' should be refused", bad[i] ? bad[i] : "(null)");
+		assert_int_equal(a.major, 77);
+	}
+}
+
+static void test_format_round_trips_and_refuses_what_has_no_name(void **state)
+{
+	static const char *const names[] = {"sm_50",  "sm_90a",      "sm_100f",
+	                                    "sm_121", "compute_120", "compute_90a"};
+	char buf[32];
+	(void)state;
+	for (size_t i = 0; i < N_OF(names); i++) {
+		ml_cuda_arch a;
+		assert_int_equal(ml_cuda_arch_parse(&a, names[i]), 0);
+		assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), 0);
+		assert_string_equal(buf, names[i]);
+	}
+	ml_cuda_arch a = {12, 0, 0, false};
+	assert_int_equal(ml_cuda_arch_format(buf, 6, &a), ML_EFAIL); /* "sm_120" needs 7 bytes */
+	assert_int_equal(ml_cuda_arch_format(buf, 7, &a), 0);
+	a.minor = 10;
+	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
+	a = (ml_cuda_arch){0, 5, 0, false};
+	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
+	a = (ml_cuda_arch){9, 0, 'x', false};
+	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
+	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, NULL), ML_EFAIL);
+}
+
+/* --- the rule ---------------------------------------------------------------- */
+
+static void test_sass_runs_on_same_major_higher_minor(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("sm_80", 8, 6, why, sizeof why));
+	assert_string_equal(why, "SASS sm_80 runs on 8.6");
+	assert_true(runs("sm_80", 8, 9, NULL, 0));
+	assert_true(runs("sm_86", 8, 6, NULL, 0));
+	assert_true(runs("sm_120", 12, 1, NULL, 0));
+	assert_true(runs("sm_100", 10, 3, NULL, 0));
+	assert_false(runs("sm_86", 8, 0, NULL, 0));
+	assert_false(runs("sm_121", 12, 0, NULL, 0));
+}
+
+static void test_sass_never_crosses_major(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_false(runs("sm_80", 9, 0, why, sizeof why));
+	assert_string_equal(why, "sm_90: no SASS for major 9, no PTX ≤ 9.0");
+	assert_false(runs("sm_90", 10, 0, NULL, 0));
+	assert_false(runs("sm_100", 12, 0, NULL, 0));
+	assert_false(runs("sm_90", 8, 9, NULL, 0));
+}
+
+static void test_arch_specific_only_exact(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("sm_90a", 9, 0, why, sizeof why));
+	assert_string_equal(why, "SASS sm_90a runs on 9.0");
+	assert_false(runs("sm_100a", 10, 3, why, sizeof why));
+	assert_string_equal(why,
+	                    "sm_103: no SASS for 10.3 (major 10 has only sm_100a), no PTX ≤ 10.3");
+	assert_false(runs("sm_90a", 10, 0, NULL, 0));
+	assert_false(runs("compute_90a", 12, 0, NULL, 0));
+	assert_true(runs("compute_90a", 9, 0, NULL, 0));
+}
+
+static void test_family_variant(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("sm_100f", 10, 3, why, sizeof why));
+	assert_string_equal(why, "SASS sm_100f runs on 10.3");
+	assert_true(runs("sm_120f", 12, 1, NULL, 0));
+	assert_false(runs("sm_103f", 10, 0, NULL, 0));
+	assert_false(runs("sm_100f", 12, 0, NULL, 0));
+	assert_true(runs("compute_100f", 10, 3, NULL, 0));
+	assert_false(runs("compute_100f", 12, 0, NULL, 0));
+}
+
+static void test_ptx_jits_forward(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("compute_90", 12, 0, why, sizeof why));
+	assert_string_equal(why, "PTX compute_90 can be JIT-compiled for 12.0");
+	assert_true(runs("compute_90", 9, 0, NULL, 0));
+	assert_true(runs("compute_80", 8, 6, NULL, 0));
+	assert_false(runs("compute_120", 9, 0, why, sizeof why));
+	assert_string_equal(why, "sm_90: no SASS for major 9, no PTX ≤ 9.0");
+}
+
+static void test_sass_is_preferred_over_ptx_in_the_reason(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("compute_120 sm_120", 12, 0, why, sizeof why));
+	assert_string_equal(why, "SASS sm_120 runs on 12.0");
+	assert_true(
+	    runs("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120", 12, 1, why, sizeof why));
+	assert_string_equal(why, "SASS sm_120 runs on 12.1");
+}
+
+static void test_the_closest_match_is_named(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_true(runs("sm_80 sm_86", 8, 9, why, sizeof why));
+	assert_string_equal(why, "SASS sm_86 runs on 8.9");
+	assert_true(runs("compute_50 compute_90 compute_80", 12, 0, why, sizeof why));
+	assert_string_equal(why, "PTX compute_90 can be JIT-compiled for 12.0");
+	assert_true(runs("sm_90 sm_90a", 9, 0, why, sizeof why));
+	assert_string_equal(why, "SASS sm_90a runs on 9.0");
+}
+
+static void test_torch_2_6_has_no_sm_120(void **state)
+{
+	char why[256];
+	(void)state;
+	/* FACTS.md: torch 2.6.0 + CUDA 12.4, no PTX */
+	assert_false(runs("sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", 12, 0, why, sizeof why));
+	assert_string_equal(why, "sm_120: no SASS for major 12, no PTX ≤ 12.0");
+	assert_true(runs("sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", 8, 9, why, sizeof why));
+	assert_string_equal(why, "SASS sm_86 runs on 8.9");
+	assert_true(runs("sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", 9, 0, NULL, 0));
+}
+
+static void test_torch_2_7_runs_on_blackwell(void **state)
+{
+	char why[256];
+	(void)state;
+	static const char torch27[] = "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120";
+	assert_true(runs(torch27, 12, 0, why, sizeof why));
+	assert_true(runs(torch27, 10, 0, NULL, 0));
+	assert_true(runs(torch27, 10, 3, NULL, 0));
+	assert_false(runs(torch27, 11, 0, why, sizeof why)); /* Thor: no sm_110, PTX 12.0 too new */
+	assert_string_equal(why, "sm_110: no SASS for major 11, no PTX ≤ 11.0");
+	assert_false(runs(torch27, 7, 0, NULL, 0));
+}
+
+static void test_torch_2_8_dropped_pascal(void **state)
+{
+	char why[256];
+	(void)state;
+	static const char torch28[] = "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120";
+	assert_false(runs(torch28, 6, 1, why, sizeof why));
+	assert_string_equal(why, "sm_61: no SASS for major 6, no PTX ≤ 6.1");
+	assert_true(runs(torch28, 7, 0, NULL, 0));
+}
+
+static void test_unusable_ptx_is_named_in_the_reason(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_false(runs("sm_90a compute_90a", 12, 0, why, sizeof why));
+	assert_string_equal(why, "sm_120: no SASS for major 12, no PTX that JIT-compiles for 12.0 "
+	                         "(have compute_90a)");
+}
+
+static void test_no_code_or_unknown_device_runs_nowhere(void **state)
+{
+	char why[256];
+	(void)state;
+	assert_false(ml_arch_runs_on(NULL, 0, 8, 6, why, sizeof why));
+	assert_string_equal(why, "sm_86: no SASS for major 8, no PTX ≤ 8.6");
+	assert_false(runs("sm_80 compute_80", -1, -1, why, sizeof why));
+	assert_string_equal(why, "the device's compute capability is unknown");
+}
+
+static void test_why_is_truncated_safely(void **state)
+{
+	char why[8];
+	(void)state;
+	memset(why, 'x', sizeof why);
+	assert_true(runs("sm_80", 8, 6, why, sizeof why));
+	assert_string_equal(why, "SASS sm");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse_reads_major_minor_variant_and_kind),
+	    cmocka_unit_test(test_parse_refuses_other_names_and_leaves_out_alone),
+	    cmocka_unit_test(test_format_round_trips_and_refuses_what_has_no_name),
+	    cmocka_unit_test(test_sass_runs_on_same_major_higher_minor),
+	    cmocka_unit_test(test_sass_never_crosses_major),
+	    cmocka_unit_test(test_arch_specific_only_exact),
+	    cmocka_unit_test(test_family_variant),
+	    cmocka_unit_test(test_ptx_jits_forward),
+	    cmocka_unit_test(test_sass_is_preferred_over_ptx_in_the_reason),
+	    cmocka_unit_test(test_the_closest_match_is_named),
+	    cmocka_unit_test(test_torch_2_6_has_no_sm_120),
+	    cmocka_unit_test(test_torch_2_7_runs_on_blackwell),
+	    cmocka_unit_test(test_torch_2_8_dropped_pascal),
+	    cmocka_unit_test(test_unusable_ptx_is_named_in_the_reason),
+	    cmocka_unit_test(test_no_code_or_unknown_device_runs_nowhere),
+	    cmocka_unit_test(test_why_is_truncated_safely),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
