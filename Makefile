@@ -47,6 +47,11 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
+# Shipped manifests, interpreter pins and selection rules, compiled in.
+EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json
+GEN_SRC := build/gen/embedded.c
+LIB_SRC += $(GEN_SRC)
+
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
 SAN_CLI_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(CLI_SRC))
@@ -64,6 +69,18 @@ all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh
+	@mkdir -p $(dir $@)
+	sh manifests/embed.sh $@ $(EMBED_FILES)
+
+build/obj/build/gen/%.o: build/gen/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+build/asan/obj/build/gen/%.o: build/gen/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
 
 build/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # valgrind.sh BINARY - runs detect (and the cheap commands) under valgrind
 # memcheck in every simulated scenario; fails on any memory error or any
-# definite/indirect leak. Prints "N passed, N failed".
+# definite/indirect leak (exit 99); the command's own exit code is not judged here. Prints "N passed, N failed".
 set -u
 bin=${1:-build/mlsetup}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,7 @@ vg() {
 	shift
 	if env "$@" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 		--show-leak-kinds=definite,indirect --error-exitcode=99 "$top/$bin" \
-		${VG_ARGS} >/dev/null 2>"$top/build/valgrind-$name.log"; then
+		${VG_ARGS} >/dev/null 2>"$top/build/valgrind-$name.log" || [ $? -ne 99 ]; then
 		passed=$((passed + 1))
 		echo "ok - $name"
 	else
@@ -35,6 +35,13 @@ for f in rtx5090 mixed-3090-5090 nvml-init-error missing-cc-symbol; do
 done
 VG_ARGS="detect --sysroot $S/empty --json" vg smi-fallback LD_LIBRARY_PATH="$SH" \
 	PATH="$SH/bin:$PATH" MLSETUP_FAKE_NVIDIA="$G/all-fail-smi-ok.json"
+for f in rtx5090 rtx5090-550 mixed-3090-5090 k80 rtx3090-535; do
+	VG_ARGS="plan --json --python 3.12 --sysroot $S/empty" vg "plan-$f" LD_LIBRARY_PATH="$SH" \
+		MLSETUP_FAKE_NVIDIA="$G/$f.json"
+done
+VG_ARGS="plan --python 3.12 --manifest requirements --sysroot $S/empty" vg plan-forced \
+	LD_LIBRARY_PATH="$SH" MLSETUP_FAKE_NVIDIA="$G/rtx5090.json"
+VG_ARGS="plan --offline" vg plan-live MLSETUP_VG=1
 VG_ARGS="--version" vg version MLSETUP_VG=1
 
 echo "$passed passed, $failed failed"

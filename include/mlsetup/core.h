@@ -149,6 +149,11 @@ void ml_os_dlclose(void *handle);
 int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
                       int timeout_s, ml_err *err);
 
+/* Like ml_os_run_capture(), but standard error is captured too, interleaved
+ * with standard output (for showing a failing tool's own messages). */
+int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
+		     int timeout_s, ml_err *err);
+
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or
  * ML_EIO. */
@@ -156,5 +161,18 @@ int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err);
 
 /* Number of online CPU cores (at least 1). */
 int ml_os_cpu_count(void);
+
+/* --- well-known directories (src/core/paths.c) ---------------------------- */
+
+/* Writes mlsetup's cache directory into dst (dstsz bytes): `override` when
+ * non-NULL (--cache-dir), else $MLSETUP_CACHE_DIR, else
+ * $XDG_CACHE_HOME/mlsetup, else ~/.cache/mlsetup (Windows:
+ * %LOCALAPPDATA%\mlsetup\Cache). Does not create it. Returns 0, or ML_EFAIL
+ * when no home directory is known or the path does not fit. */
+int ml_cache_dir(char *dst, size_t dstsz, const char *override);
+
+/* Writes the content-addressed path of a blob, <cache>/blobs/sha256/<2 hex>/
+ * <64 hex>, into dst. Returns 0 or ML_EFAIL when it does not fit. */
+int ml_cache_blob_path(char *dst, size_t dstsz, const char *cache_dir, const char *sha256);
 
 #endif /* MLSETUP_CORE_H */

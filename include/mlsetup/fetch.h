@@ -315,4 +315,286 @@ int ml_index_config_resolve(ml_index_config **out, const ml_index_flags *flags,
 /* Frees a config and everything it holds. Accepts NULL. */
 void ml_index_config_free(ml_index_config *c);
 
+/* --- sizes by HEAD (src/fetch/head.c) ------------------------------------- */
+
+/* Sets sizes[i] to the Content-Length (bytes) a HEAD request on urls[i]
+ * reports, or -1 when the server sends none. For indexes whose pages carry
+ * no PEP 700 "size" (PEP 503 HTML). One connection is reused for all URLs;
+ * TLS, plain-http (trusted_hosts) and redirect rules are those of
+ * ml_http_get(), cert as there. Returns 0, or the first failure as
+ * ml_http_fail() maps it (ML_ENET, ML_ENOENT, ML_EFAIL); sizes after a
+ * failure are left unset. */
+int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trusted_hosts,
+		  size_t n_trusted, const char *cert, ml_err *err);
+
+/* --- the cache (src/fetch/cache.c) ------------------------------------------- */
+
+/* The content-addressed cache (DESIGN.md "Objects that flow"):
+ *
+ *   <cache>/blobs/sha256/<2 hex>/<64 hex>  verified files, read-only (0444),
+ *                                          mtime = last use (for prune)
+ *   <cache>/tmp/<16 hex>.part              downloads in progress, each
+ *                                          flock()ed by its writer
+ *   <cache>/index/<2 hex>/<64 hex>.{body,meta}  index pages + validators
+ *   <cache>/locks/<64 hex>.lock            per-blob download locks
+ *   <cache>/.lock                          cache-wide lock: shared by every
+ *                                          user of the cache, exclusive for
+ *                                          clean and prune
+ *
+ * Several mlsetup processes may use one cache at once: entries appear only
+ * by rename(2) of a complete, verified file (fsync of the file, then of its
+ * directory), a per-blob lock makes a second process wait for the first
+ * one's download instead of repeating it, and every use of a blob hashes
+ * it again. An opaque handle; all functions take it from one thread. */
+typedef struct ml_cache ml_cache;
+
+typedef enum ml_cache_mode {
+	ML_CACHE_SHARED = 0,    /* normal use: waits while a clean/prune runs */
+	ML_CACHE_EXCLUSIVE = 1, /* clean/prune: fails at once if the cache is in use */
+} ml_cache_mode;
+
+/* Opens (creating as needed, mode 0755) the cache at dir (see
+ * ml_cache_dir() for the default) and takes the cache-wide lock: shared
+ * (blocking while an exclusive holder runs) or exclusive (non-blocking).
+ * Removes `.part` files left by dead processes (unlocked and unchanged for
+ * a minute). Sets *out (caller closes with ml_cache_close(), which releases
+ * the lock). Returns 0, ML_EIO (cannot create or lock; the message names
+ * the path) or ML_EFAIL (exclusive wanted but the cache is in use: hint
+ * says to wait), ML_ENOMEM. */
+int ml_cache_open(ml_cache **out, const char *dir, ml_cache_mode mode, ml_err *err);
+
+/* Releases the lock and frees c. Accepts NULL. */
+void ml_cache_close(ml_cache *c);
+
+/* The cache directory (owned by c). */
+const char *ml_cache_root(const ml_cache *c);
+
+/* Looks the blob sha256 (64 lower-case hex digits) up and proves it: its
+ * size must be `size` bytes (when size >= 0) and its SHA-256 (OpenSSL EVP,
+ * FIPS 180-4) must match. On success writes its path into path (pathsz
+ * bytes) and sets its mtime to now (the "last used" time prune reads).
+ * A blob that fails the check is removed (only if no other process has
+ * replaced it meanwhile); then *corrupted (may be NULL) is set and err
+ * says what was wrong. Returns 0, ML_ENOENT (absent, or corrupted and
+ * removed), ML_EIO (unreadable). */
+int ml_cache_blob_get(char *path, size_t pathsz, ml_cache *c, const char *sha256, int64_t size,
+                      bool *corrupted, ml_err *err);
+
+/* A held per-blob lock. */
+typedef struct ml_cache_lock ml_cache_lock;
+
+/* Takes the download lock of blob sha256 (flock on locks/<sha256>.lock):
+ * waiting for it when wait is true, else returning at once. Returns 0 with
+ * *out set to the held lock (release with ml_cache_unlock()), or 0 with
+ * *out NULL when wait is false and another process holds it; ML_EIO,
+ * ML_ENOMEM. */
+int ml_cache_blob_lock(ml_cache_lock **out, ml_cache *c, const char *sha256, bool wait,
+                       ml_err *err);
+
+/* Releases and frees a lock. Accepts NULL. */
+void ml_cache_unlock(ml_cache_lock *l);
+
+/* Creates a new, empty <cache>/tmp/<random>.part (O_EXCL, 0644) for a
+ * download in progress, locked with flock so sweeps know it is alive.
+ * Writes its path into path (pathsz bytes) and its descriptor (read/write)
+ * into *fd. The caller either commits it (ml_cache_blob_commit) or
+ * discards it (ml_cache_tmp_discard). Returns 0, ML_EIO. */
+int ml_cache_tmp_create(int *fd, char *path, size_t pathsz, ml_cache *c, ml_err *err);
+
+/* Closes fd (when >= 0) and removes the partial file at path (when
+ * non-NULL and non-empty). Cannot fail. */
+void ml_cache_tmp_discard(int fd, const char *path);
+
+/* Moves a verified partial file into the store as blob sha256: fsync(fd),
+ * chmod 0444, rename(part_path -> blobs/sha256/<2>/<64>), fsync of the
+ * directory. The caller has checked size and hash; fd stays open (the
+ * caller closes it). When the blob already exists (another process was
+ * first) the partial file is removed and the existing blob kept. Writes
+ * the blob path into blob_path (pathsz bytes). Returns 0 or ML_EIO. */
+int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd,
+                         const char *part_path, const char *sha256, ml_err *err);
+
+/* Reads the stored index page for (url, accept) into *out: body,
+ * content_type, etag and last_modified (status 200; effective_url is url).
+ * Caller releases with ml_http_response_release(). Returns 0, ML_ENOENT
+ * (none stored, or the stored copy is damaged), ML_ENOMEM. */
+int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const char *accept,
+                      ml_err *err);
+
+/* Stores the page r (its body, content type and validators) as the answer
+ * to (url, accept), atomically (temporary file and rename). Pages without
+ * an ETag or Last-Modified are not stored (they could not be revalidated).
+ * URLs are used only as hash input: no credentials reach the disk.
+ * Returns 0 or ML_EIO. */
+int ml_cache_page_put(ml_cache *c, const char *url, const char *accept,
+                      const ml_http_response *r, ml_err *err);
+
+/* Counts (entries and bytes) per kind of cache entry. */
+typedef struct ml_cache_stats {
+	uint64_t blobs, blob_bytes;
+	uint64_t pages, page_bytes; /* index pages (body + validators) */
+	uint64_t parts, part_bytes; /* partial downloads in <cache>/tmp */
+} ml_cache_stats;
+
+/* Fills *out with what the cache holds now. Returns 0 or ML_EIO. */
+int ml_cache_stats_get(ml_cache_stats *out, ml_cache *c, ml_err *err);
+
+/* Removes every blob, index page, partial download and lock file. Needs a
+ * cache opened ML_CACHE_EXCLUSIVE. *removed (may be NULL) counts what went.
+ * Returns 0, ML_EFAIL (not exclusive) or ML_EIO. */
+int ml_cache_clean(ml_cache *c, ml_cache_stats *removed, ml_err *err);
+
+/* Removes blobs and index pages not used for `days` days (mtime older than
+ * now - days * 86400 s; every use of an entry sets its mtime), and the
+ * lock files of blobs that are gone. Needs ML_CACHE_EXCLUSIVE. *removed
+ * (may be NULL) counts what went. Returns 0, ML_EFAIL or ML_EIO. */
+int ml_cache_prune(ml_cache *c, unsigned days, ml_cache_stats *removed, ml_err *err);
+
+/* Hashes every blob and removes each whose content does not match its
+ * name. *checked and *removed (may be NULL) count blobs and bytes.
+ * Returns 0 (whether or not something was removed) or ML_EIO. */
+int ml_cache_verify(ml_cache *c, ml_cache_stats *checked, ml_cache_stats *removed, ml_err *err);
+
+/* --- the download engine (src/fetch/download.c) ------------------------------ */
+
+/* One file to get into the cache. Fill the inputs with ml_download_init()
+ * and ml_download_add_url() (or ml_fetch_resolve()), release with
+ * ml_download_release(). */
+typedef struct ml_download {
+	/* in */
+	char *name;    /* display name, normally the file name; owned */
+	char **urls;   /* sources, tried in order (http, https, file); owned */
+	size_t n_urls; /* may be 0 when the blob is expected in the cache */
+	char sha256[65]; /* 64 lower-case hex digits */
+	int64_t size;    /* bytes, exact */
+	/* out */
+	char path[4096]; /* the verified blob in the cache, once done */
+	bool done;       /* path holds the verified file */
+	int result;      /* 0 or the ML_E* code of the failure; see err */
+	ml_err err;      /* why this file failed (redacted URLs) */
+	bool from_cache; /* was in the cache already, verified on use */
+	bool repaired;   /* a corrupted cached copy was removed and fetched again */
+	int attempts;    /* requests made, all sources */
+	uint64_t bytes;  /* bytes received over the network, all attempts */
+	int url_used;    /* index into urls of the source that delivered, -1 */
+} ml_download;
+
+/* Sets the inputs of a zeroed d: name, sha256 (64 hex digits, any case;
+ * stored lower case) and size (bytes). Returns 0, ML_EFAIL (not a sha256)
+ * or ML_ENOMEM. */
+int ml_download_init(ml_download *d, const char *name, const char *sha256, int64_t size,
+                     ml_err *err);
+
+/* Appends a source URL (copied) unless d already has it. Returns 0 or
+ * ML_ENOMEM. */
+int ml_download_add_url(ml_download *d, const char *url, ml_err *err);
+
+/* Frees what d owns and zeroes it. Accepts NULL. */
+void ml_download_release(ml_download *d);
+
+/* One transfer in progress, for progress display. */
+typedef struct ml_fetch_active {
+	const char *name; /* owned by the ml_download */
+	uint64_t have;    /* bytes of the file received so far (resumed part included) */
+	int64_t size;     /* bytes */
+	int attempt;      /* 1 for the first request */
+} ml_fetch_active;
+
+/* What ml_fetch_all() reports to its progress callback. Every pointer is
+ * valid only during the call. */
+typedef struct ml_fetch_progress {
+	size_t n_items, n_done, n_failed, n_from_cache;
+	uint64_t total_bytes; /* sum of all sizes, bytes */
+	uint64_t done_bytes;  /* finished files (cached ones too) + received of active */
+	uint64_t net_bytes;   /* received over the network in this call */
+	double elapsed_s;     /* seconds since the call began */
+	double rate;          /* network bytes per second, averaged over ~2 s */
+	const ml_fetch_active *active;
+	size_t n_active;
+	const char *note; /* a one-line event ("retrying ... after HTTP 503"), or NULL */
+	bool final;       /* the last call: every item finished */
+} ml_fetch_progress;
+
+/* How to fetch. Zero-initialize with ML_FETCH_OPTS_INIT and set fields. */
+typedef struct ml_fetch_opts {
+	int jobs;                   /* concurrent transfers; <= 0: 16 */
+	int retries;                /* extra requests per source after a retryable
+	                             * failure; < 0: 3 */
+	long connect_timeout_s;     /* <= 0: 10 */
+	long low_speed_time_s;      /* abandon a transfer below 1 byte/s for this
+	                             * long; <= 0: 30 */
+	char *const *trusted_hosts; /* --trusted-host: plain http allowed */
+	size_t n_trusted;
+	const char *cert; /* CA bundle; NULL: $SSL_CERT_FILE / $SSL_CERT_DIR, else system */
+	bool offline;     /* use only the cache and file:// sources */
+	/* Called at most 10 times a second while transfers run, at once for
+	 * notes, and once at the end with final set. May be NULL. */
+	void (*on_progress)(const ml_fetch_progress *p, void *data);
+	void *progress_data;
+} ml_fetch_opts;
+
+#define ML_FETCH_OPTS_INIT {16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL}
+
+/* Gets every item into the cache c, proven: a blob already there is
+ * re-hashed on use (a corrupted one is removed and fetched again); the
+ * rest are downloaded with the libcurl multi interface, o->jobs at a time,
+ * largest first, over reused connections (HTTP/2 multiplexing with
+ * CURLOPT_PIPEWAIT where the server offers it over TLS). Each transfer
+ * streams through SHA-256 (OpenSSL EVP) into <cache>/tmp/<random>.part,
+ * stops at the expected size, and is renamed into the store only after
+ * size and hash match. Per source URL, in order:
+ *   - TLS 1.2+, verification on; plain http only as ml_http_insecure_allowed
+ *     allows; redirects are followed hop by hop (at most 10) under
+ *     ml_http_policy_check(), so https -> http is refused;
+ *   - retryable failures (connect errors, resets, timeouts, HTTP/2 stream
+ *     errors, a body cut short, 408, 429, 5xx; see ml_http_fail) are retried
+ *     up to o->retries times with exponential backoff (0.5 s doubling, at
+ *     most 30 s) and full jitter, honouring Retry-After (at most 120 s);
+ *     a rejected certificate and other 4xx are not;
+ *   - a retry resumes with Range + If-Range (RFC 9110 §14.2, §13.1.5) from
+ *     the bytes already verified-in-progress; a 200 answer restarts from
+ *     zero; a Content-Range that does not continue the file (or a 416)
+ *     discards the partial file and the next request starts over;
+ *   - integrity: a Content-Length or Content-Range total other than the
+ *     expected size, or a finished body whose SHA-256 differs, fails this
+ *     source with ML_EINTEGRITY (message: file, URL, expected and actual);
+ *     a body without a length is cut at the expected size and judged by
+ *     its hash; the next source is tried.
+ * Another process downloading the same blob is waited for (per-blob lock),
+ * then its result is used. Nothing unverified ever leaves tmp/, and no
+ * .part file is left behind. Fills each item's outputs. Returns 0 when
+ * every item is done; else ML_EINTEGRITY when some item failed for
+ * integrity, otherwise the first failed item's code (ML_ENET, ML_ENOENT,
+ * ML_EIO, ...), with err summarising ("2 of 50 files could not be
+ * fetched") and each item's err saying why. ML_ENOMEM / ML_EFAIL for
+ * setup failures. */
+int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts *o, ml_err *err);
+
+/* --- where the plan's files come from (src/fetch/resolve.c) ------------------ */
+
+struct ml_plan;
+
+/* Prepares items[0 .. plan->n_files) (zeroed by the caller, one per plan
+ * file, in plan order) for ml_fetch_all(): name = file name, sha256, size.
+ * A file already in the cache is verified (ml_cache_blob_get: size and
+ * sha256) and marked done/from_cache; a corrupted copy is removed
+ * (`repaired`). For every other file each project is looked up, in
+ * order, on the primary index, the extra indexes and the --find-links
+ * locations of cfg (ml_index_project with c as page cache and conditional
+ * requests, ml_find_links_project), several projects at a time, retrying
+ * retryable failures like ml_fetch_all; every listed file whose sha256
+ * equals the plan's (or, where a page gives no hash, whose file name is
+ * the plan's) adds its URL, in source order. With o->offline only the
+ * cache and local --find-links locations are used. A file found nowhere
+ * gets result ML_ENOENT and an err naming the package and file; the call
+ * then returns ML_ENOENT with err listing them (offline: "N files are
+ * neither in the cache nor in --find-links: ..."); every missing item is
+ * marked so callers can list all of them. An index that fails otherwise
+ * (network, TLS, parse) fails the call with its code (ML_ENET, ...).
+ * Plan files whose name is unknown (no mlsetup-file line) are ML_EFAIL.
+ * cfg may be NULL (no sources: cache only). Returns 0, ML_ENOENT, ML_ENET,
+ * ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
+int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
+                     ml_cache *c, const ml_fetch_opts *o, ml_err *err);
+
 #endif /* MLSETUP_FETCH_H */

@@ -578,6 +578,7 @@ typedef struct ml_lock_target {
 /* One wheel file of a pinned version, as the index lists it. */
 typedef struct ml_lock_file {
 	char *filename;
+	char *url;    /* where the index serves it (not written to the manifest) */
 	char sha256[65];
 	int64_t size; /* bytes, -1 unknown */
 } ml_lock_file;
@@ -626,9 +627,16 @@ typedef struct ml_lock_pip_opts {
  * output), ML_EPARSE (unreadable report) or ML_ENOMEM. */
 int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *err);
 
-/* Records one wheel file of pkg (from the index). Returns 0 or ML_ENOMEM. */
-int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *sha256,
-			 int64_t size);
+/* Returns true when a wheel with these platform tags (the compressed set,
+ * "manylinux_2_17_x86_64.manylinux2014_x86_64") installs on at least one
+ * of lk's target platforms; lock records only such files ("every wheel
+ * mlsetup may install"). PEP 425 compressed tag sets, PEP 600/656. */
+bool ml_lock_wheel_fits(const ml_lock *lk, const char *platform_tags);
+
+/* Records one wheel file of pkg (from the index; url may be NULL).
+ * Returns 0 or ML_ENOMEM. */
+int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url,
+			 const char *sha256, int64_t size);
 
 /* Renders the manifest: a generated-file banner naming `command`, the
  * input's `# mlsetup:` header lines (plus `requested = ...`), its index
@@ -637,7 +645,8 @@ int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *sha
  * wheel file recorded, and a closing block of `# mlsetup-file:` lines.
  * Checks that each file pip chose is among the recorded hashes (else
  * ML_EINTEGRITY naming the package) and that every package has at least one
- * file (else ML_EFAIL). *out is a new string (caller frees). Returns 0,
+ * file (else ML_EFAIL) and every file a size (else ML_EFAIL: the caller
+ * learns missing sizes with ml_http_sizes()). *out is a new string (caller frees). Returns 0,
  * ML_EINTEGRITY, ML_EFAIL or ML_ENOMEM. */
 int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
 		   const char *command, ml_err *err);

@@ -121,8 +121,8 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-                      int timeout_s, ml_err *err)
+static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+		       int timeout_s, bool with_stderr, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -132,7 +132,10 @@ int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t m
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (with_stderr)
+		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	pid_t pid;
 	int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -217,4 +220,16 @@ int ml_os_cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
+}
+
+int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+		      int timeout_s, ml_err *err)
+{
+	return run_capture(out, status, argv, max_bytes, timeout_s, false, err);
+}
+
+int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
+		     int timeout_s, ml_err *err)
+{
+	return run_capture(out, status, argv, max_bytes, timeout_s, true, err);
 }

@@ -32,6 +32,8 @@ typedef struct ml_command {
 
 extern const ml_command ml_cmd_detect;
 extern const ml_command ml_cmd_help;
+extern const ml_command ml_cmd_plan;
+extern const ml_command ml_cmd_lock;
 
 /* Looks a command up by name; NULL when unknown. */
 const ml_command *ml_cli_find(const char *name);

@@ -15,8 +15,7 @@
 #include "mlsetup/version.h"
 
 static const ml_command *const commands[] = {
-    &ml_cmd_detect,
-    &ml_cmd_help,
+	&ml_cmd_detect, &ml_cmd_plan, &ml_cmd_lock, &ml_cmd_help,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -96,8 +95,8 @@ int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option
                  int *first_arg, bool *help_shown, ml_err *err)
 {
 	*help_shown = false;
-	/* Build "+:h" plus the short options from longopts' val fields. */
-	char shortopts[64] = "+:h";
+	/* Build ":h" plus the short options from longopts' val fields. */
+	char shortopts[64] = ":h";
 	size_t sl = strlen(shortopts);
 	for (const struct option *o = longopts; o && o->name && sl + 3 < sizeof(shortopts); o++) {
 		if (o->val > 0 && o->val < 128 && o->val != 'h' && !o->flag) {

@@ -1,0 +1,55 @@
+/*
+ * index_opts.c - the index options every network command shares
+ * (--index-url, --extra-index-url, --find-links, --no-index,
+ * --trusted-host, --cert), parsed into ml_index_flags for the fetch stage.
+ */
+#include "index_opts.h"
+
+int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err)
+{
+	switch (opt) {
+	case ML_OPT_INDEX_URL:
+		ix->index_url = arg;
+		return 1;
+	case ML_OPT_NO_INDEX:
+		ix->no_index = true;
+		return 1;
+	case ML_OPT_CERT:
+		ix->cert = arg;
+		return 1;
+	case ML_OPT_EXTRA_INDEX_URL:
+	case ML_OPT_FIND_LINKS:
+	case ML_OPT_TRUSTED_HOST: {
+		char **list = opt == ML_OPT_EXTRA_INDEX_URL ? ix->extra
+			      : opt == ML_OPT_FIND_LINKS    ? ix->find_links
+							    : ix->trusted;
+		size_t *n = opt == ML_OPT_EXTRA_INDEX_URL ? &ix->n_extra
+			    : opt == ML_OPT_FIND_LINKS    ? &ix->n_find_links
+							  : &ix->n_trusted;
+		if (*n >= ML_CLI_INDEX_MAX) {
+			ml_err_set(err, ML_EUSAGE, "at most %d values for one index option",
+				   ML_CLI_INDEX_MAX);
+			return -1;
+		}
+		list[(*n)++] = (char *)arg;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+void ml_cli_index_flags(const ml_cli_index *ix, ml_index_flags *out)
+{
+	ml_index_flags f = ML_INDEX_FLAGS_INIT;
+	f.index_url = ix->index_url;
+	f.extra_index_urls = ix->extra;
+	f.n_extra = ix->n_extra;
+	f.find_links = ix->find_links;
+	f.n_find_links = ix->n_find_links;
+	f.no_index = ix->no_index;
+	f.trusted_hosts = ix->trusted;
+	f.n_trusted = ix->n_trusted;
+	f.cert = ix->cert;
+	*out = f;
+}

@@ -1,0 +1,324 @@
+/*
+ * plan.c - turns a machine and the shipped manifests into a plan: which
+ * interpreter, which manifest (select.c), and for every requirement the
+ * exact wheel file for this platform and Python (PEP 425 priority, PEP 600
+ * manylinux), with sizes, cache state and the disk space it needs. `plan`
+ * prints it; `install` will carry it out. Nothing here changes the system.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/detect.h"
+#include "mlsetup/plan.h"
+
+/* Estimated unpacked size of an environment, per byte of wheel: CUDA
+ * libraries compress about 2:1 in wheels. An estimate, shown as such. */
+#define UNPACKED_PER_WHEEL_BYTE 2
+
+static int add_warning(ml_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int add_warning(ml_plan *p, const char *fmt, ...)
+{
+	char **w = realloc(p->warnings, (p->n_warnings + 1) * sizeof(*w));
+	if (!w)
+		return ML_ENOMEM;
+	p->warnings = w;
+	ml_buf b = ML_BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	char tmp[1024];
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (ml_buf_puts(&b, tmp))
+		return ML_ENOMEM;
+	w[p->n_warnings++] = ml_buf_detach(&b);
+	return w[p->n_warnings - 1] ? 0 : ML_ENOMEM;
+}
+
+static const char *pbs_libc(const ml_machine *m)
+{
+	if (strcmp(m->os.name, "linux") != 0)
+		return "none";
+	return strcmp(m->os.libc_kind, "musl") == 0 ? "musl" : "gnu";
+}
+
+/* Picks the newest python.json pin of version xy for this machine. */
+static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *xy, ml_err *err)
+{
+	const ml_embedded_file *f = ml_embedded_find("python.json");
+	cJSON *doc = f ? cJSON_ParseWithLength(f->data, f->size) : NULL;
+	if (!doc)
+		return ml_err_set(err, ML_EPARSE, "embedded python.json is missing or invalid");
+	const cJSON *best = NULL, *e;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "pythons");
+	cJSON_ArrayForEach(e, list)
+	{
+		const char *os = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "os"));
+		const char *arch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "arch"));
+		const char *libc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "libc"));
+		const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "version"));
+		if (!os || !arch || !libc || !ver || strcmp(os, m->os.name) ||
+		    strcmp(arch, m->os.arch) || strcmp(libc, pbs_libc(m)) ||
+		    strncmp(ver, xy, strlen(xy)) || ver[strlen(xy)] != '.')
+			continue;
+		const char *bv = best ? cJSON_GetStringValue(
+						cJSON_GetObjectItemCaseSensitive(best, "version"))
+				      : NULL;
+		if (!bv || ml_version_cmp(ver, bv) > 0)
+			best = e;
+	}
+	int rc = 0;
+	if (!best) {
+		rc = ml_err_set(err, ML_EUNSUPPORTED,
+				"no pinned Python %s interpreter for %s-%s (%s libc)", xy, m->os.name,
+				m->os.arch, pbs_libc(m));
+		ml_err_hint(err, "use --python PATH to build the environment on an existing "
+				 "interpreter");
+	} else {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "name"));
+		const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "url"));
+		const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "sha256"));
+		ml_strlcpy(py->version,
+			   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "version")),
+			   sizeof(py->version));
+		ml_strlcpy(py->sha256, sha ? sha : "", sizeof(py->sha256));
+		py->pin_name = strdup(name ? name : "");
+		py->url = strdup(url ? url : "");
+		if (!py->pin_name || !py->url)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	cJSON_Delete(doc);
+	return rc;
+}
+
+static const char *default_python(void)
+{
+	static char xy[8] = "3.12";
+	const ml_embedded_file *f = ml_embedded_find("python.json");
+	cJSON *doc = f ? cJSON_ParseWithLength(f->data, f->size) : NULL;
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "default"));
+	if (d)
+		ml_strlcpy(xy, d, sizeof(xy));
+	cJSON_Delete(doc);
+	return xy;
+}
+
+/* --python X.Y picks a pin; --python PATH asks that interpreter. */
+static int choose_python(ml_python_plan *py, const ml_machine *m, const char *want, ml_err *err)
+{
+	int a, b;
+	char tail;
+	struct stat st;
+	if (!want)
+		want = default_python();
+	if (sscanf(want, "%d.%d%c", &a, &b, &tail) == 2 && stat(want, &st) != 0) {
+		snprintf(py->xy, sizeof(py->xy), "%d.%d", a, b);
+		return choose_pin(py, m, py->xy, err);
+	}
+	const char *argv[] = {want, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])",
+			      NULL};
+	char *outp = NULL;
+	int status = 0;
+	ml_err e2 = ML_ERR_INIT;
+	if (ml_os_run_capture(&outp, &status, argv, 4096, 30, &e2) != 0 || status != 0) {
+		free(outp);
+		ml_err_set(err, ML_EFAIL, "interpreter '%s' does not run%s%s", want,
+			   e2.msg[0] ? ": " : "", e2.msg);
+		ml_err_hint(err, "give --python X.Y for a pinned interpreter, or the path of a "
+				 "working python3");
+		return ML_EFAIL;
+	}
+	int c;
+	if (sscanf(outp, "%d.%d.%d", &a, &b, &c) != 3) {
+		free(outp);
+		return ml_err_set(err, ML_EFAIL, "interpreter '%s' printed no version", want);
+	}
+	free(outp);
+	snprintf(py->version, sizeof(py->version), "%d.%d.%d", a, b, c);
+	snprintf(py->xy, sizeof(py->xy), "%d.%d", a, b);
+	py->path = strdup(want);
+	return py->path ? 0 : ml_err_set(err, ML_ENOMEM, "out of memory");
+}
+
+static bool in_words(const char *list, const char *word)
+{
+	if (!list)
+		return false;
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ' || p[-1] == ',') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == ','))
+			return true;
+	return false;
+}
+
+static void blob_cached(ml_artifact *a, const char *cache_dir)
+{
+	char path[4200];
+	struct stat st;
+	a->cached = a->sha256[0] && ml_cache_blob_path(path, sizeof(path), cache_dir, a->sha256) == 0 &&
+		    stat(path, &st) == 0 && a->size >= 0 && st.st_size == a->size;
+}
+
+/* Chooses the wheel of one requirement with the best tag priority. */
+static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf,
+			const ml_requirement *r, char *const *tags, size_t n_tags,
+			const char *target_desc, ml_err *err)
+{
+	bool any_info = false;
+	for (size_t h = 0; h < r->n_hashes; h++) {
+		const ml_file_info *fi = ml_manifest_file(mf, r->sha256[h]);
+		if (!fi)
+			continue;
+		any_info = true;
+		ml_wheel_name wn;
+		if (ml_wheel_filename_parse(&wn, fi->filename, NULL) != 0)
+			continue;
+		int rank = ml_wheel_tag_rank(&wn, tags, n_tags);
+		if (rank < 0 || (a->tag_rank >= 0 && rank >= a->tag_rank))
+			continue;
+		free(a->filename);
+		if (!(a->filename = strdup(fi->filename)))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		ml_strlcpy(a->sha256, fi->sha256, sizeof(a->sha256));
+		a->size = fi->size;
+		a->tag_rank = rank;
+	}
+	if (!any_info) {
+		p->n_unknown++;
+		return 0;
+	}
+	if (a->tag_rank < 0) {
+		ml_err_set(err, ML_EUNSUPPORTED,
+			   "manifest '%s' line %d: no wheel of %s %s installs on %s", mf->name,
+			   r->line, r->name, r->version ? r->version : "", target_desc);
+		ml_err_hint(err, "pick a supported interpreter with --python, or a manifest "
+				 "locked for this platform (mlsetup lock --platform ...)");
+		return ML_EUNSUPPORTED;
+	}
+	return 0;
+}
+
+static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
+{
+	const ml_manifest *mf = p->selection->manifest;
+	int maj = 0, min = 0, gmaj = 0, gmin = 0;
+	sscanf(p->python.xy, "%d.%d", &maj, &min);
+	sscanf(m->os.libc_version, "%d.%d", &gmaj, &gmin);
+	ml_tag_target t = {m->os.name, m->os.arch, m->os.libc_kind, gmaj, gmin, maj, min};
+	char **tags = NULL;
+	size_t n_tags = 0;
+	int rc = ml_tags_for(&tags, &n_tags, &t, err);
+	if (rc)
+		return rc;
+	ml_marker_env env;
+	if (ml_marker_env_for(&env, m->os.name, m->os.arch, maj, min) != 0) {
+		ml_tags_free(tags, n_tags);
+		return ml_err_set(err, ML_EUNSUPPORTED, "no marker environment for %s-%s Python %s",
+				  m->os.name, m->os.arch, p->python.xy);
+	}
+	env.python_full_version = env.implementation_version = p->python.version;
+	char desc[160];
+	snprintf(desc, sizeof(desc), "CPython %s on %s-%s (%s %s)", p->python.xy, m->os.name,
+		 m->os.arch, m->os.libc_kind, m->os.libc_version);
+	const char *requested = ml_requirements_meta(mf->reqs, "requested");
+	p->files = calloc(mf->reqs->n_reqs ? mf->reqs->n_reqs : 1, sizeof(*p->files));
+	if (!p->files)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < mf->reqs->n_reqs; i++) {
+		const ml_requirement *r = &mf->reqs->reqs[i];
+		bool applies = true;
+		if (r->marker && (rc = ml_marker_eval(&applies, r->marker, &env, err)) != 0)
+			break;
+		if (!applies) {
+			p->n_not_here++;
+			continue;
+		}
+		ml_artifact *a = &p->files[p->n_files++];
+		a->tag_rank = -1;
+		a->size = -1;
+		a->line = r->line;
+		a->requested = in_words(requested, r->normalized);
+		a->name = strdup(r->normalized);
+		a->version = strdup(r->version ? r->version : "");
+		if (!a->name || !a->version) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		rc = choose_wheel(p, a, mf, r, tags, n_tags, desc, err);
+		if (!rc && a->size >= 0) {
+			blob_cached(a, p->cache_dir);
+			p->total_bytes += (uint64_t)a->size;
+			if (!a->cached)
+				p->download_bytes += (uint64_t)a->size;
+		}
+	}
+	ml_tags_free(tags, n_tags);
+	if (rc)
+		return rc;
+	if (p->n_unknown)
+		rc = add_warning(p,
+				 "%zu file%s could not be named or sized: the manifest has no "
+				 "mlsetup-file lines for them (regenerate it with mlsetup lock)",
+				 p->n_unknown, p->n_unknown == 1 ? "" : "s");
+	p->disk_needed_bytes = p->download_bytes + p->total_bytes * UNPACKED_PER_WHEEL_BYTE;
+	uint64_t free_bytes = m->disk_free_mib * 1024 * 1024;
+	if (!rc && m->disk_free_mib && p->disk_needed_bytes > free_bytes)
+		rc = add_warning(p,
+				 "about %llu MiB of disk needed, only %llu MiB free at %s: free space "
+				 "or choose another --target",
+				 (unsigned long long)(p->disk_needed_bytes >> 20),
+				 (unsigned long long)m->disk_free_mib, m->target_dir);
+	return rc ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+}
+
+int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, ml_err *err)
+{
+	ml_plan_opts defaults = ML_PLAN_OPTS_INIT;
+	const ml_plan_opts *o = opts ? opts : &defaults;
+	ml_plan *p = calloc(1, sizeof(*p));
+	if (!p)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	ml_strlcpy(p->target, o->target ? o->target : ".venv", sizeof(p->target));
+	if (ml_cache_dir(p->cache_dir, sizeof(p->cache_dir), o->cache_dir) != 0)
+		p->cache_dir[0] = '\0';
+	int rc = choose_python(&p->python, m, o->python, err);
+	if (!rc) {
+		ml_select_opts so = ML_SELECT_OPTS_INIT;
+		so.manifest = o->manifest;
+		so.python_version = p->python.xy;
+		rc = ml_select(&p->selection, m, &so, err);
+	}
+	if (!rc && p->selection->manifest)
+		rc = plan_files(p, m, err);
+	if (rc) {
+		ml_plan_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+void ml_plan_free(ml_plan *p)
+{
+	if (!p)
+		return;
+	ml_selection_free(p->selection);
+	free(p->python.path);
+	free(p->python.pin_name);
+	free(p->python.url);
+	for (size_t i = 0; i < p->n_files; i++) {
+		free(p->files[i].name);
+		free(p->files[i].version);
+		free(p->files[i].filename);
+	}
+	free(p->files);
+	for (size_t i = 0; i < p->n_warnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	free(p);
+}

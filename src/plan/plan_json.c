@@ -1,0 +1,118 @@
+/*
+ * plan_json.c - the plan as data for the front end: the "mlsetup.plan/1"
+ * JSON document that `plan --json` prints and install reports embed.
+ */
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/detect.h"
+#include "mlsetup/plan.h"
+
+static const char *verdict_name(ml_verdict_kind v)
+{
+	static const char *names[] = {"ok", "warn", "fail", "info"};
+	return (unsigned)v < 4 ? names[v] : "info";
+}
+
+static cJSON *machine_summary(const ml_machine *m)
+{
+	cJSON *j = cJSON_CreateObject();
+	char plat[64];
+	snprintf(plat, sizeof(plat), "%s-%s", m->os.name, m->os.arch);
+	cJSON_AddStringToObject(j, "platform", plat);
+	cJSON_AddStringToObject(j, "libc", m->os.libc_kind);
+	cJSON_AddStringToObject(j, "libc_version", m->os.libc_version);
+	if (m->driver.version[0])
+		cJSON_AddStringToObject(j, "driver", m->driver.version);
+	else
+		cJSON_AddNullToObject(j, "driver");
+	cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		char sm[16];
+		ml_cc_sm(sm, sizeof(sm), m->gpus[i].cc_major, m->gpus[i].cc_minor);
+		cJSON *g = cJSON_CreateObject();
+		cJSON_AddStringToObject(g, "name", m->gpus[i].name);
+		cJSON_AddStringToObject(g, "sm", sm);
+		cJSON_AddItemToArray(gpus, g);
+	}
+	cJSON_AddNumberToObject(j, "disk_free_mib", (double)m->disk_free_mib);
+	return j;
+}
+
+cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	const ml_selection *s = p->selection;
+	const ml_manifest *mf = s->manifest;
+	cJSON_AddStringToObject(root, "schema", "mlsetup.plan/1");
+	cJSON_AddItemToObject(root, "machine", machine_summary(m));
+	cJSON *man = cJSON_AddObjectToObject(root, "manifest");
+	if (mf) {
+		cJSON_AddStringToObject(man, "name", mf->name);
+		cJSON_AddStringToObject(man, "summary", mf->summary ? mf->summary : "");
+		cJSON_AddBoolToObject(man, "embedded", mf->embedded);
+	} else {
+		cJSON_AddNullToObject(man, "name");
+	}
+	cJSON_AddBoolToObject(man, "overridden", s->overridden);
+	cJSON_AddBoolToObject(root, "gpu_checks_skipped", s->gpu_checks_skipped);
+	cJSON *reasons = cJSON_AddArrayToObject(root, "reasons");
+	for (size_t i = 0; i < s->n_reasons; i++) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "manifest", s->reasons[i].manifest);
+		cJSON_AddStringToObject(r, "rule", s->reasons[i].rule);
+		cJSON_AddStringToObject(r, "verdict", verdict_name(s->reasons[i].verdict));
+		cJSON_AddStringToObject(r, "detail", s->reasons[i].detail);
+		cJSON_AddItemToArray(reasons, r);
+	}
+	if (!mf) {
+		cJSON_AddStringToObject(root, "problem", s->problem);
+		cJSON_AddStringToObject(root, "remedy", s->remedy);
+	}
+	cJSON *py = cJSON_AddObjectToObject(root, "python");
+	cJSON_AddStringToObject(py, "version", p->python.version);
+	if (p->python.path) {
+		cJSON_AddStringToObject(py, "source", "path");
+		cJSON_AddStringToObject(py, "path", p->python.path);
+	} else {
+		cJSON_AddStringToObject(py, "source", "pinned");
+		cJSON_AddStringToObject(py, "name", p->python.pin_name ? p->python.pin_name : "");
+		cJSON_AddStringToObject(py, "url", p->python.url ? p->python.url : "");
+		cJSON_AddStringToObject(py, "sha256", p->python.sha256);
+	}
+	cJSON_AddStringToObject(root, "target", p->target);
+	cJSON_AddStringToObject(root, "cache_dir", p->cache_dir);
+	cJSON *files = cJSON_AddArrayToObject(root, "files");
+	for (size_t i = 0; i < p->n_files; i++) {
+		const ml_artifact *a = &p->files[i];
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "name", a->name);
+		cJSON_AddStringToObject(f, "version", a->version);
+		if (a->filename) {
+			cJSON_AddStringToObject(f, "filename", a->filename);
+			cJSON_AddStringToObject(f, "sha256", a->sha256);
+			cJSON_AddNumberToObject(f, "size", (double)a->size);
+		} else {
+			cJSON_AddNullToObject(f, "filename");
+			cJSON_AddNullToObject(f, "sha256");
+			cJSON_AddNullToObject(f, "size");
+		}
+		cJSON_AddBoolToObject(f, "requested", a->requested);
+		cJSON_AddBoolToObject(f, "cached", a->cached);
+		cJSON_AddItemToArray(files, f);
+	}
+	cJSON *sz = cJSON_AddObjectToObject(root, "sizes");
+	cJSON_AddNumberToObject(sz, "total_bytes", (double)p->total_bytes);
+	cJSON_AddNumberToObject(sz, "download_bytes", (double)p->download_bytes);
+	cJSON_AddNumberToObject(sz, "disk_needed_bytes_estimate", (double)p->disk_needed_bytes);
+	cJSON_AddNumberToObject(sz, "unknown_files", (double)p->n_unknown);
+	cJSON *w = cJSON_AddArrayToObject(root, "warnings");
+	for (size_t i = 0; i < s->n_warnings; i++)
+		cJSON_AddItemToArray(w, cJSON_CreateString(s->warnings[i]));
+	for (size_t i = 0; i < p->n_warnings; i++)
+		cJSON_AddItemToArray(w, cJSON_CreateString(p->warnings[i]));
+	return root;
+}

@@ -1,0 +1,432 @@
+/*
+ * select.c - the one module that decides which manifest fits a machine.
+ * The rules are data (manifests/selection.json, embedded): the preference
+ * order, the manifest for machines without an NVIDIA GPU, the CUDA
+ * minor-version driver floors, and the minimum driver per GPU
+ * architecture. Each manifest is judged rule by rule (gpu, driver,
+ * platform, python) and every verdict is kept as a reason, so `plan` can
+ * say why.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/plan.h"
+
+typedef struct rules {
+	cJSON *doc;
+	cJSON *preference; /* array of manifest names */
+	const char *no_gpu;
+	cJSON *floors;      /* {"12": {"linux": "...", "windows": "..."}} */
+	cJSON *gpu_min;     /* [{cc_major, architecture, linux, windows}] */
+} rules;
+
+/* How one manifest fared; filled while its reasons are added. */
+typedef struct fit {
+	ml_verdict_kind gpu, driver, platform, python;
+	char gpus_failing[256]; /* "NVIDIA GeForce RTX 5090 (sm_120)" */
+	char driver_need[32];   /* the version the driver rule wanted */
+	bool ptx_only;          /* some GPU runs only through PTX JIT */
+} fit;
+
+static int rules_load(rules *r, ml_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	const ml_embedded_file *f = ml_embedded_find("selection.json");
+	if (!f)
+		return ml_err_set(err, ML_ENOENT, "selection rules are missing from this build");
+	r->doc = cJSON_ParseWithLength(f->data, f->size);
+	if (!r->doc)
+		return ml_err_set(err, ML_EPARSE, "embedded selection.json is not valid JSON");
+	r->preference = cJSON_GetObjectItemCaseSensitive(r->doc, "preference");
+	cJSON *ng = cJSON_GetObjectItemCaseSensitive(r->doc, "no_gpu");
+	r->no_gpu = cJSON_IsString(ng) ? ng->valuestring : NULL;
+	r->floors = cJSON_GetObjectItemCaseSensitive(r->doc, "minor_version_floor");
+	r->gpu_min = cJSON_GetObjectItemCaseSensitive(r->doc, "gpu_min_driver");
+	if (!cJSON_IsArray(r->preference) || !r->no_gpu) {
+		cJSON_Delete(r->doc);
+		return ml_err_set(err, ML_EPARSE, "embedded selection.json lacks preference/no_gpu");
+	}
+	return 0;
+}
+
+static const char *json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int add_reason(ml_selection *s, const char *manifest, const char *rule,
+		      ml_verdict_kind v, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int add_reason(ml_selection *s, const char *manifest, const char *rule,
+		      ml_verdict_kind v, const char *fmt, ...)
+{
+	ml_reason *p = realloc(s->reasons, (s->n_reasons + 1) * sizeof(*p));
+	if (!p)
+		return ML_ENOMEM;
+	s->reasons = p;
+	p = &s->reasons[s->n_reasons++];
+	memset(p, 0, sizeof(*p));
+	ml_strlcpy(p->manifest, manifest, sizeof(p->manifest));
+	ml_strlcpy(p->rule, rule, sizeof(p->rule));
+	p->verdict = v;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int add_warning(ml_selection *s, const char *text)
+{
+	char **p = realloc(s->warnings, (s->n_warnings + 1) * sizeof(*p));
+	if (!p)
+		return ML_ENOMEM;
+	s->warnings = p;
+	if (!(p[s->n_warnings] = strdup(text)))
+		return ML_ENOMEM;
+	s->n_warnings++;
+	return 0;
+}
+
+static void gpu_label(char *dst, size_t n, const ml_gpu *g)
+{
+	char sm[16];
+	ml_cc_sm(sm, sizeof(sm), g->cc_major, g->cc_minor);
+	snprintf(dst, n, "%s (%s)", g->name[0] ? g->name : "NVIDIA GPU", sm[0] ? sm : "unknown");
+}
+
+/* Rule 1: every GPU can run the manifest's torch build. */
+static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
+{
+	f->gpu = ML_RULE_OK;
+	if (!mf->has_gpu_header) {
+		f->gpu = ML_RULE_WARN;
+		return add_reason(s, mf->name, "gpu", ML_RULE_WARN,
+				  "manifest has no torch_sass/torch_ptx header: cannot tell whether "
+				  "its CUDA code runs on these GPUs");
+	}
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		char label[160], why[256];
+		gpu_label(label, sizeof(label), g);
+		if (g->cc_major < 0) {
+			if (f->gpu == ML_RULE_OK)
+				f->gpu = ML_RULE_WARN;
+			if (add_reason(s, mf->name, "gpu", ML_RULE_WARN,
+				       "%s: compute capability unknown, cannot check", label))
+				return ML_ENOMEM;
+			continue;
+		}
+		bool ok = ml_arch_runs_on(mf->code, mf->n_code, g->cc_major, g->cc_minor, why,
+					  sizeof(why));
+		if (ok && strncmp(why, "PTX", 3) == 0)
+			f->ptx_only = true;
+		if (!ok) {
+			f->gpu = ML_RULE_FAIL;
+			size_t l = strlen(f->gpus_failing);
+			snprintf(f->gpus_failing + l, sizeof(f->gpus_failing) - l, "%s%s",
+				 l ? ", " : "", label);
+		}
+		if (add_reason(s, mf->name, "gpu", ok ? ML_RULE_OK : ML_RULE_FAIL, "%s: %s", label,
+			       why))
+			return ML_ENOMEM;
+	}
+	return 0;
+}
+
+/* The newest minimum driver any detected GPU's architecture needs, or NULL. */
+static const char *gpu_arch_min_driver(const rules *r, const ml_machine *m, bool windows,
+				       const ml_gpu **which)
+{
+	const char *need = NULL;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, r->gpu_min)
+	{
+		const cJSON *maj = cJSON_GetObjectItemCaseSensitive(e, "cc_major");
+		const char *v = json_str(e, windows ? "windows" : "linux");
+		if (!cJSON_IsNumber(maj) || !v)
+			continue;
+		for (size_t i = 0; i < m->n_gpus; i++)
+			if (m->gpus[i].cc_major == maj->valueint &&
+			    (!need || ml_driver_version_cmp(v, need) > 0)) {
+				need = v;
+				*which = &m->gpus[i];
+			}
+	}
+	return need;
+}
+
+/* Rule 2: the driver meets the manifest's minimum for this OS, or at least
+ * the CUDA minor-version floor (with a warning). */
+static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
+		       const rules *r, fit *f)
+{
+	bool windows = strcmp(m->os.name, "windows") == 0;
+	const char *min = windows ? mf->min_driver_windows : mf->min_driver_linux;
+	const char *drv = m->driver.version;
+	const ml_gpu *arch_gpu = NULL;
+	const char *arch_min = gpu_arch_min_driver(r, m, windows, &arch_gpu);
+	const char *cuda = mf->cuda ? mf->cuda : "?";
+	f->driver = ML_RULE_OK;
+	ml_strlcpy(f->driver_need, min ? min : "", sizeof(f->driver_need));
+	if (!min)
+		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
+				  "manifest names no minimum %s driver", windows ? "Windows" : "Linux");
+	if (!drv[0]) {
+		f->driver = ML_RULE_WARN;
+		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
+				  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer",
+				  cuda, min);
+	}
+	if (ml_driver_version_cmp(drv, min) >= 0)
+		return add_reason(s, mf->name, "driver", ML_RULE_OK,
+				  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
+	char major[8] = "";
+	sscanf(cuda, "%7[0-9]", major);
+	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(r->floors, major);
+	const char *floor = fl ? json_str(fl, windows ? "windows" : "linux") : NULL;
+	bool arch_ok = !arch_min || ml_driver_version_cmp(drv, arch_min) >= 0;
+	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !f->ptx_only) {
+		f->driver = ML_RULE_WARN;
+		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
+				  "driver %s is below %s, the minimum for CUDA %s, but at least %s: "
+				  "runs under CUDA minor-version compatibility (reduced features, no "
+				  "PTX JIT); upgrade to %s or newer for full support",
+				  drv, min, cuda, floor, min);
+	}
+	f->driver = ML_RULE_FAIL;
+	if (!arch_ok && ml_driver_version_cmp(arch_min, min) > 0)
+		ml_strlcpy(f->driver_need, arch_min, sizeof(f->driver_need));
+	char label[160] = "";
+	if (!arch_ok)
+		gpu_label(label, sizeof(label), arch_gpu);
+	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
+			  "driver %s is below %s, the minimum for CUDA %s%s%s%s", drv, f->driver_need,
+			  cuda, label[0] ? "; " : "", label, label[0] ? " needs an R570+ driver" : "");
+}
+
+/* Rule 3: OS, CPU architecture and Python version are supported. */
+static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
+			 const char *python, fit *f)
+{
+	char plat[64];
+	snprintf(plat, sizeof(plat), "%s-%s", m->os.name, m->os.arch);
+	f->platform = mf->n_platforms ? ML_RULE_FAIL : ML_RULE_OK;
+	for (size_t i = 0; i < mf->n_platforms; i++)
+		if (strcmp(mf->platforms[i], plat) == 0)
+			f->platform = ML_RULE_OK;
+	ml_buf list = ML_BUF_INIT;
+	for (size_t i = 0; i < mf->n_platforms; i++)
+		ml_buf_printf(&list, "%s%s", i ? " " : "", mf->platforms[i]);
+	int rc = add_reason(s, mf->name, "platform", f->platform, "%s %s (manifest: %s)", plat,
+			    f->platform == ML_RULE_OK ? "is supported" : "is not supported",
+			    mf->n_platforms ? ml_buf_cstr(&list) : "any");
+	ml_buf_release(&list);
+	if (rc)
+		return rc;
+	f->python = mf->n_pythons && python ? ML_RULE_FAIL : ML_RULE_OK;
+	for (size_t i = 0; python && i < mf->n_pythons; i++)
+		if (strcmp(mf->pythons[i], python) == 0)
+			f->python = ML_RULE_OK;
+	ml_buf py = ML_BUF_INIT;
+	for (size_t i = 0; i < mf->n_pythons; i++)
+		ml_buf_printf(&py, "%s%s", i ? " " : "", mf->pythons[i]);
+	rc = add_reason(s, mf->name, "python", f->python, "Python %s %s (manifest: %s)",
+			python ? python : "(any)",
+			f->python == ML_RULE_OK ? "is supported" : "is not supported",
+			mf->n_pythons ? ml_buf_cstr(&py) : "any");
+	ml_buf_release(&py);
+	return rc;
+}
+
+static bool fits(const fit *f)
+{
+	return f->gpu != ML_RULE_FAIL && f->driver != ML_RULE_FAIL && f->platform != ML_RULE_FAIL &&
+	       f->python != ML_RULE_FAIL;
+}
+
+static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
+		 const char *python, bool gpu_rules, fit *f)
+{
+	memset(f, 0, sizeof(*f));
+	int rc = 0;
+	if (gpu_rules) {
+		rc = rule_gpu(s, mf, m, f);
+		if (!rc)
+			rc = rule_driver(s, mf, m, r, f);
+	}
+	if (!rc)
+		rc = rule_platform(s, mf, m, python, f);
+	return rc;
+}
+
+/* Warnings a user must see about the chosen manifest. */
+static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f)
+{
+	char w[1600];
+	for (size_t i = 0; i < s->n_reasons; i++) {
+		const ml_reason *rs = &s->reasons[i];
+		if (strcmp(rs->manifest, mf->name) != 0)
+			continue;
+		if (rs->verdict == ML_RULE_WARN ||
+		    (s->overridden && rs->verdict == ML_RULE_FAIL)) {
+			snprintf(w, sizeof(w), "%s", rs->detail);
+			if (s->overridden && rs->verdict == ML_RULE_FAIL && !strcmp(rs->rule, "gpu"))
+				snprintf(w, sizeof(w),
+					 "torch %s%s%s has no code for %s: expect 'no kernel image is "
+					 "available for execution on the device' (%s)",
+					 mf->torch ? mf->torch : "", mf->cuda ? "+cu" : "",
+					 mf->cuda ? mf->cuda : "", f->gpus_failing, rs->detail);
+			if (add_warning(s, w))
+				return ML_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Fills s->problem and s->remedy from the fits of the rejected manifests. */
+static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit *fs,
+				 char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) /* a manifest whose code runs but driver is too old */
+		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver == ML_RULE_FAIL) {
+			snprintf(s->problem, sizeof(s->problem),
+				 "%s needs the CUDA builds of %s, which need driver >= %s; this "
+				 "machine has %s",
+				 fs[0].gpus_failing[0] ? fs[0].gpus_failing : "this GPU", names[i],
+				 fs[i].driver_need, m->driver.version);
+			snprintf(s->remedy, sizeof(s->remedy),
+				 "upgrade the NVIDIA driver to %s or newer", fs[i].driver_need);
+			return;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver != ML_RULE_FAIL) {
+			snprintf(s->problem, sizeof(s->problem),
+				 "%s fits these GPUs but not this %s", names[i],
+				 fs[i].python == ML_RULE_FAIL ? "Python version" : "platform");
+			snprintf(s->remedy, sizeof(s->remedy), "%s",
+				 fs[i].python == ML_RULE_FAIL
+					 ? "pick a supported interpreter with --python X.Y (see the "
+					   "python rule above)"
+					 : "use a supported OS and CPU (see the platform rule above) or "
+					   "--manifest with one built for this platform");
+			return;
+		}
+	const char *gpus = n ? fs[n - 1].gpus_failing : "";
+	const ml_gpu *old = NULL;
+	for (size_t i = 0; i < m->n_gpus; i++)
+		if (!old || m->gpus[i].cc_major < old->cc_major)
+			old = &m->gpus[i];
+	snprintf(s->problem, sizeof(s->problem),
+		 "no shipped manifest has CUDA code that runs on %s%s%s%s", gpus[0] ? gpus : "these GPUs",
+		 old && old->architecture[0] ? " (" : "", old ? old->architecture : "",
+		 old && old->architecture[0] ? ")" : "");
+	snprintf(s->remedy, sizeof(s->remedy),
+		 "current PyTorch builds dropped this GPU generation; use --manifest with a build "
+		 "that still supports it, or a CPU-only environment");
+}
+
+static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
+			 const ml_select_opts *o, ml_err *err)
+{
+	ml_manifest *mf = NULL;
+	int rc = ml_manifest_open(&mf, o->manifest, err);
+	if (rc)
+		return rc;
+	fit f;
+	s->overridden = true;
+	s->gpu_checks_skipped = m->n_gpus == 0;
+	rc = judge(s, mf, m, r, o->python_version, m->n_gpus > 0, &f);
+	if (!rc)
+		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
+				fits(&f) ? "" : " although it does not fit this machine");
+	if (!rc)
+		rc = collect_warnings(s, mf, &f);
+	if (rc) {
+		ml_manifest_free(mf);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	s->manifest = mf;
+	return 0;
+}
+
+static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
+		       const ml_select_opts *o, ml_err *err)
+{
+	char *names[16];
+	size_t n = 0;
+	bool gpu = m->n_gpus > 0;
+	if (!gpu) {
+		names[n++] = (char *)r->no_gpu;
+	} else {
+		const cJSON *e;
+		cJSON_ArrayForEach(e, r->preference) if (cJSON_IsString(e) && n < 16) names[n++] =
+			e->valuestring;
+	}
+	fit fs[16];
+	int rc = 0;
+	for (size_t i = 0; i < n && !s->manifest; i++) {
+		ml_manifest *mf = NULL;
+		rc = ml_manifest_open(&mf, names[i], err);
+		if (rc)
+			return rc;
+		rc = judge(s, mf, m, r, o->python_version, gpu, &fs[i]);
+		if (!rc && fits(&fs[i])) {
+			s->manifest = mf;
+			s->gpu_checks_skipped = !gpu;
+			rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "%s",
+					!gpu ? "no NVIDIA GPU: the default manifest; GPU checks will "
+					       "be skipped"
+					: i == 0 ? "fits, and is preferred for reproducibility"
+						 : "fits; the preferred manifests before it do not");
+			if (!rc)
+				rc = collect_warnings(s, mf, &fs[i]);
+		} else {
+			ml_manifest_free(mf);
+		}
+		if (rc)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	if (!s->manifest)
+		explain_nothing_fits(s, m, fs, names, n);
+	return 0;
+}
+
+int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err)
+{
+	ml_select_opts defaults = ML_SELECT_OPTS_INIT;
+	const ml_select_opts *o = opts ? opts : &defaults;
+	rules r;
+	int rc = rules_load(&r, err);
+	if (rc)
+		return rc;
+	ml_selection *s = calloc(1, sizeof(*s));
+	if (!s) {
+		cJSON_Delete(r.doc);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	rc = o->manifest ? select_forced(s, m, &r, o, err) : select_auto(s, m, &r, o, err);
+	cJSON_Delete(r.doc);
+	if (rc) {
+		ml_selection_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void ml_selection_free(ml_selection *s)
+{
+	if (!s)
+		return;
+	ml_manifest_free(s->manifest);
+	free(s->reasons);
+	for (size_t i = 0; i < s->n_warnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
+	free(s);
+}
