@@ -275,12 +275,19 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 		if (rs->verdict == ML_RULE_WARN ||
 		    (s->overridden && rs->verdict == ML_RULE_FAIL)) {
 			snprintf(w, sizeof(w), "%s", rs->detail);
-			if (s->overridden && rs->verdict == ML_RULE_FAIL && !strcmp(rs->rule, "gpu"))
+			if (s->overridden && rs->verdict == ML_RULE_FAIL && !strcmp(rs->rule, "gpu")) {
+				/* "12.4" -> "cu124", the local version tag of torch's wheels */
+				char cu[16] = "";
+				for (const char *c = mf->cuda ? mf->cuda : ""; *c && strlen(cu) < 14; c++)
+					if (*c != '.')
+						strncat(cu, c, 1);
+				const char *why = strstr(rs->detail, "): ");
 				snprintf(w, sizeof(w),
 					 "torch %s%s%s has no code for %s: expect 'no kernel image is "
 					 "available for execution on the device' (%s)",
-					 mf->torch ? mf->torch : "", mf->cuda ? "+cu" : "",
-					 mf->cuda ? mf->cuda : "", f->gpus_failing, rs->detail);
+					 mf->torch ? mf->torch : "", cu[0] ? "+cu" : "", cu,
+					 f->gpus_failing, why ? why + 3 : rs->detail);
+			}
 			if (add_warning(s, w))
 				return ML_ENOMEM;
 		}
