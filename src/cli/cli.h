@@ -34,6 +34,7 @@ extern const ml_command ml_cmd_detect;
 extern const ml_command ml_cmd_help;
 extern const ml_command ml_cmd_plan;
 extern const ml_command ml_cmd_lock;
+extern const ml_command ml_cmd_audit;
 
 /* Looks a command up by name; NULL when unknown. */
 const ml_command *ml_cli_find(const char *name);

@@ -1,0 +1,234 @@
+/*
+ * cmd_audit.c - `mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]`:
+ * which CUDA code (SASS, PTX) do these libraries, wheels or environments
+ * carry, and does it run on these GPUs? Without --arch the detected GPUs
+ * are asked about. Exit 5 when some library cannot run on an asked GPU, 1
+ * when a path could not be audited (5 wins), 0 otherwise.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "mlsetup/detect.h"
+#include "mlsetup/plan.h"
+#include "mlsetup/verify.h"
+
+enum { OPT_ARCH = 'a', OPT_ALL = 256 };
+
+struct audit_args {
+	ml_cuda_arch devices[64];
+	size_t n_devices;
+	bool all;
+};
+
+/* Parses one device name: "sm_120" or "12.0". Returns 0 or -1. */
+static int parse_device(ml_cuda_arch *out, const char *s)
+{
+	ml_cuda_arch a;
+	if (ml_cuda_arch_parse(&a, s) == 0) {
+		if (a.ptx || a.variant)
+			return -1;
+		*out = a;
+		return 0;
+	}
+	/* X.Y: one to three digits without a leading zero, a dot, one digit. */
+	size_t n = 0;
+	while (n < 4 && s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n >= 1 && n <= 3 && s[0] != '0' && s[n] == '.' && s[n + 1] >= '0' && s[n + 1] <= '9' &&
+	    s[n + 2] == '\0') {
+		*out = (ml_cuda_arch){atoi(s), s[n + 1] - '0', 0, false};
+		return 0;
+	}
+	return -1;
+}
+
+static int on_option(int opt, const char *arg, void *data, ml_err *err)
+{
+	struct audit_args *a = data;
+	if (opt == OPT_ALL) {
+		a->all = true;
+		return 0;
+	}
+	/* --arch takes one name or a comma-separated list. */
+	char *copy = strdup(arg), *save = NULL;
+	if (!copy)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = 0;
+	size_t before = a->n_devices;
+	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+		if (a->n_devices == sizeof a->devices / sizeof a->devices[0])
+			rc = ml_cli_usage(&ml_cmd_audit, err, "too many --arch values");
+		else if (parse_device(&a->devices[a->n_devices], t) != 0)
+			rc = ml_cli_usage(
+			        &ml_cmd_audit, err,
+			        "--arch '%s' is not a GPU: use sm_XY (sm_120) or X.Y (12.0)", t);
+		else
+			a->n_devices++;
+	}
+	if (!rc && a->n_devices == before)
+		rc = ml_cli_usage(&ml_cmd_audit, err, "--arch needs a value");
+	free(copy);
+	return rc;
+}
+
+/* Prints s with control characters (from file or member names) as '?'. */
+static void safe_copy(char *dst, size_t sz, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < sz; i++)
+		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	dst[i] = '\0';
+}
+
+static void arch_list(char *dst, size_t sz, const ml_cuda_arch *v, size_t n)
+{
+	size_t len = 0;
+	dst[0] = '\0';
+	if (n == 0) {
+		snprintf(dst, sz, "none");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char nm[32];
+		if (ml_cuda_arch_format(nm, sizeof nm, &v[i]))
+			snprintf(nm, sizeof nm, "?");
+		int w = snprintf(dst + len, sz - len, "%s%s", i ? " " : "", nm);
+		if (w < 0 || (size_t)w >= sz - len)
+			return;
+		len += (size_t)w;
+	}
+}
+
+static void print_human(const ml_audit *a, bool detected)
+{
+	const char *b = ml_c("bold"), *r = ml_c("reset"), *red = ml_c("red"), *g = ml_c("green");
+	char path[4096], msg[512], sass[1024], ptx[1024], sm[32];
+	for (size_t i = 0; i < a->n_files; i++) {
+		const ml_audit_file *f = &a->files[i];
+		safe_copy(path, sizeof path, f->path);
+		safe_copy(msg, sizeof msg, f->error_msg);
+		if (f->error && !f->has_code) {
+			ml_say("%s%s%s: %serror:%s %s", b, path, r, red, r, msg);
+			continue;
+		}
+		arch_list(sass, sizeof sass, f->code.sass, f->code.n_sass);
+		arch_list(ptx, sizeof ptx, f->code.ptx, f->code.n_ptx);
+		char extra[64] = "";
+		if (f->code.n_compressed)
+			snprintf(extra, sizeof extra, " (%zu compressed)", f->code.n_compressed);
+		ml_say("%s%s%s: SASS %s; PTX %s%s", b, path, r, sass, ptx, extra);
+		if (f->error)
+			ml_say("  %serror:%s %s", red, r, msg);
+		for (size_t d = 0; f->has_code && d < a->n_devices; d++) {
+			ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]);
+			if (f->answers[d].runs)
+				ml_say("  %s: %sruns%s (%s)", sm, g, r, f->answers[d].why);
+			else
+				ml_say("  %s: %sdoes NOT run:%s %s", sm, red, r, f->answers[d].why);
+		}
+	}
+	char errs[64] = "";
+	if (a->n_errors)
+		snprintf(errs, sizeof errs, ", %s%zu could not be audited%s", red, a->n_errors, r);
+	ml_say("%ssummary%s: %zu librar%s scanned, %zu with CUDA code%s", b, r, a->n_scanned,
+	       a->n_scanned == 1 ? "y" : "ies", a->n_with_code, errs);
+	if (a->n_devices == 0)
+		ml_say("  no GPU detected to answer for; name one with --arch sm_XY");
+	for (size_t d = 0; d < a->n_devices; d++) {
+		ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]);
+		if (a->overall[d].runs)
+			ml_say("  %s%s: %sruns%s: %s", sm, detected ? " (detected)" : "", g, r,
+			       a->overall[d].why);
+		else
+			ml_say("  %s%s: %sdoes NOT run%s: %s", sm, detected ? " (detected)" : "",
+			       red, r, a->overall[d].why);
+	}
+}
+
+/* Fills args->devices with the compute capabilities of the detected GPUs. */
+static int detected_devices(struct audit_args *args, const ml_ctx *ctx, ml_err *err)
+{
+	ml_detect_opts d = ML_DETECT_OPTS_INIT;
+	d.root = ctx->sysroot;
+	ml_machine *m = NULL;
+	int rc = ml_detect(&m, &d, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *gp = &m->gpus[i];
+		if (gp->cc_major < 1 || gp->cc_minor < 0 ||
+		    args->n_devices == sizeof args->devices / sizeof args->devices[0])
+			continue;
+		args->devices[args->n_devices++] =
+		        (ml_cuda_arch){gp->cc_major, gp->cc_minor, 0, false};
+	}
+	ml_machine_free(m);
+	return 0;
+}
+
+static int cmd_audit(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+{
+	static const struct option opts[] = {
+	        {"arch", required_argument, NULL, OPT_ARCH},
+	        {"all", no_argument, NULL, OPT_ALL},
+	        {NULL, 0, NULL, 0},
+	};
+	struct audit_args args = {.n_devices = 0};
+	int first;
+	bool help;
+	int rc =
+	        ml_cli_parse(&ml_cmd_audit, argc, argv, opts, on_option, &args, &first, &help, err);
+	if (rc || help)
+		return rc;
+	if (first >= argc)
+		return ml_cli_usage(&ml_cmd_audit, err, "no PATH to audit");
+	bool detected = args.n_devices == 0;
+	if (detected) {
+		if ((rc = detected_devices(&args, ctx, err)) != 0)
+			return rc;
+	}
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = args.devices;
+	o.n_devices = args.n_devices;
+	o.all = args.all;
+	ml_audit *a = NULL;
+	if ((rc = ml_audit_paths(&a, (const char *const *)argv + first, (size_t)(argc - first), &o,
+	                         err)) != 0)
+		return rc;
+	if (ctx->json) {
+		cJSON *doc = ml_audit_to_json(a);
+		const char *from = !detected ? "arch" : args.n_devices ? "detected" : "none";
+		if (doc && !cJSON_AddStringToObject(doc, "devices_from", from)) {
+			cJSON_Delete(doc);
+			doc = NULL;
+		}
+		rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
+		cJSON_Delete(doc);
+	} else {
+		print_human(a, detected);
+	}
+	if (!rc)
+		rc = ml_audit_status(a, err);
+	ml_audit_free(a);
+	return rc;
+}
+
+const ml_command ml_cmd_audit = {
+        "audit",
+        cmd_audit,
+        ML_NEED_NONE,
+        "list the CUDA code (SASS, PTX) in libraries, wheels or environments; say where it runs",
+        "mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]",
+        "  PATH                  a shared library (.so, .dll), a wheel (read in place), or a\n"
+        "                        directory: every library below it (an environment)\n"
+        "  --arch sm_XY|X.Y      GPU to answer for; repeatable or comma-separated (default:\n"
+        "                        the GPUs detected here)\n"
+        "  --all                 also list libraries without CUDA code\n"
+        "exit status: 0 runs everywhere asked, 5 some library cannot run on an asked GPU,\n"
+        "1 a path could not be audited (unreadable, malformed fatbin, broken wheel)\n",
+};

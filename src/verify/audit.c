@@ -1,0 +1,748 @@
+/*
+ * audit.c - `mlsetup audit`'s stage: which CUDA code do these libraries,
+ * wheels or environments carry, and does it run on these GPUs?
+ *
+ * Paths are turned into bytes (a library mapped read-only; each library
+ * member of a wheel read into memory through libarchive's zip reader, one at
+ * a time, never extracted; directory trees walked once per directory and
+ * file), the bytes into fatbin lists (fatbin.c), and the lists into answers
+ * by ml_arch_runs_on(), the one "will it run?" rule (plan.h). A file that
+ * cannot be read or holds a malformed fatbin is recorded and the audit goes
+ * on; ml_audit_status() turns the whole into one outcome.
+ */
+#include "mlsetup/verify.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <cjson/cJSON.h>
+
+#define DEFAULT_MEMBER_CAP (2ull << 30) /* 2 GiB */
+#define MAX_DEPTH          64           /* directory levels walked */
+
+/* --- (device, inode) set: each directory and file is read once ------------ */
+
+typedef struct seen_set {
+	uint64_t *keys; /* pairs (dev, ino); ino 0 marks a free slot */
+	size_t cap;     /* slots, a power of two */
+	size_t n;
+} seen_set;
+
+static size_t seen_hash(uint64_t dev, uint64_t ino, size_t cap)
+{
+	uint64_t h = (dev * 0x9E3779B97F4A7C15ull) ^ (ino * 0xC2B2AE3D27D4EB4Full);
+	h ^= h >> 29;
+	return (size_t)h & (cap - 1);
+}
+
+static bool seen_find(const seen_set *s, uint64_t dev, uint64_t ino, size_t *slot)
+{
+	size_t i = seen_hash(dev, ino, s->cap);
+	while (s->keys[2 * i + 1] != 0) {
+		if (s->keys[2 * i] == dev && s->keys[2 * i + 1] == ino)
+			return true;
+		i = (i + 1) & (s->cap - 1);
+	}
+	*slot = i;
+	return false;
+}
+
+/* Adds (dev, ino); sets *added to false when it was already there.
+ * Returns 0 or ML_ENOMEM. */
+static int seen_add(seen_set *s, const struct stat *st, bool *added)
+{
+	uint64_t dev = (uint64_t)st->st_dev, ino = (uint64_t)st->st_ino + 1; /* never 0 */
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		uint64_t *keys = calloc(cap * 2, sizeof *keys);
+		if (!keys)
+			return ML_ENOMEM;
+		seen_set grown = {keys, cap, 0};
+		for (size_t i = 0; i < s->cap; i++) {
+			size_t slot;
+			if (s->keys[2 * i + 1] != 0 &&
+			    !seen_find(&grown, s->keys[2 * i], s->keys[2 * i + 1], &slot)) {
+				keys[2 * slot] = s->keys[2 * i];
+				keys[2 * slot + 1] = s->keys[2 * i + 1];
+				grown.n++;
+			}
+		}
+		free(s->keys);
+		*s = grown;
+	}
+	size_t slot;
+	*added = !seen_find(s, dev, ino, &slot);
+	if (*added) {
+		s->keys[2 * slot] = dev;
+		s->keys[2 * slot + 1] = ino;
+		s->n++;
+	}
+	return 0;
+}
+
+/* --- building the result ---------------------------------------------------- */
+
+typedef struct audit_run {
+	ml_audit *a;
+	const ml_audit_opts *opts;
+	uint64_t member_cap;
+	seen_set seen;
+	char *root; /* real path of the directory being walked */
+	ml_err *err;
+} audit_run;
+
+static void file_release(ml_audit_file *f)
+{
+	free(f->path);
+	ml_fatbin_list_release(&f->code);
+	free(f->answers);
+}
+
+/* Moves *f into the result (or releases it when it is not to be kept).
+ * Returns 0 or ML_ENOMEM. */
+static int keep_file(audit_run *r, ml_audit_file *f)
+{
+	ml_audit *a = r->a;
+	if (!f->has_code && !f->error && !r->opts->all) {
+		file_release(f);
+		return 0;
+	}
+	ml_audit_file *grown = realloc(a->files, (a->n_files + 1) * sizeof *grown);
+	if (!grown) {
+		file_release(f);
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	}
+	a->files = grown;
+	a->files[a->n_files++] = *f;
+	if (f->error)
+		a->n_errors++;
+	return 0;
+}
+
+/* Records a path that could not be audited. Returns 0 or ML_ENOMEM. */
+static int record_error(audit_run *r, const char *path, int code, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static int record_error(audit_run *r, const char *path, int code, const char *fmt, ...)
+{
+	ml_audit_file f = {.code = ML_FATBIN_LIST_INIT, .error = code};
+	f.path = strdup(path);
+	if (!f.path)
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f.error_msg, sizeof f.error_msg, fmt, ap);
+	va_end(ap);
+	return keep_file(r, &f);
+}
+
+/* Answers every device for one file's code. Returns 0 or ML_ENOMEM. */
+static int answer(audit_run *r, ml_audit_file *f)
+{
+	const ml_audit *a = r->a;
+	size_t n = f->code.n_sass + f->code.n_ptx;
+	ml_cuda_arch *code = malloc((n ? n : 1) * sizeof *code);
+	f->answers = calloc(a->n_devices ? a->n_devices : 1, sizeof *f->answers);
+	if (!code || !f->answers) {
+		free(code);
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	}
+	if (f->code.n_sass)
+		memcpy(code, f->code.sass, f->code.n_sass * sizeof *code);
+	if (f->code.n_ptx)
+		memcpy(code + f->code.n_sass, f->code.ptx, f->code.n_ptx * sizeof *code);
+	for (size_t d = 0; d < a->n_devices; d++)
+		f->answers[d].runs =
+		        ml_arch_runs_on(code, n, a->devices[d].major, a->devices[d].minor,
+		                        f->answers[d].why, sizeof f->answers[d].why);
+	free(code);
+	return 0;
+}
+
+/* Scans one library's bytes and records the result under path. */
+static int audit_bytes(audit_run *r, const char *path, const unsigned char *buf, size_t len)
+{
+	ml_audit_file f = {.code = ML_FATBIN_LIST_INIT};
+	f.path = strdup(path);
+	if (!f.path)
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	r->a->n_scanned++;
+	ml_err e = ML_ERR_INIT;
+	int rc = ml_fatbin_scan_image(&f.code, buf, len, &e);
+	if (rc == ML_ENOMEM) {
+		file_release(&f);
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	}
+	if (rc) {
+		f.error = rc;
+		if (snprintf(f.error_msg, sizeof f.error_msg, "malformed CUDA fatbin: %s", e.msg) <
+		    0)
+			f.error_msg[0] = '\0'; /* longer messages are cut */
+	}
+	f.has_code = f.code.n_sass + f.code.n_ptx > 0;
+	if (f.has_code) {
+		r->a->n_with_code++;
+		if ((rc = answer(r, &f)) != 0) {
+			file_release(&f);
+			return rc;
+		}
+	}
+	return keep_file(r, &f);
+}
+
+/* --- wheels ------------------------------------------------------------------- */
+
+static bool ends_with_ci(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	if (m > n)
+		return false;
+	for (size_t i = 0; i < m; i++)
+		if (tolower((unsigned char)s[n - m + i]) != tolower((unsigned char)suffix[i]))
+			return false;
+	return true;
+}
+
+bool ml_audit_is_library_name(const char *name)
+{
+	if (!name)
+		return false;
+	const char *slash = strrchr(name, '/');
+	const char *base = slash ? slash + 1 : name;
+	if (ends_with_ci(base, ".dll") || ends_with_ci(base, ".pyd"))
+		return true;
+	size_t n = strlen(base);
+	if (n > 3 && strcmp(base + n - 3, ".so") == 0)
+		return true;
+	/* "*.so.N[.N...]": find a ".so." followed only by digits and dots. */
+	for (const char *p = strstr(base, ".so."); p; p = strstr(p + 1, ".so.")) {
+		const char *v = p + 4;
+		bool ok = isdigit((unsigned char)*v);
+		for (; ok && *v; v++)
+			ok = isdigit((unsigned char)*v) || (*v == '.' && v[1] != '\0');
+		if (ok && p > base)
+			return true;
+	}
+	return false;
+}
+
+/* Reads the current member (at most cap bytes) into a new buffer; size is
+ * what the archive declares (-1 unknown). One spare byte past the declared
+ * size shows whether the member really ends there. */
+static int read_member(unsigned char **out, size_t *out_len, struct archive *ar, int64_t size,
+                       uint64_t cap, char *msg, size_t msgsz)
+{
+	size_t alloc = (size > 0 ? (size_t)size : (size_t)1 << 16) + 1, len = 0;
+	unsigned char *buf = malloc(alloc);
+	if (!buf)
+		return ML_ENOMEM;
+	for (;;) {
+		if (len == alloc) {
+			if (len > cap)
+				break;
+			size_t grow = alloc > (cap + 1) / 2 ? (size_t)cap + 1 : alloc * 2;
+			unsigned char *g = realloc(buf, grow);
+			if (!g) {
+				free(buf);
+				return ML_ENOMEM;
+			}
+			buf = g;
+			alloc = grow;
+		}
+		la_ssize_t got = archive_read_data(ar, buf + len, alloc - len);
+		if (got < 0) {
+			snprintf(msg, msgsz, "cannot read member: %s", archive_error_string(ar));
+			free(buf);
+			return ML_EPARSE;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	if (len > cap) {
+		free(buf);
+		snprintf(msg, msgsz, "member is larger than the %llu MiB cap, not read",
+		         (unsigned long long)(cap >> 20));
+		return ML_EFAIL;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+static int audit_wheel(audit_run *r, const char *path)
+{
+	struct archive *ar = archive_read_new();
+	if (!ar)
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	archive_read_support_format_zip(ar);
+	int rc = 0;
+	if (archive_read_open_filename(ar, path, 1 << 16) != ARCHIVE_OK) {
+		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
+		                  archive_error_string(ar));
+		goto out;
+	}
+	struct archive_entry *ent;
+	int ar_rc;
+	while ((ar_rc = archive_read_next_header(ar, &ent)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(ent);
+		if (!name || archive_entry_filetype(ent) != AE_IFREG ||
+		    !ml_audit_is_library_name(name))
+			continue;
+		char *shown = ml_asprintf("%s!%s", path, name);
+		if (!shown) {
+			rc = ml_err_set(r->err, ML_ENOMEM, "out of memory");
+			goto out;
+		}
+		int64_t size = archive_entry_size_is_set(ent) ? archive_entry_size(ent) : -1;
+		unsigned char *buf = NULL;
+		size_t len = 0;
+		char msg[400] = "";
+		int mrc;
+		if (size > 0 && (uint64_t)size > r->member_cap) {
+			snprintf(msg, sizeof msg,
+			         "member is larger than the %llu MiB cap, not read",
+			         (unsigned long long)(r->member_cap >> 20));
+			mrc = ML_EFAIL;
+		} else {
+			mrc = read_member(&buf, &len, ar, size, r->member_cap, msg, sizeof msg);
+		}
+		if (mrc == ML_ENOMEM)
+			rc = ml_err_set(r->err, ML_ENOMEM, "out of memory");
+		else if (mrc)
+			rc = record_error(r, shown, mrc, "%s", msg);
+		else
+			rc = audit_bytes(r, shown, buf, len);
+		free(buf);
+		free(shown);
+		if (rc)
+			goto out;
+		if (mrc == ML_EPARSE)
+			break; /* the archive's stream is broken; stop reading it */
+	}
+	if (ar_rc != ARCHIVE_EOF && ar_rc != ARCHIVE_OK)
+		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
+		                  archive_error_string(ar));
+out:
+	archive_read_free(ar);
+	return rc;
+}
+
+/* --- files and directories ------------------------------------------------------ */
+
+/* Audits one regular file, already opened as fd (closed here). */
+static int audit_fd(audit_run *r, const char *path, int fd, const struct stat *st)
+{
+	if ((uint64_t)st->st_size > SIZE_MAX) {
+		close(fd);
+		return record_error(r, path, ML_EIO, "cannot map '%s': too large", path);
+	}
+	size_t len = (size_t)st->st_size;
+	const unsigned char *buf = NULL;
+	if (len > 0) {
+		void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			return record_error(r, path, ML_EIO, "cannot map '%s': %s", path,
+			                    strerror(e));
+		}
+		buf = m;
+	}
+	close(fd);
+	bool zip = ends_with_ci(path, ".whl") || (len >= 4 && (memcmp(buf, "PK\003\004", 4) == 0 ||
+	                                                       memcmp(buf, "PK\005\006", 4) == 0));
+	int rc = zip ? 0 : audit_bytes(r, path, buf, len);
+	if (len > 0)
+		munmap((void *)buf, len);
+	if (zip)
+		rc = audit_wheel(r, path);
+	return rc;
+}
+
+static int audit_file(audit_run *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return record_error(r, path, e == ENOENT ? ML_ENOENT : ML_EIO,
+		                    "cannot open '%s': %s", path, strerror(e));
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return record_error(r, path, ML_EIO, "cannot stat '%s': %s", path, strerror(e));
+	}
+	return audit_fd(r, path, fd, &st);
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int walk(audit_run *r, const char *dir, int depth);
+
+/* Is the real path of a linked directory inside the walk's root? */
+static bool inside_root(const audit_run *r, const char *path)
+{
+	char *real = realpath(path, NULL);
+	size_t n = r->root ? strlen(r->root) : 0;
+	bool in = real && r->root &&
+	          (strcmp(r->root, "/") == 0 ||
+	           (strncmp(real, r->root, n) == 0 && (real[n] == '/' || real[n] == '\0')));
+	free(real);
+	return in;
+}
+
+/* Audits one directory entry of a walk (is_link: the entry itself is a
+ * symbolic link). */
+static int walk_entry(audit_run *r, const char *path, const char *name, bool is_link, int depth)
+{
+	struct stat st;
+	bool lib = ml_audit_is_library_name(name), whl = ends_with_ci(name, ".whl");
+	if (stat(path, &st) != 0) {
+		if (!lib && !whl)
+			return 0; /* a dangling link or a race we have no interest in */
+		int e = errno;
+		return record_error(r, path, e == ENOENT ? ML_ENOENT : ML_EIO,
+		                    "cannot open '%s': %s", path, strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && (lib || whl)))
+		return 0;
+	/* A link may name a library anywhere (the environment loads it), but
+	 * a directory outside the tree (a link to / or $HOME) is not walked. */
+	if (is_link && S_ISDIR(st.st_mode) && !inside_root(r, path))
+		return 0;
+	bool added;
+	if (seen_add(&r->seen, &st, &added))
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	if (!added)
+		return 0; /* a second link to something already read: loops end here */
+	if (S_ISDIR(st.st_mode))
+		return walk(r, path, depth + 1);
+	return audit_file(r, path);
+}
+
+static int walk(audit_run *r, const char *dir, int depth)
+{
+	if (depth > MAX_DEPTH)
+		return record_error(r, dir, ML_EFAIL,
+		                    "directory '%s' is nested deeper than %d levels, not walked",
+		                    dir, MAX_DEPTH);
+	DIR *d = opendir(dir);
+	if (!d) {
+		int e = errno;
+		return record_error(r, dir, ML_EIO, "cannot read directory '%s': %s", dir,
+		                    strerror(e));
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **g = realloc(names, cap * sizeof *g);
+			if (!g) {
+				rc = ml_err_set(r->err, ML_ENOMEM, "out of memory");
+				goto out;
+			}
+			names = g;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			rc = ml_err_set(r->err, ML_ENOMEM, "out of memory");
+			goto out;
+		}
+		n++;
+	}
+	if (n)
+		qsort(names, n, sizeof *names, cmp_names);
+	size_t dl = strlen(dir);
+	bool slash = dl > 0 && dir[dl - 1] == '/';
+	/* Real files and directories first, then symbolic links, so that a
+	 * library is named by its own path rather than by a link to it. */
+	for (int links = 0; links < 2 && !rc; links++) {
+		for (size_t i = 0; i < n && !rc; i++) {
+			char *path = ml_asprintf("%s%s%s", dir, slash ? "" : "/", names[i]);
+			if (!path) {
+				rc = ml_err_set(r->err, ML_ENOMEM, "out of memory");
+				break;
+			}
+			struct stat lst;
+			bool is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+			if (is_link == (links == 1))
+				rc = walk_entry(r, path, names[i], is_link, depth);
+			free(path);
+		}
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rc;
+}
+
+static int audit_path(audit_run *r, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		int e = errno;
+		return record_error(r, path, e == ENOENT ? ML_ENOENT : ML_EIO,
+		                    "cannot open '%s': %s", path, strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return record_error(r, path, ML_EIO, "'%s' is not a regular file or directory",
+		                    path);
+	bool added;
+	if (seen_add(&r->seen, &st, &added))
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	if (!added)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return audit_file(r, path);
+	free(r->root);
+	if (!(r->root = realpath(path, NULL)))
+		return record_error(r, path, ML_EIO, "cannot resolve '%s': %s", path,
+		                    strerror(errno));
+	return walk(r, path, 0);
+}
+
+/* --- the audit ------------------------------------------------------------------- */
+
+/* Copies s into dst with control characters (from hostile file or member
+ * names) replaced by '?', so that messages cannot drive a terminal. */
+static const char *printable(char *dst, size_t sz, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < sz; i++)
+		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	dst[i] = '\0';
+	return dst;
+}
+
+static void overall_answers(ml_audit *a)
+{
+	char shown[1024];
+	for (size_t d = 0; d < a->n_devices; d++) {
+		ml_audit_answer *o = &a->overall[d];
+		char sm[32];
+		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
+			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
+		size_t bad = 0;
+		const ml_audit_file *first = NULL;
+		for (size_t i = 0; i < a->n_files; i++) {
+			const ml_audit_file *f = &a->files[i];
+			if (f->has_code && !f->answers[d].runs && bad++ == 0)
+				first = f;
+		}
+		o->runs = bad == 0;
+		size_t n = a->n_with_code;
+		const char *libs = n == 1 ? "library" : "libraries";
+		if (n == 0)
+			snprintf(o->why, sizeof o->why, "no CUDA code found");
+		else if (bad == 0)
+			snprintf(o->why, sizeof o->why, "%s %zu %s with CUDA code run%s on %s",
+			         n == 1 ? "the" : "all", n, libs, n == 1 ? "s" : "", sm);
+		else if (snprintf(o->why, sizeof o->why,
+		                  "%zu of %zu %s with CUDA code cannot run on %s; first: %s: %s",
+		                  bad, n, libs, sm, printable(shown, sizeof shown, first->path),
+		                  first->answers[d].why) < 0)
+			o->why[0] = '\0'; /* longer reasons are cut */
+	}
+}
+
+int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
+                   const ml_audit_opts *opts, ml_err *err)
+{
+	static const ml_audit_opts defaults = ML_AUDIT_OPTS_INIT;
+	if (!opts)
+		opts = &defaults;
+	ml_audit *a = calloc(1, sizeof *a);
+	uint64_t cap = opts->max_member_bytes ? opts->max_member_bytes : DEFAULT_MEMBER_CAP;
+	if (cap > SIZE_MAX / 4)
+		cap = SIZE_MAX / 4;
+	audit_run r = {a, opts, cap, {NULL, 0, 0}, NULL, err};
+	int rc = 0;
+	if (!a)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	size_t nd = opts->n_devices;
+	a->devices = calloc(nd ? nd : 1, sizeof *a->devices);
+	a->overall = calloc(nd ? nd : 1, sizeof *a->overall);
+	if (!a->devices || !a->overall) {
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nd; i++) {
+		ml_cuda_arch dev = {opts->devices[i].major, opts->devices[i].minor, 0, false};
+		bool dup = false;
+		for (size_t k = 0; k < a->n_devices; k++)
+			dup |= a->devices[k].major == dev.major && a->devices[k].minor == dev.minor;
+		if (!dup)
+			a->devices[a->n_devices++] = dev;
+	}
+	for (size_t i = 0; i < n_paths && !rc; i++)
+		rc = audit_path(&r, paths[i]);
+	if (!rc)
+		overall_answers(a);
+out:
+	free(r.seen.keys);
+	free(r.root);
+	if (rc) {
+		ml_audit_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int ml_audit_status(const ml_audit *a, ml_err *err)
+{
+	char shown[sizeof err->msg];
+	for (size_t d = 0; d < a->n_devices; d++) {
+		if (a->overall[d].runs)
+			continue;
+		char sm[32];
+		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
+			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
+		for (size_t i = 0; i < a->n_files; i++) {
+			const ml_audit_file *f = &a->files[i];
+			if (!f->has_code || f->answers[d].runs)
+				continue;
+			ml_err_set(err, ML_EGPU, "'%s' cannot run on %s: %s",
+			           printable(shown, sizeof shown, f->path), sm, f->answers[d].why);
+			ml_err_hint(err,
+			            "install a build that includes %s SASS or PTX for compute "
+			            "capability %d.%d or lower",
+			            sm, a->devices[d].major, a->devices[d].minor);
+			return ML_EGPU;
+		}
+	}
+	if (a->n_errors) {
+		for (size_t i = 0; i < a->n_files; i++) {
+			if (!a->files[i].error)
+				continue;
+			if (a->n_errors == 1)
+				ml_err_set(err, ML_EFAIL, "%s", a->files[i].error_msg);
+			else
+				ml_err_set(err, ML_EFAIL,
+				           "%zu files could not be audited; first: %s", a->n_errors,
+				           a->files[i].error_msg);
+			return ML_EFAIL;
+		}
+	}
+	return 0;
+}
+
+/* --- JSON ---------------------------------------------------------------------- */
+
+static cJSON *arch_array(const ml_cuda_arch *v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < n; i++) {
+		char nm[32];
+		if (ml_cuda_arch_format(nm, sizeof nm, &v[i]))
+			snprintf(nm, sizeof nm, "?");
+		if (!cJSON_AddItemToArray(arr, cJSON_CreateString(nm))) {
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* Adds "runs_on" and "why" objects keyed by device name. */
+static bool add_answers(cJSON *obj, const ml_audit *a, const ml_audit_answer *ans)
+{
+	cJSON *runs = cJSON_AddObjectToObject(obj, "runs_on");
+	cJSON *why = cJSON_AddObjectToObject(obj, "why");
+	if (!runs || !why)
+		return false;
+	for (size_t d = 0; ans && d < a->n_devices; d++) {
+		char sm[32];
+		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
+			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
+		if (!cJSON_AddBoolToObject(runs, sm, ans[d].runs) ||
+		    !cJSON_AddStringToObject(why, sm, ans[d].why))
+			return false;
+	}
+	return true;
+}
+
+cJSON *ml_audit_to_json(const ml_audit *a)
+{
+	cJSON *doc = cJSON_CreateObject();
+	if (!doc || !cJSON_AddStringToObject(doc, "schema", "mlsetup.audit/1"))
+		goto fail;
+	cJSON *devs = arch_array(a->devices, a->n_devices);
+	if (!devs || !cJSON_AddItemToObject(doc, "devices", devs)) {
+		cJSON_Delete(devs);
+		goto fail;
+	}
+	if (!cJSON_AddNumberToObject(doc, "libraries_scanned", (double)a->n_scanned) ||
+	    !cJSON_AddNumberToObject(doc, "libraries_with_cuda", (double)a->n_with_code) ||
+	    !cJSON_AddNumberToObject(doc, "errors", (double)a->n_errors))
+		goto fail;
+	cJSON *files = cJSON_AddArrayToObject(doc, "files");
+	if (!files)
+		goto fail;
+	for (size_t i = 0; i < a->n_files; i++) {
+		const ml_audit_file *f = &a->files[i];
+		cJSON *o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(files, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if (!cJSON_AddStringToObject(o, "path", f->path))
+			goto fail;
+		cJSON *sass = arch_array(f->code.sass, f->code.n_sass);
+		if (!sass || !cJSON_AddItemToObject(o, "sass", sass)) {
+			cJSON_Delete(sass);
+			goto fail;
+		}
+		cJSON *ptx = arch_array(f->code.ptx, f->code.n_ptx);
+		if (!ptx || !cJSON_AddItemToObject(o, "ptx", ptx)) {
+			cJSON_Delete(ptx);
+			goto fail;
+		}
+		if (!cJSON_AddNumberToObject(o, "containers", (double)f->code.n_containers) ||
+		    !cJSON_AddNumberToObject(o, "entries", (double)f->code.n_entries) ||
+		    !cJSON_AddNumberToObject(o, "compressed", (double)f->code.n_compressed) ||
+		    !(f->error ? cJSON_AddStringToObject(o, "error", f->error_msg)
+		               : cJSON_AddNullToObject(o, "error")) ||
+		    !add_answers(o, a, f->has_code ? f->answers : NULL))
+			goto fail;
+	}
+	if (!add_answers(doc, a, a->overall))
+		goto fail;
+	return doc;
+fail:
+	cJSON_Delete(doc);
+	return NULL;
+}
+
+void ml_audit_free(ml_audit *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n_files; i++)
+		file_release(&a->files[i]);
+	free(a->files);
+	free(a->devices);
+	free(a->overall);
+	free(a);
+}

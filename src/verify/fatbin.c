@@ -1,0 +1,435 @@
+/*
+ * fatbin.c - reads which CUDA code a binary carries, without running or
+ * decompressing any of it.
+ *
+ * nvcc embeds device code in host binaries as fatbinaries: containers of
+ * entries, each entry one PTX text or one SASS cubin for one compute
+ * capability (FACTS.md "Fatbinary", checked against nvcc 13.0 output). In
+ * ELF files they live in the `.nv_fatbin` section (relocatable device code
+ * in `__nv_relfatbin`); in Windows DLLs they are found by their magic. All
+ * input is untrusted: every length is checked against what is left before
+ * it is used, with arithmetic that cannot overflow, and a malformed input
+ * gives ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it.
+ */
+#include "mlsetup/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Little-endian reads from byte pointers: no alignment, no aliasing. */
+static uint16_t rd16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* Container header: magic, version, header_size, fat_size. */
+enum { CONTAINER_MIN = 16 };
+/* Entry header: fields up to uncompressed_size; most we accept. */
+enum { ENTRY_MIN = 64, ENTRY_MAX = 4096 };
+/* Entry header field offsets (FACTS.md "Fatbinary"). */
+enum {
+	E_KIND = 0,
+	E_HEADER_SIZE = 4,
+	E_PAYLOAD_SIZE = 8,
+	E_ARCH = 28,
+	E_FLAGS = 40,
+	E_UNCOMPRESSED = 56,
+};
+
+/* --- the list ------------------------------------------------------------- */
+
+void ml_fatbin_list_release(ml_fatbin_list *l)
+{
+	if (!l)
+		return;
+	free(l->entries);
+	free(l->sass);
+	free(l->ptx);
+	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
+}
+
+static int variant_rank(char v)
+{
+	return v == 0 ? 0 : v == 'a' ? 1 : 2;
+}
+
+static int arch_cmp(const ml_cuda_arch *a, const ml_cuda_arch *b)
+{
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor < b->minor ? -1 : 1;
+	return variant_rank(a->variant) - variant_rank(b->variant);
+}
+
+/* Inserts a into the sorted, unique array *arr of *n. Returns 0 or ML_ENOMEM. */
+static int insert_unique(ml_cuda_arch **arr, size_t *n, const ml_cuda_arch *a)
+{
+	size_t lo = 0, hi = *n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = arch_cmp(&(*arr)[mid], a);
+		if (c == 0)
+			return 0;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ml_cuda_arch *grown = realloc(*arr, (*n + 1) * sizeof **arr);
+	if (!grown)
+		return ML_ENOMEM;
+	*arr = grown;
+	memmove(&grown[lo + 1], &grown[lo], (*n - lo) * sizeof *grown);
+	grown[lo] = *a;
+	(*n)++;
+	return 0;
+}
+
+static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err)
+{
+	if (l->n_entries == l->cap_entries) {
+		size_t cap = l->cap_entries ? l->cap_entries * 2 : 16;
+		ml_fatbin_entry *grown = realloc(l->entries, cap * sizeof *grown);
+		if (!grown)
+			return ml_err_set(err, ML_ENOMEM, "out of memory listing fatbin entries");
+		l->entries = grown;
+		l->cap_entries = cap;
+	}
+	int rc = e->arch.ptx ? insert_unique(&l->ptx, &l->n_ptx, &e->arch)
+	                     : insert_unique(&l->sass, &l->n_sass, &e->arch);
+	if (rc)
+		return ml_err_set(err, ML_ENOMEM, "out of memory listing fatbin entries");
+	l->entries[l->n_entries++] = *e;
+	if (e->compressed)
+		l->n_compressed++;
+	return 0;
+}
+
+/* --- containers and entries ------------------------------------------------ */
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Reads the entries of one container: buf[start..end) relative to the
+ * scanned region, which begins at file offset base. */
+static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t start, size_t end,
+                        uint64_t base, ml_err *err)
+{
+	size_t p = start;
+	while (p < end) {
+		size_t left = end - p;
+		const unsigned char *e = buf + p;
+		uint64_t at = base + p;
+		if (all_zero(e, left))
+			break; /* zero tail: no further entries */
+		if (left < ENTRY_MIN)
+			return ml_err_set(err, ML_EPARSE,
+			                  "fatbin entry at offset 0x%llx: header truncated (%zu of "
+			                  "at least %d bytes left in the container)",
+			                  (unsigned long long)at, left, ENTRY_MIN);
+		uint32_t hsize = rd32(e + E_HEADER_SIZE);
+		if (hsize < ENTRY_MIN || hsize > ENTRY_MAX)
+			return ml_err_set(err, ML_EPARSE,
+			                  "fatbin entry at offset 0x%llx: header size %u outside "
+			                  "%d..%d",
+			                  (unsigned long long)at, hsize, ENTRY_MIN, ENTRY_MAX);
+		if (hsize > left)
+			return ml_err_set(err, ML_EPARSE,
+			                  "fatbin entry at offset 0x%llx: header of %u bytes runs "
+			                  "past the container end (%zu bytes left)",
+			                  (unsigned long long)at, hsize, left);
+		uint64_t psize = rd64(e + E_PAYLOAD_SIZE);
+		if (psize > left - hsize)
+			return ml_err_set(
+			        err, ML_EPARSE,
+			        "fatbin entry at offset 0x%llx: payload of %llu bytes runs "
+			        "past the container end (%zu bytes left)",
+			        (unsigned long long)at, (unsigned long long)psize, left - hsize);
+		uint16_t kind = rd16(e + E_KIND);
+		p += hsize + (size_t)psize; /* <= end: checked above */
+		if (kind != ML_FATBIN_KIND_PTX && kind != ML_FATBIN_KIND_ELF) {
+			out->n_other++;
+			continue;
+		}
+		uint32_t arch = rd32(e + E_ARCH);
+		uint64_t flags = rd64(e + E_FLAGS);
+		if (arch < 10 || arch > 9999)
+			return ml_err_set(err, ML_EPARSE,
+			                  "fatbin entry at offset 0x%llx: architecture %u is not a "
+			                  "compute capability",
+			                  (unsigned long long)at, arch);
+		bool a = flags & ML_FATBIN_FLAG_ARCH_SPECIFIC, f = flags & ML_FATBIN_FLAG_FAMILY;
+		if (a && f)
+			return ml_err_set(
+			        err, ML_EPARSE,
+			        "fatbin entry at offset 0x%llx: flags 0x%llx mark it both "
+			        "arch-specific and family-specific",
+			        (unsigned long long)at, (unsigned long long)flags);
+		char variant = 0;
+		if (a)
+			variant = 'a';
+		else if (f)
+			variant = 'f';
+		ml_fatbin_entry ent = {
+		        .arch = {(int)(arch / 10), (int)(arch % 10), variant,
+		                 kind == ML_FATBIN_KIND_PTX},
+		        .kind = kind,
+		        .flags = flags,
+		        .compressed = flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
+		        .offset = at,
+		        .header_size = hsize,
+		        .payload_size = psize,
+		};
+		if (ent.compressed)
+			ent.uncompressed_size = rd64(e + E_UNCOMPRESSED);
+		int rc = append_entry(out, &ent, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Reads the container whose header starts at buf[off] (region-relative;
+ * the region starts at file offset base) and sets *next past it. */
+static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t len, size_t off,
+                          uint64_t base, size_t *next, ml_err *err)
+{
+	size_t left = len - off;
+	const unsigned char *h = buf + off;
+	uint64_t at = base + off;
+	if (left < CONTAINER_MIN)
+		return ml_err_set(err, ML_EPARSE,
+		                  "fatbin container at offset 0x%llx: header truncated (%zu of %d "
+		                  "bytes)",
+		                  (unsigned long long)at, left, CONTAINER_MIN);
+	uint32_t magic = rd32(h);
+	if (magic != ML_FATBIN_MAGIC)
+		return ml_err_set(err, ML_EPARSE,
+		                  "no fatbin container at offset 0x%llx: magic 0x%08x, expected "
+		                  "0x%08x",
+		                  (unsigned long long)at, magic, ML_FATBIN_MAGIC);
+	uint16_t version = rd16(h + 4), hsize = rd16(h + 6);
+	uint64_t fat = rd64(h + 8);
+	if (version != 1)
+		return ml_err_set(err, ML_EPARSE,
+		                  "fatbin container at offset 0x%llx: unsupported version %u",
+		                  (unsigned long long)at, version);
+	if (hsize < CONTAINER_MIN || hsize > left)
+		return ml_err_set(err, ML_EPARSE,
+		                  "fatbin container at offset 0x%llx: header size %u outside "
+		                  "%d..%zu",
+		                  (unsigned long long)at, hsize, CONTAINER_MIN, left);
+	if (fat > left - hsize)
+		return ml_err_set(err, ML_EPARSE,
+		                  "fatbin container at offset 0x%llx: %llu bytes of entries run "
+		                  "past the end (%zu bytes left)",
+		                  (unsigned long long)at, (unsigned long long)fat, left - hsize);
+	out->n_containers++;
+	size_t start = off + hsize, end = start + (size_t)fat;
+	int rc = scan_entries(out, buf, start, end, base, err);
+	if (rc)
+		return rc;
+	*next = end;
+	return 0;
+}
+
+/* Strict walk over a region that holds only containers and zero padding. */
+static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len, uint64_t base,
+                       ml_err *err)
+{
+	size_t off = 0;
+	for (;;) {
+		while (off < len && buf[off] == 0)
+			off++;
+		if (off >= len)
+			return 0;
+		int rc = scan_container(out, buf, len, off, base, &off, err);
+		if (rc)
+			return rc;
+	}
+}
+
+int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+{
+	if (!buf && len)
+		return ml_err_set(err, ML_EPARSE, "no fatbin bytes");
+	return scan_region(out, buf, len, 0, err);
+}
+
+/* --- ELF-64 sections --------------------------------------------------------- */
+
+/* ELF-64 file header and section header fields (System V ABI). */
+enum {
+	EH_SIZE = 64,
+	EH_SHOFF = 0x28,
+	EH_SHENTSIZE = 0x3a,
+	EH_SHNUM = 0x3c,
+	EH_SHSTRNDX = 0x3e,
+	SH_SIZE_MIN = 64, /* sizeof(Elf64_Shdr) */
+	SH_NAME = 0,
+	SH_TYPE = 4,
+	SH_LINK = 40,
+	SH_OFFSET = 24,
+	SH_SIZE = 32,
+	SHT_NOBITS_ = 8,
+	SHN_XINDEX_ = 0xffff,
+};
+
+static bool is_elf64le(const unsigned char *buf, size_t len)
+{
+	return len >= EH_SIZE && memcmp(buf, "\177ELF", 4) == 0 && buf[4] == 2 && buf[5] == 1;
+}
+
+/* Bounds of a section's bytes; ML_EPARSE when outside buf. */
+static int section_bytes(size_t *off, size_t *size, const unsigned char *sh, size_t len,
+                         const char *what, ml_err *err)
+{
+	uint64_t o = rd64(sh + SH_OFFSET), s = rd64(sh + SH_SIZE);
+	if (o > len || s > len - o)
+		return ml_err_set(err, ML_EPARSE,
+		                  "ELF %s (offset 0x%llx, %llu bytes) runs past the end of the "
+		                  "file (%zu bytes)",
+		                  what, (unsigned long long)o, (unsigned long long)s, len);
+	*off = (size_t)o;
+	*size = (size_t)s;
+	return 0;
+}
+
+int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
+                   const char *name, ml_err *err)
+{
+	if (!buf || !is_elf64le(buf, len))
+		return ml_err_set(err, ML_ENOENT, "not an ELF-64 little-endian file");
+	uint64_t shoff = rd64(buf + EH_SHOFF);
+	uint16_t shentsize = rd16(buf + EH_SHENTSIZE);
+	uint64_t shnum = rd16(buf + EH_SHNUM);
+	uint32_t shstrndx = rd16(buf + EH_SHSTRNDX);
+	if (shoff == 0)
+		return ml_err_set(err, ML_ENOENT, "ELF file has no section header table");
+	if (shentsize < SH_SIZE_MIN)
+		return ml_err_set(err, ML_EPARSE, "ELF section header size %u is below %d",
+		                  shentsize, SH_SIZE_MIN);
+	if (shoff > len || len - shoff < shentsize)
+		return ml_err_set(err, ML_EPARSE,
+		                  "ELF section header table at 0x%llx lies outside the file (%zu "
+		                  "bytes)",
+		                  (unsigned long long)shoff, len);
+	const unsigned char *sh0 = buf + shoff;
+	if (shnum == 0) /* extended numbering: the count is section 0's size */
+		shnum = rd64(sh0 + SH_SIZE);
+	if (shstrndx == SHN_XINDEX_)
+		shstrndx = rd32(sh0 + SH_LINK);
+	if (shnum > (len - shoff) / shentsize)
+		return ml_err_set(err, ML_EPARSE,
+		                  "ELF section header table (%llu entries at 0x%llx) runs past "
+		                  "the end of the file",
+		                  (unsigned long long)shnum, (unsigned long long)shoff);
+	if (shstrndx >= shnum)
+		return ml_err_set(err, ML_EPARSE,
+		                  "ELF section name table index %u is not below %llu sections",
+		                  shstrndx, (unsigned long long)shnum);
+	size_t stroff, strsize;
+	int rc = section_bytes(&stroff, &strsize, sh0 + (size_t)shstrndx * shentsize, len,
+	                       "section name table", err);
+	if (rc)
+		return rc;
+	size_t nlen = strlen(name);
+	for (size_t i = 0; i < shnum; i++) {
+		const unsigned char *sh = sh0 + i * shentsize;
+		uint32_t n = rd32(sh + SH_NAME);
+		/* The name must fit with its NUL inside the table. */
+		if (n >= strsize || strsize - n <= nlen)
+			continue;
+		if (memcmp(buf + stroff + n, name, nlen) != 0 || buf[stroff + n + nlen] != 0)
+			continue;
+		if (rd32(sh + SH_TYPE) == SHT_NOBITS_)
+			continue;
+		char what[128];
+		snprintf(what, sizeof what, "section %s", name);
+		return section_bytes(out_off, out_size, sh, len, what, err);
+	}
+	return ml_err_set(err, ML_ENOENT, "no ELF section %s", name);
+}
+
+/* --- whole images -------------------------------------------------------------- */
+
+/* Rewrites err's message as "<prefix>: <message>". */
+static int prefix_err(ml_err *err, int rc, const char *prefix)
+{
+	if (!err)
+		return rc;
+	char msg[sizeof err->msg];
+	if (snprintf(msg, sizeof msg, "%s: %s", prefix, err->msg) >= 0) /* may truncate */
+		memcpy(err->msg, msg, sizeof msg);
+	return rc;
+}
+
+/* Finds containers by magic at 8-byte-aligned offsets (PE DLLs, ELF files
+ * without sections). A candidate needs version 1 and header size 16 after
+ * the magic, which code bytes that merely contain the constant lack. */
+static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+{
+	size_t off = 0;
+	while (len >= CONTAINER_MIN && off <= len - CONTAINER_MIN) {
+		const unsigned char *h = buf + off;
+		if (rd32(h) != ML_FATBIN_MAGIC || rd16(h + 4) != 1 ||
+		    rd16(h + 6) != CONTAINER_MIN) {
+			off += 8;
+			continue;
+		}
+		size_t next;
+		int rc = scan_container(out, buf, len, off, 0, &next, err);
+		if (rc)
+			return rc;
+		/* Round up to the next 8-byte boundary, without overflow. */
+		off = next % 8 == 0 ? next : next + (8 - next % 8);
+	}
+	return 0;
+}
+
+int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+{
+	if (!buf || len == 0)
+		return 0;
+	if (!is_elf64le(buf, len) || rd64(buf + EH_SHOFF) == 0)
+		return scan_by_magic(out, buf, len, err);
+	static const char *const sections[] = {".nv_fatbin", "__nv_relfatbin"};
+	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+		size_t off, size;
+		ml_err local = ML_ERR_INIT;
+		int rc = ml_elf_section(&off, &size, buf, len, sections[i], &local);
+		if (rc == ML_ENOENT)
+			continue;
+		if (rc) {
+			if (err)
+				*err = local;
+			return rc;
+		}
+		rc = scan_region(out, buf + off, size, off, &local);
+		if (rc) {
+			if (err)
+				*err = local;
+			char prefix[64];
+			snprintf(prefix, sizeof prefix, "section %s", sections[i]);
+			return prefix_err(err, rc, prefix);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,152 @@
+#!/bin/sh
+# audit: the CUDA code in libraries, wheels (read in place) and whole
+# environments, whether it runs on the GPUs asked about (--arch) or
+# detected (fake NVML/libcuda shims), the JSON document, exit codes 0 / 5 /
+# 1 / 2, and damaged fatbins reported without a crash. Fixtures:
+# tests/fixtures/fatbin (README.md there).
+. "$(dirname "$0")/lib.sh"
+FB="$FIXTURES/fatbin"
+E="$SYSROOTS/empty"
+
+# make_wheel OUT.whl MEMBER=FIXTURE...: a wheel built with python's zipfile.
+make_wheel() {
+	python3 - "$@" <<'PY'
+import sys, zipfile
+out, pairs = sys.argv[1], sys.argv[2:]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("demo/__init__.py", "")
+    for p in pairs:
+        member, src = p.split("=", 1)
+        z.write(src, member)
+    z.writestr("demo-1.0.dist-info/RECORD", "")
+PY
+}
+
+test_expect_success 'a library: SASS and PTX lists, runs / does NOT run with the reason' '
+	expect_exit 5 "$MLSETUP" audit --arch sm_89 --arch sm_120 "$FB/sass_only.so" >out 2>err &&
+	grep -q "sass_only.so: SASS sm_75 sm_80 sm_86 sm_90; PTX none" out &&
+	grep -q "  sm_89: runs (SASS sm_86 runs on 8.9)" out &&
+	grep -q "  sm_120: does NOT run: sm_120: no SASS for major 12, no PTX ≤ 12.0" out &&
+	grep -q "^summary: 1 library scanned, 1 with CUDA code" out &&
+	grep -q "error: .*sass_only.so. cannot run on sm_120" err &&
+	grep -q "^hint: " err
+'
+test_expect_success 'runs everywhere asked: exit 0; comma-separated and X.Y device names' '
+	"$MLSETUP" audit --arch 9.0,sm_100,12.0 "$FB/sass_ptx.so" >out &&
+	grep -q "SASS sm_90; PTX compute_90 (1 compressed)" out &&
+	grep -q "  sm_100: runs (PTX compute_90 can be JIT-compiled for 10.0)" out &&
+	grep -q "  sm_120: runs" out
+'
+test_expect_success 'JSON: schema, files[] with path, sass, ptx, runs_on, why; overall runs_on' '
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 --arch sm_86 "$FB/multi.so" "$FB/sass_only.so" >j &&
+	expect_eq mlsetup.audit/1 "$(json j "d[\"schema\"]")" &&
+	expect_eq "[\"sm_120\", \"sm_86\"]" "$(json j "d[\"devices\"]")" &&
+	expect_eq arch "$(json j "d[\"devices_from\"]")" &&
+	expect_eq 2 "$(json j "len(d[\"files\"])")" &&
+	expect_eq "$FB/multi.so" "$(json j "d[\"files\"][0][\"path\"]")" &&
+	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[\"compute_120\"]" "$(json j "d[\"files\"][0][\"ptx\"]")" &&
+	expect_eq 2 "$(json j "d[\"files\"][0][\"containers\"]")" &&
+	expect_eq 1 "$(json j "d[\"files\"][0][\"compressed\"]")" &&
+	expect_eq "{\"sm_120\": true, \"sm_86\": true}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+	expect_eq "{\"sm_120\": false, \"sm_86\": true}" "$(json j "d[\"files\"][1][\"runs_on\"]")" &&
+	expect_eq "SASS sm_80 runs on 8.6" "$(json j "d[\"files\"][0][\"why\"][\"sm_86\"]")" &&
+	expect_eq null "$(json j "d[\"files\"][1][\"error\"]")" &&
+	expect_eq "{\"sm_120\": false, \"sm_86\": true}" "$(json j "d[\"runs_on\"]")" &&
+	expect_eq 2 "$(json j "d[\"libraries_scanned\"]")"
+'
+test_expect_success 'every fixture answers as the rule says (sm_90a only on 9.0, sm_100f on 10.x)' '
+	for case in "sm90a.so 9.0 0" "sm90a.so 8.9 5" "sm90a.so 10.0 5" \
+		"sm100f.so 10.0 0" "sm100f.so 10.3 0" "sm100f.so 12.0 5" "sm100f.so 9.0 5" \
+		"ptx_only.so 12.0 0" "ptx_only.so 7.5 5" "ptx_zstd.so 12.1 0" "lz4.so 8.9 0" \
+		"lz4.so 8.0 5" "sm120.so 12.1 0" "sm120.so 10.0 5" "multi.so 9.0 5" \
+		"multi.so 12.1 0" "sass_only.so 8.9 0" "sass_only.so 12.0 5" "fake_pe.dll 12.0 0"; do
+		set -- $case &&
+		expect_exit $3 "$MLSETUP" audit --arch "$2" "$FB/$1" >/dev/null 2>&1 || return 1
+	done
+'
+test_expect_success 'a wheel: library members read in place, named wheel!member' '
+	make_wheel demo-1.0-py3-none-linux_x86_64.whl \
+		"demo/lib/libdemo_cuda.so=$FB/sass_only.so" \
+		"demo/lib/libptx.so.12=$FB/ptx_only.so" \
+		"demo/_C.cpython-312-x86_64-linux-gnu.so=$FB/multi.so" \
+		"demo/data/readme.txt=$FB/sm120.so" &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 demo-1.0-py3-none-linux_x86_64.whl >j &&
+	expect_eq 3 "$(json j "d[\"libraries_scanned\"]")" &&
+	expect_eq "demo-1.0-py3-none-linux_x86_64.whl!demo/lib/libdemo_cuda.so" "$(json j "d[\"files\"][0][\"path\"]")" &&
+	expect_eq "false true true" "$(json j "\" \".join(str(f[\"runs_on\"][\"sm_120\"]).lower() for f in d[\"files\"])")" &&
+	expect_eq "[\"compute_80\"]" "$(json j "d[\"files\"][1][\"ptx\"]")" &&
+	! ls demo 2>/dev/null
+'
+test_expect_success 'control characters in member names are not printed raw' '
+	python3 -c "import sys, zipfile; z = zipfile.ZipFile(\"evil-1.0-py3-none-any.whl\", \"w\"); z.write(sys.argv[1], \"demo/\x1b[31mevil\n.so\"); z.close()" "$FB/sass_only.so" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 evil-1.0-py3-none-any.whl >out 2>err &&
+	grep -q "whl!demo/?\[31mevil?.so: SASS sm_75" out &&
+	! grep -q "$(printf "\033")" out err
+'
+test_expect_success 'an environment: every library under site-packages, each once despite links' '
+	sp=env/lib/python3.12/site-packages &&
+	mkdir -p $sp/torch/lib $sp/numpy env/bin &&
+	touch env/pyvenv.cfg &&
+	cp "$FB/sass_only.so" $sp/torch/lib/libtorch_cuda.so &&
+	cp "$FB/ptx_only.so" $sp/torch/lib/libcudart.so.12 &&
+	cp "$FB/sm120.so" $sp/torch/_C.cpython-312-x86_64-linux-gnu.so &&
+	cp /bin/true $sp/numpy/_core.cpython-312-x86_64-linux-gnu.so &&
+	ln -s lib env/lib64 &&
+	ln -s ../../../.. $sp/torch/loop &&
+	ln -s libcudart.so.12 $sp/torch/lib/libcudart.so &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 env >j &&
+	expect_eq 4 "$(json j "d[\"libraries_scanned\"]")" &&
+	expect_eq 3 "$(json j "d[\"libraries_with_cuda\"]")" &&
+	expect_eq 3 "$(json j "len(d[\"files\"])")" &&
+	expect_eq "$sp/torch/_C.cpython-312-x86_64-linux-gnu.so $sp/torch/lib/libcudart.so.12 $sp/torch/lib/libtorch_cuda.so" \
+		"$(json j "\" \".join(f[\"path\"] for f in d[\"files\"])")" &&
+	expect_exit 5 "$MLSETUP" audit --all --arch sm_120 env >out 2>/dev/null &&
+	grep -q "numpy/_core.cpython-312-x86_64-linux-gnu.so: SASS none; PTX none" out &&
+	grep -q "^summary: 4 libraries scanned, 3 with CUDA code" out
+'
+test_expect_success '--arch defaults to the detected GPUs (fake RTX 5090: sm_120)' '
+	expect_exit 5 with_gpus rtx5090.json "$MLSETUP" audit --sysroot "$E" --json "$FB/sass_only.so" >j &&
+	expect_eq "[\"sm_120\"]" "$(json j "d[\"devices\"]")" &&
+	expect_eq detected "$(json j "d[\"devices_from\"]")" &&
+	with_gpus rtx5090.json "$MLSETUP" audit --sysroot "$E" "$FB/sm120.so" >out &&
+	grep -q "  sm_120 (detected): runs" out &&
+	with_gpus mixed-3090-5090.json "$MLSETUP" audit --sysroot "$E" --json "$FB/multi.so" >j &&
+	expect_eq "[\"sm_86\", \"sm_120\"]" "$(json j "d[\"devices\"]")"
+'
+test_expect_success 'no GPU and no --arch: lists the code, answers nothing, exit 0' '
+	echo "{\"driver\": \"570.124.04\", \"cuda\": 12080, \"gpus\": []}" >none.json &&
+	LD_LIBRARY_PATH="$SHIMS" MLSETUP_FAKE_NVIDIA="$TRASH/none.json" \
+		"$MLSETUP" audit --sysroot "$E" "$FB/sass_only.so" >out &&
+	grep -q "SASS sm_75 sm_80 sm_86 sm_90" out &&
+	grep -q "no GPU detected to answer for" out
+'
+test_expect_success 'damaged and hostile fatbins: reported as malformed, exit 1, no crash' '
+	for f in bad_trunc_entry_header.so bad_entry_header_huge.so bad_payload_overflow.so \
+		bad_fat_size_past_end.so bad_zero_sizes.so bad_zero_container.so \
+		bad_truncated_file.so bad_section_table.so; do
+		expect_exit 1 "$MLSETUP" audit --arch sm_90 "$FB/$f" >out 2>err &&
+		grep -q "malformed CUDA fatbin" out || return 1
+	done &&
+	expect_exit 1 "$MLSETUP" audit --json --arch sm_90 "$FB/bad_zero_sizes.so" >j &&
+	json j "d[\"files\"][0][\"error\"]" | grep -q "header size 0 outside 64..4096" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_90 "$FB/bad_magic.so" >out 2>&1 &&
+	grep -q "SASS sm_80; PTX none" out && grep -q "magic 0xdeadbeef" out
+'
+test_expect_success 'unreadable paths exit 1 and name the path; a GPU failure wins (5)' '
+	expect_exit 1 "$MLSETUP" audit --arch sm_90 nothere.so "$FB/sass_ptx.so" >out 2>err &&
+	grep -q "cannot open .nothere.so.: No such file or directory" err &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 nothere.so "$FB/sass_only.so" >out 2>err
+'
+test_expect_success 'usage errors exit 2' '
+	expect_exit 2 "$MLSETUP" audit --arch sm_90 2>err &&
+	grep -q "no PATH to audit" err &&
+	expect_exit 2 "$MLSETUP" audit --arch compute_90 "$FB/sm120.so" 2>err &&
+	grep -q "is not a GPU" err &&
+	expect_exit 2 "$MLSETUP" audit --arch sm_90a "$FB/sm120.so" 2>/dev/null &&
+	expect_exit 2 "$MLSETUP" audit --arch "" "$FB/sm120.so" 2>/dev/null &&
+	expect_exit 2 "$MLSETUP" audit --bogus "$FB/sm120.so" 2>/dev/null &&
+	"$MLSETUP" help audit | grep -q "mlsetup audit PATH" &&
+	"$MLSETUP" --help | grep -q "^  audit "
+'
+test_done

@@ -1,0 +1,871 @@
+/*
+ * test_fatbin.c - specs for the fatbin reader (src/verify/fatbin.c) and the
+ * static audit (src/verify/audit.c): the exact SASS and PTX lists of every
+ * nvcc-built fixture in tests/fixtures/fatbin (README.md there has
+ * cuobjdump's view of each), the "will it run?" answers the audit gives
+ * for them on several GPUs, damaged and hostile fatbins reported as
+ * malformed without crashing (every prefix and many byte flips are tried
+ * under AddressSanitizer), wheels read in place, directory walks, and the
+ * embedded smoke-test kernel image.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <cjson/cJSON.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mlsetup/verify.h"
+
+/* The smoke test's embedded kernel (src/verify/kernel_image.c). */
+const unsigned char *ml_smoke_kernel_image(size_t *len);
+
+#define FIX     "tests/fixtures/fatbin/"
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- helpers --------------------------------------------------------------- */
+
+static unsigned char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	snprintf(path, sizeof path, FIX "%s", name);
+	char *data = NULL;
+	ml_err err = ML_ERR_INIT;
+	if (ml_os_read_file(&data, len, NULL, path, 1 << 20, &err) != 0)
+		fail_msg("cannot read fixture %s: %s", path, err.msg);
+	return (unsigned char *)data;
+}
+
+/* Space-separated names of an arch list ("sm_75 sm_80"). */
+static void names(char *dst, size_t sz, const ml_cuda_arch *v, size_t n)
+{
+	size_t len = 0;
+	dst[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char nm[32];
+		assert_int_equal(ml_cuda_arch_format(nm, sizeof nm, &v[i]), 0);
+		len += (size_t)snprintf(dst + len, sz - len, "%s%s", i ? " " : "", nm);
+	}
+}
+
+/* Scans a fixture image; returns the scan's code, list in *l. */
+static int scan_fixture(const char *name, ml_fatbin_list *l, ml_err *err)
+{
+	size_t len;
+	unsigned char *buf = slurp(name, &len);
+	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
+	int rc = ml_fatbin_scan_image(l, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+/* The .nv_fatbin bytes of a fixture, in an exactly-sized heap block. */
+static unsigned char *fatbin_section(const char *name, size_t *size)
+{
+	size_t len, off;
+	unsigned char *buf = slurp(name, &len);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_elf_section(&off, size, buf, len, ".nv_fatbin", &err), 0);
+	unsigned char *sec = malloc(*size ? *size : 1);
+	assert_non_null(sec);
+	memcpy(sec, buf + off, *size);
+	free(buf);
+	return sec;
+}
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Writes a container header at p. */
+static void container(unsigned char *p, uint64_t fat_size)
+{
+	put32(p, ML_FATBIN_MAGIC);
+	put16(p + 4, 1);
+	put16(p + 6, 16);
+	put64(p + 8, fat_size);
+}
+
+/* Writes an entry header of hsize bytes (zeroed beyond the fields) at p. */
+static void entry(unsigned char *p, uint16_t kind, uint32_t hsize, uint64_t payload, uint32_t arch,
+                  uint64_t flags)
+{
+	memset(p, 0, 64);
+	put16(p, kind);
+	put16(p + 2, 0x101);
+	put32(p + 4, hsize);
+	put64(p + 8, payload);
+	put32(p + 28, arch);
+	put64(p + 40, flags);
+}
+
+/* Scans a heap copy of buf[0..len) so AddressSanitizer sees any over-read. */
+static int scan_copy(ml_fatbin_list *l, const unsigned char *buf, size_t len, ml_err *err)
+{
+	unsigned char *copy = malloc(len ? len : 1);
+	assert_non_null(copy);
+	memcpy(copy, buf, len);
+	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
+	int rc = ml_fatbin_scan(l, copy, len, err);
+	free(copy);
+	return rc;
+}
+
+/* --- every fixture's exact lists ---------------------------------------------- */
+
+static const struct {
+	const char *file, *sass, *ptx;
+	size_t containers, entries, compressed;
+} listed[] = {
+        {"sass_only.so", "sm_75 sm_80 sm_86 sm_90", "", 1, 4, 0},
+        {"ptx_only.so", "", "compute_80", 1, 1, 0},
+        {"sass_ptx.so", "sm_90", "compute_90", 1, 2, 1},
+        {"ptx_zstd.so", "", "compute_75", 1, 1, 1},
+        {"lz4.so", "sm_86", "compute_86", 1, 2, 2},
+        {"sm90a.so", "sm_90a", "", 1, 1, 0},
+        {"sm100f.so", "sm_100f", "", 1, 1, 0},
+        {"sm120.so", "sm_120", "", 1, 1, 0},
+        {"multi.so", "sm_80 sm_120", "compute_120", 2, 3, 1},
+        {"fake_pe.dll", "sm_80 sm_120", "compute_120", 2, 3, 1},
+};
+
+static void test_each_fixture_lists_its_exact_sass_and_ptx(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_OF(listed); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		char got[256];
+		if (scan_fixture(listed[i].file, &l, &err) != 0)
+			fail_msg("%s: %s", listed[i].file, err.msg);
+		names(got, sizeof got, l.sass, l.n_sass);
+		assert_string_equal(got, listed[i].sass);
+		names(got, sizeof got, l.ptx, l.n_ptx);
+		assert_string_equal(got, listed[i].ptx);
+		assert_int_equal(l.n_containers, listed[i].containers);
+		assert_int_equal(l.n_entries, listed[i].entries);
+		assert_int_equal(l.n_compressed, listed[i].compressed);
+		assert_int_equal(l.n_other, 0);
+		ml_fatbin_list_release(&l);
+	}
+}
+
+static void test_compressed_entries_are_listed_not_decompressed(void **state)
+{
+	(void)state;
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_fixture("ptx_zstd.so", &l, &err), 0);
+	assert_true(l.entries[0].compressed);
+	assert_true(l.entries[0].flags & ML_FATBIN_FLAG_ZSTD);
+	assert_true(l.entries[0].uncompressed_size > l.entries[0].payload_size);
+	ml_fatbin_list_release(&l);
+
+	assert_int_equal(scan_fixture("lz4.so", &l, &err), 0);
+	for (size_t i = 0; i < l.n_entries; i++) {
+		assert_true(l.entries[i].compressed);
+		assert_true(l.entries[i].flags & ML_FATBIN_FLAG_LZ4);
+		assert_false(l.entries[i].flags & ML_FATBIN_FLAG_ZSTD);
+	}
+	ml_fatbin_list_release(&l);
+
+	assert_int_equal(scan_fixture("ptx_only.so", &l, &err), 0);
+	assert_false(l.entries[0].compressed);
+	assert_int_equal(l.entries[0].uncompressed_size, 0);
+	assert_int_equal(l.entries[0].kind, ML_FATBIN_KIND_PTX);
+	ml_fatbin_list_release(&l);
+}
+
+static void test_entry_header_sizes_are_read_never_assumed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file;
+		uint32_t first_header;
+	} cases[] = {{"sass_only.so", 64}, {"ptx_only.so", 80}, {"sm100f.so", 112}};
+	for (size_t i = 0; i < N_OF(cases); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(scan_fixture(cases[i].file, &l, &err), 0);
+		assert_int_equal(l.entries[0].header_size, cases[i].first_header);
+		ml_fatbin_list_release(&l);
+	}
+}
+
+static void test_variant_flags_give_a_and_f(void **state)
+{
+	(void)state;
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_fixture("sm90a.so", &l, &err), 0);
+	assert_true(l.entries[0].flags & ML_FATBIN_FLAG_ARCH_SPECIFIC);
+	assert_int_equal(l.sass[0].variant, 'a');
+	ml_fatbin_list_release(&l);
+	assert_int_equal(scan_fixture("sm100f.so", &l, &err), 0);
+	assert_true(l.entries[0].flags & ML_FATBIN_FLAG_FAMILY);
+	assert_int_equal(l.sass[0].major, 10);
+	assert_int_equal(l.sass[0].minor, 0);
+	assert_int_equal(l.sass[0].variant, 'f');
+	ml_fatbin_list_release(&l);
+}
+
+/* --- the audit's answers follow THE rule ------------------------------------------ */
+
+static const ml_cuda_arch devices[] = {
+        {7, 5, 0, false},  {8, 9, 0, false},  {9, 0, 0, false},  {10, 0, 0, false},
+        {10, 3, 0, false}, {12, 0, 0, false}, {12, 1, 0, false},
+};
+
+/* One letter per device above: R runs, - does not. */
+static const struct {
+	const char *file, *answers;
+} expected_runs[] = {
+        /*                    7.5 8.9 9.0 10.0 10.3 12.0 12.1 */
+        {"sass_only.so", "RRR----"}, /* sm_86 covers 8.9; nothing for 10.x/12.x */
+        {"ptx_only.so", "-RRRRRR"},  /* compute_80 JITs to >= 8.0 */
+        {"sass_ptx.so", "--RRRRR"},  /* sm_90 SASS, then compute_90 PTX */
+        {"ptx_zstd.so", "RRRRRRR"},  /* compute_75 JITs everywhere here */
+        {"lz4.so", "-RRRRRR"},       /* sm_86 on 8.9, compute_86 beyond */
+        {"sm90a.so", "--R----"},     /* arch-specific: exactly 9.0 */
+        {"sm100f.so", "---RR--"},    /* family: 10.x from 10.0, not 12.0 */
+        {"sm120.so", "-----RR"},     /* sm_120 on 12.0 and 12.1 */
+        {"multi.so", "-R---RR"},     /* sm_80 + sm_120 + compute_120 */
+        {"fake_pe.dll", "-R---RR"},
+};
+
+static void test_audit_answers_match_the_rule_for_every_fixture(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_OF(expected_runs); i++) {
+		char path[256];
+		snprintf(path, sizeof path, FIX "%s", expected_runs[i].file);
+		const char *paths[] = {path};
+		ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+		o.devices = devices;
+		o.n_devices = N_OF(devices);
+		ml_audit *a = NULL;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_audit_paths(&a, paths, 1, &o, &err), 0);
+		assert_int_equal(a->n_files, 1);
+		const ml_audit_file *f = &a->files[0];
+		assert_true(f->has_code);
+		assert_int_equal(f->error, 0);
+		/* The audit asks ml_arch_runs_on() with the listed code ... */
+		ml_cuda_arch code[32];
+		size_t n = 0;
+		for (size_t k = 0; k < f->code.n_sass; k++)
+			code[n++] = f->code.sass[k];
+		for (size_t k = 0; k < f->code.n_ptx; k++)
+			code[n++] = f->code.ptx[k];
+		for (size_t d = 0; d < N_OF(devices); d++) {
+			char why[512];
+			bool rule = ml_arch_runs_on(code, n, devices[d].major, devices[d].minor,
+			                            why, sizeof why);
+			assert_int_equal(f->answers[d].runs, rule);
+			assert_string_equal(f->answers[d].why, why);
+			/* ... and the rule gives what the fixture was built for. */
+			bool want = expected_runs[i].answers[d] == 'R';
+			if (f->answers[d].runs != want)
+				fail_msg("%s on %d.%d: got %s, want %s (%s)", expected_runs[i].file,
+				         devices[d].major, devices[d].minor,
+				         f->answers[d].runs ? "runs" : "does not run",
+				         want ? "runs" : "does not run", f->answers[d].why);
+			assert_int_equal(a->overall[d].runs, want);
+		}
+		assert_int_equal(ml_audit_status(a, &err),
+		                 strchr(expected_runs[i].answers, '-') ? ML_EGPU : 0);
+		ml_audit_free(a);
+	}
+}
+
+static void test_audit_says_why(void **state)
+{
+	(void)state;
+	const char *paths[] = {FIX "sass_only.so", FIX "ptx_only.so"};
+	static const ml_cuda_arch devs[] = {{8, 9, 0, false}, {12, 0, 0, false}};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = 2;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, paths, 2, &o, &err), 0);
+	assert_int_equal(a->n_files, 2);
+	assert_string_equal(a->files[0].answers[0].why, "SASS sm_86 runs on 8.9");
+	assert_string_equal(a->files[0].answers[1].why,
+	                    "sm_120: no SASS for major 12, no PTX ≤ 12.0");
+	assert_string_equal(a->files[1].answers[1].why,
+	                    "PTX compute_80 can be JIT-compiled for 12.0");
+	assert_true(a->overall[0].runs);
+	assert_false(a->overall[1].runs);
+	assert_non_null(strstr(a->overall[1].why, "1 of 2 libraries"));
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "sass_only.so' cannot run on sm_120"));
+	assert_non_null(strstr(err.hint, "sm_120"));
+	ml_audit_free(a);
+}
+
+/* --- damaged and hostile input ------------------------------------------------------- */
+
+static void test_hostile_fixtures_are_reported_malformed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file, *msg, *sass;
+	} cases[] = {
+	        {"bad_trunc_entry_header.so", "header truncated (20 of at least 64", "sm_90"},
+	        {"bad_entry_header_huge.so", "header size 4294967280 outside 64..4096", ""},
+	        {"bad_payload_overflow.so", "payload of 18446744073709551608 bytes runs past",
+	         "sm_90"},
+	        {"bad_fat_size_past_end.so", "run past the end", ""},
+	        {"bad_zero_sizes.so", "header size 0 outside 64..4096", ""},
+	        {"bad_zero_container.so", "container at offset 0x2020: header size 0", ""},
+	        {"bad_magic.so", "magic 0xdeadbeef", "sm_80"},
+	        {"bad_truncated_file.so", "section header table", ""},
+	        {"bad_section_table.so", "section header table", ""},
+	        {"bad_pe_truncated.dll", "run past the end", "sm_80"},
+	};
+	for (size_t i = 0; i < N_OF(cases); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		int rc = scan_fixture(cases[i].file, &l, &err);
+		if (rc != ML_EPARSE)
+			fail_msg("%s: got %d, want ML_EPARSE", cases[i].file, rc);
+		if (!strstr(err.msg, cases[i].msg))
+			fail_msg("%s: message '%s' lacks '%s'", cases[i].file, err.msg,
+			         cases[i].msg);
+		char got[128];
+		names(got, sizeof got, l.sass, l.n_sass); /* what was read before */
+		assert_string_equal(got, cases[i].sass);
+		ml_fatbin_list_release(&l);
+	}
+}
+
+static void test_malformed_file_is_recorded_and_the_audit_goes_on(void **state)
+{
+	(void)state;
+	const char *paths[] = {FIX "bad_zero_sizes.so", FIX "does-not-exist.so", FIX "sm120.so"};
+	static const ml_cuda_arch dev = {12, 0, 0, false};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = &dev;
+	o.n_devices = 1;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, paths, 3, &o, &err), 0);
+	assert_int_equal(a->n_files, 3);
+	assert_int_equal(a->files[0].error, ML_EPARSE);
+	assert_non_null(strstr(a->files[0].error_msg, "malformed CUDA fatbin"));
+	assert_int_equal(a->files[1].error, ML_ENOENT);
+	assert_int_equal(a->files[2].error, 0);
+	assert_int_equal(a->n_errors, 2);
+	assert_int_equal(a->n_scanned, 2);
+	assert_true(a->overall[0].runs);
+	assert_int_equal(ml_audit_status(a, &err), ML_EFAIL);
+	assert_non_null(strstr(err.msg, "2 files could not be audited"));
+	ml_audit_free(a);
+
+	/* A library that cannot run decides the outcome over unreadable paths. */
+	const char *paths2[] = {FIX "does-not-exist.so", FIX "sass_only.so"};
+	assert_int_equal(ml_audit_paths(&a, paths2, 2, &o, &err), 0);
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	ml_audit_free(a);
+}
+
+static void test_every_prefix_of_a_fatbin_is_safe(void **state)
+{
+	(void)state;
+	size_t size;
+	unsigned char *sec = fatbin_section("multi.so", &size);
+	size_t full = 0;
+	for (size_t n = 0; n <= size; n++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		int rc = scan_copy(&l, sec, n, &err);
+		assert_true(rc == 0 || rc == ML_EPARSE);
+		if (rc == 0)
+			full = n;
+		ml_fatbin_list_release(&l);
+	}
+	assert_int_equal(full, size); /* only the whole section is well-formed */
+	free(sec);
+}
+
+static void test_byte_flips_in_headers_are_safe(void **state)
+{
+	(void)state;
+	size_t size;
+	unsigned char *sec = fatbin_section("sass_ptx.so", &size);
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_copy(&l, sec, size, &err), 0);
+	/* Header bytes: the container's and each entry's. */
+	size_t heads[8], n_heads = 0;
+	heads[n_heads++] = 0;
+	for (size_t i = 0; i < l.n_entries; i++)
+		heads[n_heads++] = (size_t)l.entries[i].offset;
+	ml_fatbin_list_release(&l);
+	static const unsigned char values[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
+	for (size_t h = 0; h < n_heads; h++) {
+		for (size_t b = heads[h]; b < heads[h] + 80 && b < size; b++) {
+			for (size_t v = 0; v < N_OF(values); v++) {
+				unsigned char keep = sec[b];
+				sec[b] = values[v];
+				int rc = scan_copy(&l, sec, size, &err);
+				assert_true(rc == 0 || rc == ML_EPARSE);
+				ml_fatbin_list_release(&l);
+				sec[b] = keep;
+			}
+		}
+	}
+	free(sec);
+}
+
+static void test_crafted_regions(void **state)
+{
+	(void)state;
+	unsigned char buf[1024] = {0};
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+
+	/* Nothing, or only zeros: no containers, no error. */
+	assert_int_equal(scan_copy(&l, buf, 0, &err), 0);
+	assert_int_equal(l.n_containers, 0);
+	memset(buf, 0, sizeof buf);
+	assert_int_equal(scan_copy(&l, buf, 64, &err), 0);
+	assert_int_equal(l.n_containers, 0);
+
+	/* An empty container, padding, then one with an unknown kind and a PTX
+	 * entry whose header is 96 bytes. */
+	container(buf, 0);
+	container(buf + 24, 64 + 8 + 96 + 16);
+	entry(buf + 40, 4, 64, 8, 90, 0);
+	entry(buf + 40 + 72, ML_FATBIN_KIND_PTX, 96, 16, 120, 0);
+	assert_int_equal(scan_copy(&l, buf, 40 + 72 + 112, &err), 0);
+	assert_int_equal(l.n_containers, 2);
+	assert_int_equal(l.n_other, 1);
+	assert_int_equal(l.n_ptx, 1);
+	assert_int_equal(l.ptx[0].major, 12);
+	assert_int_equal(l.entries[0].header_size, 96);
+	assert_int_equal(l.entries[0].offset, 40 + 72);
+	ml_fatbin_list_release(&l);
+
+	/* A zero tail inside a container ends it. */
+	memset(buf, 0, sizeof buf);
+	container(buf, 64 + 8 + 40);
+	entry(buf + 16, ML_FATBIN_KIND_ELF, 64, 8, 86, 0);
+	assert_int_equal(scan_copy(&l, buf, 16 + 112, &err), 0);
+	assert_int_equal(l.n_sass, 1);
+	ml_fatbin_list_release(&l);
+
+	/* Junk after a container is not padding. */
+	buf[16 + 112] = 0x42;
+	assert_int_equal(scan_copy(&l, buf, 16 + 144, &err), ML_EPARSE);
+	assert_non_null(strstr(err.msg, "no fatbin container at offset 0x80"));
+	ml_fatbin_list_release(&l);
+
+	static const struct {
+		uint16_t version, kind;
+		uint32_t hsize, arch;
+		uint64_t flags;
+		const char *msg;
+	} bad[] = {
+	        {2, 2, 64, 80, 0, "unsupported version 2"},
+	        {1, 2, 63, 80, 0, "header size 63 outside"},
+	        {1, 2, 4097, 80, 0, "header size 4097 outside"},
+	        {1, 2, 64, 9, 0, "architecture 9 is not a compute capability"},
+	        {1, 1, 64, 10000, 0, "architecture 10000"},
+	        {1, 2, 64, 90, ML_FATBIN_FLAG_ARCH_SPECIFIC | ML_FATBIN_FLAG_FAMILY, "both"},
+	};
+	for (size_t i = 0; i < N_OF(bad); i++) {
+		memset(buf, 0, sizeof buf);
+		container(buf, 64 + 8);
+		put16(buf + 4, bad[i].version);
+		entry(buf + 16, bad[i].kind, bad[i].hsize, 8, bad[i].arch, bad[i].flags);
+		assert_int_equal(scan_copy(&l, buf, 16 + 72, &err), ML_EPARSE);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
+		ml_fatbin_list_release(&l);
+	}
+
+	/* The largest header size accepted, when it fits. */
+	memset(buf, 0, sizeof buf);
+	unsigned char *big = calloc(1, 16 + 4096);
+	assert_non_null(big);
+	container(big, 4096);
+	entry(big + 16, ML_FATBIN_KIND_ELF, 4096, 0, 121, ML_FATBIN_FLAG_FAMILY);
+	assert_int_equal(scan_copy(&l, big, 16 + 4096, &err), 0);
+	assert_int_equal(l.sass[0].variant, 'f');
+	assert_int_equal(l.sass[0].minor, 1);
+	ml_fatbin_list_release(&l);
+	free(big);
+}
+
+static void test_lists_stay_sorted_and_unique(void **state)
+{
+	(void)state;
+	unsigned char buf[16 + 6 * 64];
+	static const struct {
+		uint32_t arch;
+		uint64_t flags;
+	} order[] = {{120, 0}, {90, ML_FATBIN_FLAG_ARCH_SPECIFIC},
+	             {90, 0},  {100, ML_FATBIN_FLAG_FAMILY},
+	             {100, 0}, {90, 0}};
+	container(buf, 6 * 64);
+	for (size_t i = 0; i < N_OF(order); i++)
+		entry(buf + 16 + 64 * i, ML_FATBIN_KIND_ELF, 64, 0, order[i].arch, order[i].flags);
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_copy(&l, buf, sizeof buf, &err), 0);
+	char got[128];
+	names(got, sizeof got, l.sass, l.n_sass);
+	assert_string_equal(got, "sm_90 sm_90a sm_100 sm_100f sm_120");
+	assert_int_equal(l.n_entries, 6);
+	ml_fatbin_list_release(&l);
+	ml_fatbin_list_release(NULL);
+}
+
+/* --- ELF sections ------------------------------------------------------------------- */
+
+static void test_elf_section_finder(void **state)
+{
+	(void)state;
+	size_t len, off, size;
+	unsigned char *buf = slurp("sass_only.so", &len);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_elf_section(&off, &size, buf, len, ".nv_fatbin", &err), 0);
+	assert_int_equal(off, 0x2020);
+	assert_int_equal(size, 0x34f8);
+	assert_int_equal(ml_elf_section(&off, &size, buf, len, ".nv_fat", &err), ML_ENOENT);
+	assert_int_equal(ml_elf_section(&off, &size, buf, len, "__nv_relfatbin", &err), ML_ENOENT);
+	/* Cut anywhere, the finder stays inside the buffer. */
+	for (size_t n = 0; n < len; n += 97) {
+		unsigned char *cut = malloc(n ? n : 1);
+		assert_non_null(cut);
+		memcpy(cut, buf, n);
+		int rc = ml_elf_section(&off, &size, cut, n, ".nv_fatbin", &err);
+		assert_true(rc == ML_ENOENT || rc == ML_EPARSE);
+		free(cut);
+	}
+	/* e_shstrndx past the table. */
+	unsigned char keep[2] = {buf[0x3e], buf[0x3f]};
+	put16(buf + 0x3e, 0x7fff);
+	assert_int_equal(ml_elf_section(&off, &size, buf, len, ".nv_fatbin", &err), ML_EPARSE);
+	buf[0x3e] = keep[0];
+	buf[0x3f] = keep[1];
+	/* e_shentsize too small. */
+	put16(buf + 0x3a, 40);
+	assert_int_equal(ml_elf_section(&off, &size, buf, len, ".nv_fatbin", &err), ML_EPARSE);
+	free(buf);
+
+	unsigned char notelf[64] = "MZ not an ELF file";
+	assert_int_equal(ml_elf_section(&off, &size, notelf, sizeof notelf, ".nv_fatbin", &err),
+	                 ML_ENOENT);
+	assert_int_equal(ml_fatbin_scan_image(NULL, NULL, 0, &err), 0);
+}
+
+/* --- the embedded smoke-test kernel ---------------------------------------------- */
+
+static void test_smoke_kernel_image_lists_its_arches(void **state)
+{
+	(void)state;
+	size_t len = 0;
+	const unsigned char *img = ml_smoke_kernel_image(&len);
+	assert_non_null(img);
+	assert_true(len > 16);
+	ml_fatbin_list l = ML_FATBIN_LIST_INIT;
+	ml_err err = ML_ERR_INIT;
+	if (ml_fatbin_scan(&l, img, len, &err) != 0)
+		fail_msg("kernel image: %s", err.msg);
+	char got[256];
+	names(got, sizeof got, l.sass, l.n_sass);
+	assert_string_equal(got,
+	                    "sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_103 sm_110 sm_120 sm_121");
+	names(got, sizeof got, l.ptx, l.n_ptx);
+	assert_string_equal(got, "compute_75 compute_121");
+	assert_int_equal(l.n_containers, 1);
+	ml_fatbin_list_release(&l);
+}
+
+/* --- wheels and directories --------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int make_tmp(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/mlsetup-test-fatbin.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int drop_tmp(void **state)
+{
+	(void)state;
+	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Writes a zip at path with members {name, fixture or NULL for text}. */
+static void write_wheel(const char *path, const char *const (*members)[2], size_t n)
+{
+	struct archive *w = archive_write_new();
+	assert_non_null(w);
+	assert_int_equal(archive_write_set_format_zip(w), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(w, path), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 5;
+		unsigned char *data = members[i][1] ? slurp(members[i][1], &len) : NULL;
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, members[i][0]);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)len);
+		assert_int_equal(archive_write_header(w, e), ARCHIVE_OK);
+		assert_int_equal(archive_write_data(w, data ? (void *)data : "text\n", len),
+		                 (la_ssize_t)len);
+		archive_entry_free(e);
+		free(data);
+	}
+	assert_int_equal(archive_write_close(w), ARCHIVE_OK);
+	archive_write_free(w);
+}
+
+static void copy_fixture(const char *name, const char *dest)
+{
+	size_t len;
+	unsigned char *data = slurp(name, &len);
+	FILE *f = fopen(dest, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(data);
+}
+
+static void test_wheel_members_are_read_in_place(void **state)
+{
+	(void)state;
+	char whl[512];
+	snprintf(whl, sizeof whl, "%s/demo-1.0-py3-none-linux_x86_64.whl", tmpdir);
+	static const char *const members[][2] = {
+	        {"demo/__init__.py", NULL},
+	        {"demo/lib/libdemo_cuda.so", "sass_only.so"},
+	        {"demo/lib/libptx.so.12", "ptx_only.so"},
+	        {"demo/_C.cpython-312-x86_64-linux-gnu.so", "multi.so"},
+	        {"demo/readme.so.txt", "sm120.so"}, /* not a library name */
+	        {"demo-1.0.dist-info/RECORD", NULL},
+	};
+	write_wheel(whl, members, N_OF(members));
+	const char *paths[] = {whl};
+	static const ml_cuda_arch dev = {12, 0, 0, false};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = &dev;
+	o.n_devices = 1;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, paths, 1, &o, &err), 0);
+	assert_int_equal(a->n_scanned, 3);
+	assert_int_equal(a->n_files, 3);
+	char want[600];
+	snprintf(want, sizeof want, "%s!demo/lib/libdemo_cuda.so", whl);
+	assert_string_equal(a->files[0].path, want);
+	assert_false(a->files[0].answers[0].runs);
+	assert_true(a->files[1].answers[0].runs);
+	assert_true(a->files[2].answers[0].runs);
+	assert_int_equal(a->files[2].code.n_containers, 2);
+	assert_false(a->overall[0].runs);
+	ml_audit_free(a);
+
+	/* Members over the cap are reported, not read. */
+	o.max_member_bytes = 1000;
+	assert_int_equal(ml_audit_paths(&a, paths, 1, &o, &err), 0);
+	assert_int_equal(a->n_scanned, 0);
+	assert_int_equal(a->n_errors, 3);
+	assert_int_equal(a->files[0].error, ML_EFAIL);
+	assert_non_null(strstr(a->files[0].error_msg, "larger than"));
+	assert_int_equal(ml_audit_status(a, &err), ML_EFAIL);
+	ml_audit_free(a);
+
+	/* A file named .whl that is no zip is a broken wheel. */
+	snprintf(whl, sizeof whl, "%s/broken-1.0-py3-none-any.whl", tmpdir);
+	copy_fixture("sm120.so", whl);
+	o.max_member_bytes = 0;
+	assert_int_equal(ml_audit_paths(&a, paths, 1, &o, &err), 0);
+	assert_int_equal(a->n_errors, 1);
+	assert_int_equal(a->files[0].error, ML_EPARSE);
+	assert_non_null(strstr(a->files[0].error_msg, "cannot read wheel"));
+	ml_audit_free(a);
+}
+
+static void test_directory_walk_reads_each_library_once(void **state)
+{
+	(void)state;
+	char p[512], q[512];
+	snprintf(p, sizeof p, "%s/env", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/env/lib", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/env/lib/python3.12", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/env/lib/python3.12/site-packages", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/env/lib/python3.12/site-packages/b.so", tmpdir);
+	copy_fixture("sm120.so", p);
+	snprintf(p, sizeof p, "%s/env/lib/python3.12/site-packages/a.so.1", tmpdir);
+	copy_fixture("sm90a.so", p);
+	snprintf(p, sizeof p, "%s/env/lib/python3.12/site-packages/plain.so", tmpdir);
+	copy_fixture("bad_section_table.so", p); /* malformed ELF: an error */
+	snprintf(p, sizeof p, "%s/env/lib/python3.12/site-packages/notes.txt", tmpdir);
+	copy_fixture("sm120.so", p); /* not a library name: not read */
+	/* lib64 -> lib, a loop back to the top, and a link to a library. */
+	snprintf(q, sizeof q, "%s/env/lib64", tmpdir);
+	assert_int_equal(symlink("lib", q), 0);
+	snprintf(q, sizeof q, "%s/env/lib/python3.12/site-packages/loop", tmpdir);
+	assert_int_equal(symlink("../../..", q), 0);
+	snprintf(q, sizeof q, "%s/env/lib/python3.12/site-packages/link.so", tmpdir);
+	assert_int_equal(symlink("b.so", q), 0);
+	snprintf(q, sizeof q, "%s/env/lib/python3.12/site-packages/outside", tmpdir);
+	assert_int_equal(symlink("/", q), 0); /* not walked: outside the tree */
+	snprintf(q, sizeof q, "%s/env/dangling.so", tmpdir);
+	assert_int_equal(symlink("nowhere.so", q), 0);
+
+	snprintf(p, sizeof p, "%s/env", tmpdir);
+	const char *paths[] = {p};
+	static const ml_cuda_arch devs[] = {{9, 0, 0, false}, {12, 0, 0, false}};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = 2;
+	o.all = true;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, paths, 1, &o, &err), 0);
+	assert_int_equal(a->n_scanned, 3); /* a.so.1, b.so (once), plain.so */
+	assert_int_equal(a->n_with_code, 2);
+	/* Links come after real entries: a.so.1, b.so, plain.so, dangling.so. */
+	assert_int_equal(a->n_files, 4);
+	assert_int_equal(a->n_errors, 2);
+	assert_non_null(strstr(a->files[0].path, "env/lib/python3.12/site-packages/a.so.1"));
+	assert_non_null(strstr(a->files[1].path, "site-packages/b.so"));
+	assert_int_equal(a->files[2].error, ML_EPARSE);
+	assert_non_null(strstr(a->files[3].path, "env/dangling.so"));
+	assert_int_equal(a->files[3].error, ML_ENOENT);
+	assert_false(a->overall[0].runs); /* b.so: sm_120 only */
+	assert_false(a->overall[1].runs); /* a.so.1: sm_90a only */
+	ml_audit_free(a);
+}
+
+static void test_library_names(void **state)
+{
+	(void)state;
+	static const char *const yes[] = {
+	        "libtorch_cuda.so",
+	        "libcudart.so.12",
+	        "libcublasLt.so.12.4.5.8",
+	        "x/y/z.so",
+	        "_C.cpython-312-x86_64-linux-gnu.so",
+	        "cudart64_12.dll",
+	        "TORCH_CUDA.DLL",
+	        "_C.cp312-win_amd64.pyd",
+	};
+	static const char *const no[] = {
+	        "",      ".so.1x",     "readme.so.txt", "lib.so.",    "lib.so.1.",
+	        "x.whl", "a.so/b.txt", "libfoo.sox",    "lib.so.1.a",
+	};
+	for (size_t i = 0; i < N_OF(yes); i++)
+		if (!ml_audit_is_library_name(yes[i]))
+			fail_msg("'%s' should be a library name", yes[i]);
+	for (size_t i = 0; i < N_OF(no); i++)
+		if (ml_audit_is_library_name(no[i]))
+			fail_msg("'%s' should not be a library name", no[i]);
+	assert_false(ml_audit_is_library_name(NULL));
+}
+
+static void test_json_document(void **state)
+{
+	(void)state;
+	const char *paths[] = {FIX "multi.so", FIX "ptx_only.so"};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false}, {9, 0, 0, false}};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = 2;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, paths, 2, &o, &err), 0);
+	cJSON *doc = ml_audit_to_json(a);
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetObjectItem(doc, "schema")->valuestring, "mlsetup.audit/1");
+	cJSON *files = cJSON_GetObjectItem(doc, "files");
+	assert_int_equal(cJSON_GetArraySize(files), 2);
+	cJSON *f0 = cJSON_GetArrayItem(files, 0);
+	assert_string_equal(cJSON_GetObjectItem(f0, "path")->valuestring, FIX "multi.so");
+	cJSON *sass = cJSON_GetObjectItem(f0, "sass");
+	assert_int_equal(cJSON_GetArraySize(sass), 2);
+	assert_string_equal(cJSON_GetArrayItem(sass, 1)->valuestring, "sm_120");
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(f0, "ptx"), 0)->valuestring,
+	                    "compute_120");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "runs_on"), "sm_86")));
+	assert_true(
+	        cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "runs_on"), "sm_90")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(f0, "error")));
+	cJSON *overall = cJSON_GetObjectItem(doc, "runs_on");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(overall, "sm_86")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(overall, "sm_90")));
+	assert_int_equal(cJSON_GetObjectItem(doc, "libraries_scanned")->valueint, 2);
+	cJSON_Delete(doc);
+	ml_audit_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_each_fixture_lists_its_exact_sass_and_ptx),
+	        cmocka_unit_test(test_compressed_entries_are_listed_not_decompressed),
+	        cmocka_unit_test(test_entry_header_sizes_are_read_never_assumed),
+	        cmocka_unit_test(test_variant_flags_give_a_and_f),
+	        cmocka_unit_test(test_audit_answers_match_the_rule_for_every_fixture),
+	        cmocka_unit_test(test_audit_says_why),
+	        cmocka_unit_test(test_hostile_fixtures_are_reported_malformed),
+	        cmocka_unit_test(test_malformed_file_is_recorded_and_the_audit_goes_on),
+	        cmocka_unit_test(test_every_prefix_of_a_fatbin_is_safe),
+	        cmocka_unit_test(test_byte_flips_in_headers_are_safe),
+	        cmocka_unit_test(test_crafted_regions),
+	        cmocka_unit_test(test_lists_stay_sorted_and_unique),
+	        cmocka_unit_test(test_elf_section_finder),
+	        cmocka_unit_test(test_smoke_kernel_image_lists_its_arches),
+	        cmocka_unit_test_setup_teardown(test_wheel_members_are_read_in_place, make_tmp,
+	                                        drop_tmp),
+	        cmocka_unit_test_setup_teardown(test_directory_walk_reads_each_library_once,
+	                                        make_tmp, drop_tmp),
+	        cmocka_unit_test(test_library_names),
+	        cmocka_unit_test(test_json_document),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
