@@ -14,6 +14,13 @@
  *   index_sources.c  which indexes to ask, and why: command-line flags,
  *                    environment, pip's configuration files, the manifest,
  *                    and finally pip's own built-in default
+ *   cache.c          the content-addressed cache shared by every mlsetup
+ *                    process of a user: verified blobs, partial downloads,
+ *                    index pages with their validators, locks, clean/prune
+ *   download.c       the parallel download engine (libcurl multi): many
+ *                    verified transfers at once, with retries and resume
+ *   resolve.c        where each file of a plan can be fetched from: the
+ *                    indexes and --find-links locations, matched by sha256
  *
  * Index URLs never come from C literals (DESIGN.md "Rules of the road"):
  * ml_index_config_resolve() is the only place they are decided.
@@ -54,6 +61,16 @@ int ml_url_resolve(char **out, const char *base, const char *ref, ml_err *err);
  * only ask for plain http ones. Returns false for NULL or unparsable URLs. */
 bool ml_http_insecure_allowed(const char *url, char *const *trusted, size_t n);
 
+/* Checks url against the transport policy ml_http_get() applies to every
+ * URL and redirect hop: only http, https and file URLs; plain http only
+ * where ml_http_insecure_allowed() says yes; and, when `from` (the URL that
+ * redirected here) is non-NULL, no https -> http downgrade and no redirect
+ * to anything but http(s). Returns 0, ML_ENET (refused: the message names
+ * both URLs, redacted, and the hint the remedy) or ML_EFAIL (unsupported
+ * scheme). */
+int ml_http_policy_check(const char *url, const char *from, char *const *trusted, size_t n,
+                         ml_err *err);
+
 /* --- HTTP GET (src/fetch/http.c) -------------------------------------------- */
 
 /* PEP 691 "Version + Format Selection": the Accept header for project
@@ -82,6 +99,8 @@ typedef struct ml_http_request {
 	const char *cert;         /* CA bundle (PEM) path; NULL: $SSL_CERT_FILE, else system */
 	size_t max_bytes;         /* body limit in bytes; 0 means 256 MiB */
 	ml_http_failure *failure; /* optional; filled when ml_http_get fails */
+	long connect_timeout_s;   /* 0: 10 s */
+	long low_speed_time_s;    /* abandon below 1 byte/s for this long; 0: 30 s */
 } ml_http_request;
 
 #define ML_HTTP_REQUEST_INIT                                                                       \
@@ -127,6 +146,12 @@ int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err);
 /* Frees what r holds and zeroes it. Accepts NULL. */
 void ml_http_response_release(ml_http_response *r);
 
+/* The CURLOPT_NOPROXY value every mlsetup request uses: $no_proxy (else
+ * $NO_PROXY) plus the loopback hosts, which never go through a proxy.
+ * Returns buf (sz bytes) or a static string; valid until the next call
+ * with the same buf. */
+const char *ml_http_noproxy(char *buf, size_t sz);
+
 /* The one table from a libcurl result and HTTP status to an ML_E* code and
  * message, shared with the download engine so both say the same thing:
  * describes the failure of fetching url in err, fills *failure when
@@ -159,6 +184,8 @@ typedef struct ml_project {
 	size_t n_files;
 } ml_project;
 
+struct ml_cache;
+
 /* Where to ask. Borrowed pointers. */
 typedef struct ml_index_source {
 	const char *url;            /* index base ("…/simple/"), or a --find-links location */
@@ -166,6 +193,24 @@ typedef struct ml_index_source {
 	size_t n_trusted;
 	const char *cert; /* CA bundle path, or NULL */
 } ml_index_source;
+
+/* How to fetch index pages: optional settings for ml_index_project_opts()
+ * and ml_find_links_project_opts(). Zero-initialize (ML_INDEX_OPTS_INIT)
+ * and set what you need. Borrowed pointers. */
+typedef struct ml_index_opts {
+	/* Project pages are kept here with their ETag / Last-Modified and
+	 * asked for again with If-None-Match / If-Modified-Since (RFC 9110
+	 * §13.1); NULL: no page cache. */
+	struct ml_cache *cache;
+	long connect_timeout_s;   /* 0: 10 s */
+	long low_speed_time_s;    /* 0: 30 s */
+	ml_http_failure *failure; /* optional; filled when the page fetch fails */
+} ml_index_opts;
+
+#define ML_INDEX_OPTS_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0, NULL                                                                   \
+	}
 
 /* Frees a project and everything it holds. Accepts NULL. */
 void ml_project_free(ml_project *p);
@@ -183,6 +228,15 @@ void ml_project_free(ml_project *p);
  * ml_http_get), ML_EPARSE (malformed page, unknown content type, or an API
  * major version other than 1), ML_EFAIL, ML_ENOMEM. */
 int ml_index_project(ml_project **out, const ml_index_source *src, const char *name, ml_err *err);
+
+/* ml_index_project() with settings o (NULL: the defaults). With o->cache,
+ * an http(s) page is stored with its ETag / Last-Modified and later asked
+ * for with If-None-Match / If-Modified-Since; a 304 answer reuses the
+ * stored page (RFC 9110 §13.1.1-2, §15.4.5); a page cache failure never
+ * fails the call. o->failure receives the transport failure (retryable,
+ * TLS) for callers that retry. Same returns as ml_index_project(). */
+int ml_index_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                          const ml_index_opts *o, ml_err *err);
 
 /* Parses a PEP 691 JSON project page (text, len bytes, need not be
  * NUL-terminated) whose URL is base_url. Reads "name" and, per file,
@@ -227,6 +281,11 @@ int ml_index_parse_html(ml_project **out, const char *base_url, const char *text
  * file or directory), ML_ENET, ML_EPARSE, ML_ENOMEM. */
 int ml_find_links_project(ml_project **out, const ml_index_source *src, const char *name,
                           ml_err *err);
+
+/* ml_find_links_project() with settings o (NULL: the defaults), as for
+ * ml_index_project_opts(); the page cache applies to http(s) pages. */
+int ml_find_links_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                               const ml_index_opts *o, ml_err *err);
 
 /* --- index sources (src/fetch/index_sources.c) ------------------------------ */
 
@@ -314,6 +373,7 @@ int ml_index_config_resolve(ml_index_config **out, const ml_index_flags *flags,
 
 /* Frees a config and everything it holds. Accepts NULL. */
 void ml_index_config_free(ml_index_config *c);
+
 
 /* --- sizes by HEAD (src/fetch/head.c) ------------------------------------- */
 
@@ -411,8 +471,8 @@ void ml_cache_tmp_discard(int fd, const char *path);
  * caller closes it). When the blob already exists (another process was
  * first) the partial file is removed and the existing blob kept. Writes
  * the blob path into blob_path (pathsz bytes). Returns 0 or ML_EIO. */
-int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd,
-                         const char *part_path, const char *sha256, ml_err *err);
+int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd, const char *part_path,
+                         const char *sha256, ml_err *err);
 
 /* Reads the stored index page for (url, accept) into *out: body,
  * content_type, etag and last_modified (status 200; effective_url is url).
@@ -426,8 +486,8 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
  * an ETag or Last-Modified are not stored (they could not be revalidated).
  * URLs are used only as hash input: no credentials reach the disk.
  * Returns 0 or ML_EIO. */
-int ml_cache_page_put(ml_cache *c, const char *url, const char *accept,
-                      const ml_http_response *r, ml_err *err);
+int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
+                      ml_err *err);
 
 /* Counts (entries and bytes) per kind of cache entry. */
 typedef struct ml_cache_stats {
@@ -462,9 +522,9 @@ int ml_cache_verify(ml_cache *c, ml_cache_stats *checked, ml_cache_stats *remove
  * ml_download_release(). */
 typedef struct ml_download {
 	/* in */
-	char *name;    /* display name, normally the file name; owned */
-	char **urls;   /* sources, tried in order (http, https, file); owned */
-	size_t n_urls; /* may be 0 when the blob is expected in the cache */
+	char *name;      /* display name, normally the file name; owned */
+	char **urls;     /* sources, tried in order (http, https, file); owned */
+	size_t n_urls;   /* may be 0 when the blob is expected in the cache */
 	char sha256[65]; /* 64 lower-case hex digits */
 	int64_t size;    /* bytes, exact */
 	/* out */
@@ -533,7 +593,10 @@ typedef struct ml_fetch_opts {
 	void *progress_data;
 } ml_fetch_opts;
 
-#define ML_FETCH_OPTS_INIT {16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL}
+#define ML_FETCH_OPTS_INIT                                                                         \
+	{                                                                                          \
+		16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL                                    \
+	}
 
 /* Gets every item into the cache c, proven: a blob already there is
  * re-hashed on use (a corrupted one is removed and fetched again); the
@@ -562,7 +625,10 @@ typedef struct ml_fetch_opts {
  *     its hash; the next source is tried.
  * Another process downloading the same blob is waited for (per-blob lock),
  * then its result is used. Nothing unverified ever leaves tmp/, and no
- * .part file is left behind. Fills each item's outputs. Returns 0 when
+ * .part file is left behind. Items whose `done` is already set (as
+ * ml_fetch_resolve() leaves files it verified in the cache) are counted as
+ * they are and not checked again. c must be an open cache; items and o are
+ * borrowed; runs on the calling thread. Fills each item's outputs. Returns 0 when
  * every item is done; else ML_EINTEGRITY when some item failed for
  * integrity, otherwise the first failed item's code (ML_ENET, ML_ENOENT,
  * ML_EIO, ...), with err summarising ("2 of 50 files could not be

@@ -7,6 +7,7 @@
 #define MLSETUP_OUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mlsetup/core.h"
 
@@ -46,5 +47,49 @@ const char *ml_c(const char *style);
 /* Flushes and closes stdout; returns 0, or ML_EIO when a write failed
  * (full disk, closed pipe) so the command fails as git does. */
 int ml_out_finish(void);
+
+/* --- progress (src/core/progress.c) --------------------------------------- */
+
+/* One line of a progress display: a transfer, or any task with a size. */
+typedef struct ml_progress_line {
+	const char *label; /* shown as given, cut to fit the terminal */
+	uint64_t done;     /* bytes so far */
+	int64_t total;     /* bytes, -1 unknown */
+	int attempt;       /* 1 for the first try; shown when > 1 */
+} ml_progress_line;
+
+/* Everything one redraw shows. Pointers are borrowed for the call only. */
+typedef struct ml_progress_state {
+	const char *title; /* "downloading" */
+	size_t items_done, items_total;
+	uint64_t bytes_done, bytes_total; /* bytes */
+	double rate;                      /* bytes per second, 0 unknown */
+	const ml_progress_line *lines;    /* active tasks */
+	size_t n_lines;
+} ml_progress_state;
+
+/* A progress display on stderr. On a terminal: one line per active task
+ * (at most 8, then "... and N more") and a total bar with bytes, rate and
+ * ETA, redrawn in place with ANSI cursor movement at most 10 times a
+ * second and erased by ml_progress_finish(). Not a terminal: one plain
+ * line every 5 seconds. Silent when `enabled` is false (--no-progress) or
+ * with -q or --json. */
+typedef struct ml_progress ml_progress;
+
+/* Creates a display (never NULL: a silent one when out of memory). Free
+ * with ml_progress_finish(). */
+ml_progress *ml_progress_new(bool enabled);
+
+/* Shows s, unless the last redraw was less than 0.1 s ago (terminal) or
+ * the last line less than 5 s ago (not a terminal). */
+void ml_progress_update(ml_progress *p, const ml_progress_state *s);
+
+/* Prints one line of text (an event: a retry, a repaired cache entry) on
+ * stderr above the display, which is redrawn below it at the next update.
+ * Silent with -q. */
+void ml_progress_note(ml_progress *p, const char *text);
+
+/* Erases the display (terminal) and frees p. Accepts NULL. */
+void ml_progress_finish(ml_progress *p);
 
 #endif /* MLSETUP_OUT_H */

@@ -35,6 +35,8 @@ extern const ml_command ml_cmd_help;
 extern const ml_command ml_cmd_plan;
 extern const ml_command ml_cmd_lock;
 extern const ml_command ml_cmd_audit;
+extern const ml_command ml_cmd_download;
+extern const ml_command ml_cmd_cache;
 
 /* Looks a command up by name; NULL when unknown. */
 const ml_command *ml_cli_find(const char *name);

@@ -349,7 +349,7 @@ bool ml_http_insecure_allowed(const char *url, char *const *trusted, size_t n)
 }
 
 /* Checks one URL (the first or a redirect target) against the policy. */
-static int check_url(const char *url, const ml_http_request *req, ml_err *err)
+static int check_url(const char *url, char *const *trusted, size_t n_trusted, ml_err *err)
 {
 	char shown[1024];
 	url_parts u;
@@ -361,7 +361,7 @@ static int check_url(const char *url, const ml_http_request *req, ml_err *err)
 		return ml_err_set(
 		    err, ML_EFAIL,
 		    "unsupported URL '%s': only http, https and file URLs can be fetched", shown);
-	if (ml_http_insecure_allowed(url, req->trusted_hosts, req->n_trusted))
+	if (ml_http_insecure_allowed(url, trusted, n_trusted))
 		return 0;
 	char host[256] = "HOST", port[16];
 	url_host_port(&u, host, sizeof(host), port, sizeof(port));
@@ -372,6 +372,37 @@ static int check_url(const char *url, const ml_http_request *req, ml_err *err)
 	            "here and that host",
 	            host);
 	return ML_ENET;
+}
+
+/* Checks a redirect from `from` to `to`. */
+static int check_redirect(const char *from, const char *to, char *const *trusted, size_t n_trusted,
+                          ml_err *err)
+{
+	url_parts f, t;
+	url_split(&f, from);
+	url_split(&t, to);
+	char a[512], b[512];
+	ml_url_redact(a, sizeof(a), from);
+	ml_url_redact(b, sizeof(b), to);
+	if (scheme_is(&f, "https") && scheme_is(&t, "http")) {
+		ml_err_set(err, ML_ENET, "refusing redirect from '%s' to plain http '%s'", a, b);
+		ml_err_hint(err, "the server downgraded an https request; ask its operator to fix "
+		                 "the redirect, or use the http URL directly if you trust it");
+		return ML_ENET;
+	}
+	if (!scheme_is(&t, "http") && !scheme_is(&t, "https"))
+		return ml_err_set(
+		    err, ML_ENET,
+		    "refusing redirect from '%s' to '%s': only http(s) targets are followed", a, b);
+	return check_url(to, trusted, n_trusted, err);
+}
+
+int ml_http_policy_check(const char *url, const char *from, char *const *trusted, size_t n,
+                         ml_err *err)
+{
+	if (!url)
+		return ml_err_set(err, ML_EFAIL, "no URL to fetch");
+	return from ? check_redirect(from, url, trusted, n, err) : check_url(url, trusted, n, err);
 }
 
 /* --- the failure table ------------------------------------------------------ */
@@ -547,7 +578,7 @@ static int add_header(struct curl_slist **list, const char *name, const char *va
 /* no_proxy / NO_PROXY from the environment plus the loopback hosts, in
  * buf (size sz). Setting CURLOPT_NOPROXY replaces libcurl's own reading of
  * the variable, so it is repeated here. */
-static const char *noproxy_list(char *buf, size_t sz)
+const char *ml_http_noproxy(char *buf, size_t sz)
 {
 	const char *env = getenv("no_proxy");
 	if (!env || !env[0])
@@ -565,7 +596,7 @@ static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errb
                         struct curl_slist *headers)
 {
 	char nbuf[2048];
-	const char *noproxy = noproxy_list(nbuf, sizeof(nbuf));
+	const char *noproxy = ml_http_noproxy(nbuf, sizeof(nbuf));
 	CURLcode c = CURLE_OK;
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
@@ -589,9 +620,11 @@ static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errb
 	const char *capath = getenv("SSL_CERT_DIR");
 	if (!(req->cert && req->cert[0]) && capath && capath[0])
 		SET(CURLOPT_CAPATH, capath);
-	SET(CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+	SET(CURLOPT_CONNECTTIMEOUT,
+	    req->connect_timeout_s > 0 ? req->connect_timeout_s : CONNECT_TIMEOUT_S);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-	SET(CURLOPT_LOW_SPEED_TIME, LOW_SPEED_TIME_S);
+	SET(CURLOPT_LOW_SPEED_TIME,
+	    req->low_speed_time_s > 0 ? req->low_speed_time_s : LOW_SPEED_TIME_S);
 	SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
 	const char *netrc = getenv("NETRC");
 	if (netrc && netrc[0])
@@ -613,35 +646,13 @@ static bool is_redirect(long status)
 	return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-/* Checks a redirect from `from` to `to`. */
-static int check_redirect(const char *from, const char *to, const ml_http_request *req, ml_err *err)
-{
-	url_parts f, t;
-	url_split(&f, from);
-	url_split(&t, to);
-	char a[512], b[512];
-	ml_url_redact(a, sizeof(a), from);
-	ml_url_redact(b, sizeof(b), to);
-	if (scheme_is(&f, "https") && scheme_is(&t, "http")) {
-		ml_err_set(err, ML_ENET, "refusing redirect from '%s' to plain http '%s'", a, b);
-		ml_err_hint(err, "the server downgraded an https request; ask its operator to fix "
-		                 "the redirect, or use the http URL directly if you trust it");
-		return ML_ENET;
-	}
-	if (!scheme_is(&t, "http") && !scheme_is(&t, "https"))
-		return ml_err_set(
-		    err, ML_ENET,
-		    "refusing redirect from '%s' to '%s': only http(s) targets are followed", a, b);
-	return check_url(to, req, err);
-}
-
 int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err)
 {
 	if (!req || !req->url || !req->url[0])
 		return ml_err_set(err, ML_EFAIL, "no URL to fetch");
 	if (req->failure)
 		memset(req->failure, 0, sizeof(*req->failure));
-	int rc = check_url(req->url, req, err);
+	int rc = check_url(req->url, req->trusted_hosts, req->n_trusted, err);
 	if (rc)
 		return rc;
 	pthread_once(&curl_once, curl_init);
@@ -711,7 +722,7 @@ int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err)
 			                MAX_REDIRECTS, shown);
 			goto out;
 		}
-		rc = check_redirect(url, loc, req, err);
+		rc = check_redirect(url, loc, req->trusted_hosts, req->n_trusted, err);
 		if (rc)
 			goto out;
 		char *next = strdup(loc);

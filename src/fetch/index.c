@@ -814,19 +814,79 @@ static int parse_page(ml_project **out, const ml_http_response *r, ml_err *err)
 	return ML_EPARSE;
 }
 
-static int fetch_page(ml_http_response *out, const ml_index_source *src, const char *url,
-                      const char *accept, ml_err *err)
+/* GETs one page under src's transport settings. With src->cache, an
+ * http(s) page stored earlier is revalidated (If-None-Match /
+ * If-Modified-Since) and reused on 304; a fresh page with validators is
+ * stored. A failure of the page cache itself never fails the fetch. */
+static int fetch_page(ml_http_response *out, const ml_index_source *src, const ml_index_opts *o,
+                      const char *url, const char *accept, ml_err *err)
 {
+	ml_index_opts defaults = ML_INDEX_OPTS_INIT;
+	if (!o)
+		o = &defaults;
 	ml_http_request req = ML_HTTP_REQUEST_INIT;
 	req.url = url;
 	req.accept = accept;
 	req.trusted_hosts = src->trusted_hosts;
 	req.n_trusted = src->n_trusted;
 	req.cert = src->cert;
-	return ml_http_get(out, &req, err);
+	req.failure = o->failure;
+	req.connect_timeout_s = o->connect_timeout_s;
+	req.low_speed_time_s = o->low_speed_time_s;
+	bool cacheable = o->cache && (has_scheme(url, "http") || has_scheme(url, "https"));
+	ml_http_response stored = {0};
+	ml_err ignored = ML_ERR_INIT;
+	bool have = cacheable &&
+	            ml_cache_page_get(&stored, o->cache, url, accept ? accept : "", &ignored) == 0;
+	if (have) {
+		req.if_none_match = stored.etag;
+		req.if_modified_since = stored.last_modified;
+	}
+	ml_http_response r = {0};
+	int rc = ml_http_get(&r, &req, err);
+	if (rc == 0 && r.status == 304) {
+		if (!have) {
+			char shown[1024];
+			ml_url_redact(shown, sizeof(shown), url);
+			ml_http_response_release(&r);
+			rc = ml_err_set(err, ML_ENET,
+			                "'%s' answered 304 Not Modified to an unconditional request",
+			                shown);
+			goto out;
+		}
+		/* the stored page is current: keep it, with any newer validators */
+		ml_buf_release(&r.body);
+		r.body = stored.body;
+		stored.body = (ml_buf)ML_BUF_INIT;
+		free(r.content_type);
+		r.content_type = stored.content_type;
+		stored.content_type = NULL;
+		if (!r.etag) {
+			r.etag = stored.etag;
+			stored.etag = NULL;
+		}
+		if (!r.last_modified) {
+			r.last_modified = stored.last_modified;
+			stored.last_modified = NULL;
+		}
+		r.status = 200;
+	} else if (rc == 0 && cacheable && r.status == 200) {
+		ml_cache_page_put(o->cache, url, accept ? accept : "", &r, &ignored);
+	}
+	if (rc == 0)
+		*out = r;
+out:
+	ml_http_response_release(&stored);
+	return rc;
 }
 
 int ml_index_project(ml_project **out, const ml_index_source *src, const char *name, ml_err *err)
+{
+	return ml_index_project_opts(out, src, name, NULL, err);
+}
+
+int ml_index_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                          const ml_index_opts *o, ml_err *err)
 {
 	if (!src || !src->url || !src->url[0] || !name || !name[0])
 		return ml_err_set(err, ML_EFAIL, "no index URL or project name given");
@@ -860,7 +920,7 @@ int ml_index_project(ml_project **out, const ml_index_source *src, const char *n
 			url = u2;
 		}
 	}
-	rc = fetch_page(&r, src, url, ML_HTTP_ACCEPT_INDEX, err);
+	rc = fetch_page(&r, src, o, url, ML_HTTP_ACCEPT_INDEX, err);
 	if (rc == ML_ENOENT) {
 		char shown[900];
 		ml_url_redact(shown, sizeof(shown), src->url);
@@ -1091,6 +1151,12 @@ out:
 int ml_find_links_project(ml_project **out, const ml_index_source *src, const char *name,
                           ml_err *err)
 {
+	return ml_find_links_project_opts(out, src, name, NULL, err);
+}
+
+int ml_find_links_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                               const ml_index_opts *o, ml_err *err)
+{
 	if (!src || !src->url || !src->url[0] || !name || !name[0])
 		return ml_err_set(err, ML_EFAIL, "no find-links location or project name given");
 	char *norm = normalize_name(name, strlen(name));
@@ -1103,7 +1169,7 @@ int ml_find_links_project(ml_project **out, const ml_index_source *src, const ch
 	}
 	if (has_scheme(src->url, "http") || has_scheme(src->url, "https")) {
 		ml_project *page = NULL;
-		rc = fetch_page(&r, src, src->url, HTML_ACCEPT, err);
+		rc = fetch_page(&r, src, o, src->url, HTML_ACCEPT, err);
 		if (rc == 0)
 			rc = parse_page(&page, &r, err);
 		if (rc)

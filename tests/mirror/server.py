@@ -166,8 +166,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         if self.server.tls is not None:
+            self.server.stats.hit("/_tls_connections")
             self.request.settimeout(10)
-            conn = self.server.tls.wrap_socket(self.request, server_side=True)
+            try:
+                conn = self.server.tls.wrap_socket(self.request, server_side=True)
+            except (ssl.SSLError, OSError):
+                # the client refused the certificate (or went away)
+                self.server.stats.hit("/_tls_failed")
+                raise
             self.request = conn
         super().setup()
 
@@ -177,6 +183,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def root(self):
         return self.server.root
+
+    def send_page(self, body, ctype):
+        """An index page with a strong ETag (hash of the body, so it differs
+        per content type) and conditional GET: If-None-Match -> 304."""
+        etag = '"%s"' % hashlib.sha256(body).hexdigest()[:32]
+        inm = self.headers.get("If-None-Match")
+        if inm is not None and (etag in [t.strip() for t in inm.split(",")] or inm.strip() == "*"):
+            self.server.stats.hit(urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                                  + " 304")
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.send_header("Vary", "Accept")
+            self.end_headers()
+            return
+        self.send_body(200, body, ctype, {"Vary": "Accept", "ETag": etag})
 
     def send_body(self, status, body, ctype, extra=None):
         self.send_response(status)
@@ -211,7 +232,11 @@ class Handler(BaseHTTPRequestHandler):
     # --- faults ---------------------------------------------------------
 
     def faults_for(self, key):
-        """Faults configured for a file name or a request path."""
+        """Faults configured for a file name or a request path, as a list of
+        strings. A fault written with a trailing "xN" ("reset_at:50%x1",
+        "stall_after_headers:5x2") applies to the first N requests that see
+        it and then no more; `status:CODExN` keeps its own meaning, counted
+        in status_fault()."""
         try:
             with open(os.path.join(self.root(), "faults.json"), encoding="utf-8") as f:
                 table = json.load(f)
@@ -220,7 +245,15 @@ class Handler(BaseHTTPRequestHandler):
         val = table.get(key)
         if val is None:
             return []
-        return [val] if isinstance(val, str) else list(val)
+        out = []
+        for fault in ([val] if isinstance(val, str) else list(val)):
+            m = re.fullmatch(r"(.+?)x(\d+)", fault)
+            if m and not fault.startswith("status:"):
+                if self.server.stats.use_fault((key, fault)) >= int(m.group(2)):
+                    continue
+                fault = m.group(1)
+            out.append(fault)
+        return out
 
     def status_fault(self, key, faults):
         """Handles "status:CODE" and "status:CODExN"; True when it answered."""
@@ -231,7 +264,13 @@ class Handler(BaseHTTPRequestHandler):
             code, times = int(m.group(1)), m.group(2)
             if times is not None and self.server.stats.use_fault((key, fault)) >= int(times):
                 continue
-            self.send_status(code)
+            retry_after = self.fault_arg(faults, "retry_after")
+            if retry_after is not None:
+                body = (self.responses.get(code, ("",))[0] + "\n").encode()
+                self.send_body(code, body, "text/plain; charset=utf-8",
+                               {"Retry-After": retry_after})
+            else:
+                self.send_status(code)
             return True
         return False
 
@@ -280,6 +319,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_body(200, body, "application/json")
             return
         self.server.stats.hit(path)
+        for header in ("Range", "If-Range"):
+            if self.headers.get(header) is not None:
+                self.server.stats.hit("%s %s" % (path, header.lower()))
         try:
             if path.startswith("/files/"):
                 self.serve_file(path[len("/files/"):], path)
@@ -355,9 +397,10 @@ class Handler(BaseHTTPRequestHandler):
         files_dir = os.path.join(self.root(), "files")
         path = os.path.join(files_dir, n)
         info = FileInfo.get(path)
+        base = self.server.files_base or "../../files/"
         entry = {
             "filename": n,
-            "url": "../../files/" + urllib.parse.quote(n),
+            "url": base + urllib.parse.quote(n),
             "hashes": {"sha256": info["sha256"]},
             "size": info["size"],
         }
@@ -397,7 +440,7 @@ class Handler(BaseHTTPRequestHandler):
                     "    <title>Links for %s</title>\n  </head>\n  <body>\n"
                     "    <h1>Links for %s</h1>\n%s\n  </body>\n</html>\n"
                     % (API_VERSION, norm, norm, "\n".join(rows))).encode()
-        self.send_body(200, body, ctype, {"Vary": "Accept"})
+        self.send_page(body, ctype)
 
     # --- files ----------------------------------------------------------
 
@@ -413,7 +456,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         info = FileInfo.get(fpath)
         with open(fpath, "rb") as f:
-            data = f.read()
+            data = self.tamper(f.read(), faults)
         size = len(data)
         etag = '"%s"' % info["sha256"]
         last_modified = email.utils.formatdate(info["mtime"], usegmt=True)
@@ -448,6 +491,22 @@ class Handler(BaseHTTPRequestHandler):
             headers["Content-Range"] = "bytes %d-%d/%d" % (start, end - 1, size)
         body = data[start:end]
         self.send_file_body(status, headers, body, start, size, faults)
+
+    def tamper(self, data, faults):
+        """The bytes a lying server sends while its index lists the real
+        file: flip_byte[:OFFSET], append:N (junk), shorten:N."""
+        flip = self.fault_arg(faults, "flip_byte")
+        if flip is not None and data:
+            at = int(flip) if flip else len(data) // 2
+            at = min(max(at, 0), len(data) - 1)
+            data = data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+        add = self.fault_arg(faults, "append")
+        if add is not None:
+            data = data + (b"junk" * (int(add or "1") // 4 + 1))[:int(add or "1")]
+        cut = self.fault_arg(faults, "shorten")
+        if cut is not None:
+            data = data[:max(0, len(data) - int(cut or "1"))]
+        return data
 
     def not_modified(self, etag, mtime):
         inm = self.headers.get("If-None-Match")
@@ -592,12 +651,15 @@ def main():
     ap.add_argument("--https", action="store_true", help="serve TLS")
     ap.add_argument("--cert", help="PEM certificate (with --https)")
     ap.add_argument("--key", help="PEM private key (with --https)")
+    ap.add_argument("--files-base", help="absolute URL prefix for file links (another mirror "
+                    "serving the same root), instead of ../../files/")
     ap.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = ap.parse_args()
 
     server = Server(("127.0.0.1", args.port), Handler)
     server.root = os.path.abspath(args.root)
     server.verbose = args.verbose
+    server.files_base = args.files_base
     server.stats = Stats()
     server.tls = None
     if args.https:

@@ -1,0 +1,1148 @@
+/*
+ * download.c - the parallel download engine: gets a list of files into the
+ * content-addressed cache, each one proven by size and SHA-256 before it
+ * is renamed into the store.
+ *
+ * One thread drives a libcurl multi handle. Each file is a small state
+ * machine (job): wait for its blob lock, check the cache, then request its
+ * sources in order. Bytes stream through SHA-256 into a .part file under
+ * <cache>/tmp and never past the expected size; a retry resumes from what
+ * was received (Range + If-Range), a server that ignores Range restarts
+ * the file, and a Content-Range that does not continue it throws the
+ * partial file away. Redirects are followed here, hop by hop, so every
+ * target passes the same transport policy as the first URL. Failures are
+ * described by ml_http_fail(), the one table shared with http.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+#include "mlsetup/fetch.h"
+
+#define DEFAULT_JOBS       16
+#define DEFAULT_RETRIES    3
+#define DEFAULT_CONNECT_S  10L
+#define DEFAULT_LOWSPEED_S 30L
+#define MAX_REDIRECTS      10
+#define BACKOFF_BASE_S     0.5
+#define BACKOFF_MAX_S      30.0
+#define RETRY_AFTER_MAX_S  120.0
+#define LOCK_POLL_S        0.1
+#define PROGRESS_PERIOD_S  0.1 /* at most 10 calls a second */
+#define RATE_WINDOW_S      2.0
+#define RATE_SAMPLES       32
+#define BUFFER_BYTES       (256L * 1024)
+
+typedef enum job_state {
+	JOB_PENDING,    /* not started */
+	JOB_WAIT_LOCK,  /* another process holds the blob lock */
+	JOB_ACTIVE,     /* a transfer is running */
+	JOB_WAIT_RETRY, /* backing off before the next request */
+	JOB_DONE,
+	JOB_FAILED,
+} job_state;
+
+/* One file's progress through the engine. */
+typedef struct job {
+	ml_download *d;
+	job_state st;
+	double not_before; /* monotonic seconds: next lock try / retry */
+	bool lock_noted;
+	ml_cache_lock *lock;
+
+	size_t url_idx;   /* current source */
+	int url_attempts; /* requests to it (redirect hops not counted) */
+	char *cur_url;    /* current target (after redirects), owned */
+	int hops;
+
+	int fd; /* the .part file, -1 before the first request */
+	char part[PATH_MAX];
+	EVP_MD_CTX *md;
+	uint64_t have;   /* bytes in the .part file, all hashed */
+	char *validator; /* strong ETag or Last-Modified of the response that gave them */
+
+	/* the running transfer */
+	CURL *h;
+	struct curl_slist *headers;
+	char errbuf[CURL_ERROR_SIZE];
+	bool sent_range;
+	long status; /* of the response being received, from its status line */
+	char *location, *etag, *last_modified, *content_range, *retry_after;
+	bool began, discard, cut, integrity, restart, io_error;
+	bool ignored_range; /* a Range request got 200: started over */
+	ml_err cb_err;      /* what a callback decided */
+
+	bool had_integrity;
+	ml_err integrity_err; /* the first integrity failure, kept for the end */
+	ml_err last_err;
+	int last_code;
+} job;
+
+typedef struct engine {
+	job *jobs;
+	job **order; /* largest first */
+	size_t n;
+	ml_cache *cache;
+	const ml_fetch_opts *o;
+	int jobs_max, retries;
+	long connect_s, lowspeed_s;
+	CURLM *multi;
+	CURLSH *share;
+	double t0, last_progress;
+	uint64_t net_bytes;
+	double rate_t[RATE_SAMPLES];
+	uint64_t rate_b[RATE_SAMPLES];
+	size_t rate_i;
+	ml_fetch_active *active;
+	bool swept; /* the one look for cached files is done */
+} engine;
+
+/* --- small helpers ---------------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double random_unit(void)
+{
+	uint32_t r;
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint32_t)(now_s() * 1e9);
+	return (double)r / 4294967296.0;
+}
+
+static bool is_file_url(const char *u)
+{
+	return strncasecmp(u, "file:", 5) == 0;
+}
+
+static void hex_encode(char *dst, const unsigned char *md, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		dst[2 * i] = hex[md[i] >> 4];
+		dst[2 * i + 1] = hex[md[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
+static void free_response_fields(job *j)
+{
+	free(j->location);
+	free(j->etag);
+	free(j->last_modified);
+	free(j->content_range);
+	free(j->retry_after);
+	j->location = j->etag = j->last_modified = j->content_range = j->retry_after = NULL;
+}
+
+/* --- ml_download helpers ------------------------------------------------------------- */
+
+int ml_download_init(ml_download *d, const char *name, const char *sha256, int64_t size,
+                     ml_err *err)
+{
+	if (!sha256 || strlen(sha256) != 64)
+		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 digest",
+		                  sha256 ? sha256 : "");
+	for (size_t i = 0; i < 64; i++) {
+		char ch = sha256[i];
+		if (ch >= 'A' && ch <= 'F')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 digest", sha256);
+		d->sha256[i] = ch;
+	}
+	d->sha256[64] = '\0';
+	free(d->name);
+	d->name = strdup(name ? name : d->sha256);
+	if (!d->name)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	d->size = size;
+	d->url_used = -1;
+	return 0;
+}
+
+int ml_download_add_url(ml_download *d, const char *url, ml_err *err)
+{
+	for (size_t i = 0; i < d->n_urls; i++)
+		if (strcmp(d->urls[i], url) == 0)
+			return 0;
+	char **v = realloc(d->urls, (d->n_urls + 1) * sizeof(*v));
+	if (!v)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	d->urls = v;
+	if (!(v[d->n_urls] = strdup(url)))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	d->n_urls++;
+	return 0;
+}
+
+void ml_download_release(ml_download *d)
+{
+	if (!d)
+		return;
+	free(d->name);
+	for (size_t i = 0; i < d->n_urls; i++)
+		free(d->urls[i]);
+	free(d->urls);
+	memset(d, 0, sizeof(*d));
+	d->url_used = -1;
+}
+
+/* --- progress ------------------------------------------------------------------- */
+
+static double rate_now(engine *e, double t)
+{
+	/* oldest sample inside the window */
+	double t_old = t;
+	uint64_t b_old = e->net_bytes;
+	for (size_t k = 0; k < RATE_SAMPLES; k++) {
+		size_t i = (e->rate_i + k) % RATE_SAMPLES;
+		if (e->rate_t[i] > 0 && t - e->rate_t[i] <= RATE_WINDOW_S && e->rate_t[i] < t_old) {
+			t_old = e->rate_t[i];
+			b_old = e->rate_b[i];
+		}
+	}
+	return t - t_old > 0.05 ? (double)(e->net_bytes - b_old) / (t - t_old) : 0.0;
+}
+
+static void report(engine *e, const char *note, bool final)
+{
+	double t = now_s();
+	if (!note && !final && t - e->last_progress < PROGRESS_PERIOD_S)
+		return;
+	if (!note) {
+		e->rate_t[e->rate_i] = t;
+		e->rate_b[e->rate_i] = e->net_bytes;
+		e->rate_i = (e->rate_i + 1) % RATE_SAMPLES;
+		e->last_progress = t;
+	}
+	if (!e->o->on_progress)
+		return;
+	ml_fetch_progress p = {0};
+	p.n_items = e->n;
+	for (size_t i = 0; i < e->n; i++) {
+		job *j = e->order[i];
+		uint64_t sz = j->d->size > 0 ? (uint64_t)j->d->size : 0;
+		p.total_bytes += sz;
+		if (j->st == JOB_DONE) {
+			p.n_done++;
+			p.done_bytes += sz;
+			if (j->d->from_cache)
+				p.n_from_cache++;
+		} else if (j->st == JOB_FAILED) {
+			p.n_failed++;
+		} else if (j->st == JOB_ACTIVE || j->st == JOB_WAIT_RETRY) {
+			p.done_bytes += j->have;
+			e->active[p.n_active++] =
+			        (ml_fetch_active){j->d->name, j->have, j->d->size, j->url_attempts};
+		}
+	}
+	p.net_bytes = e->net_bytes;
+	p.elapsed_s = t - e->t0;
+	p.rate = rate_now(e, t);
+	p.active = e->active;
+	p.note = note;
+	p.final = final;
+	e->o->on_progress(&p, e->o->progress_data);
+}
+
+static void notef(engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notef(engine *e, const char *fmt, ...)
+{
+	if (!e->o->on_progress)
+		return;
+	char buf[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	report(e, buf, false);
+}
+
+/* --- the partial file ---------------------------------------------------------------- */
+
+static int part_reset(job *j)
+{
+	j->have = 0;
+	free(j->validator);
+	j->validator = NULL;
+	if (j->fd >= 0 && ftruncate(j->fd, 0) != 0)
+		return -1;
+	if (j->md && EVP_DigestInit_ex(j->md, EVP_sha256(), NULL) != 1)
+		return -1;
+	return 0;
+}
+
+static void part_discard(job *j)
+{
+	if (j->fd >= 0 || j->part[0])
+		ml_cache_tmp_discard(j->fd, j->part);
+	j->fd = -1;
+	j->part[0] = '\0';
+	j->have = 0;
+	free(j->validator);
+	j->validator = NULL;
+}
+
+/* --- libcurl callbacks ---------------------------------------------------------------- */
+
+static char *header_value(const char *line, size_t n, const char *name)
+{
+	size_t nl = strlen(name);
+	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+		return NULL;
+	const char *v = line + nl + 1, *end = line + n;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	return strndup(v, (size_t)(end - v));
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	job *j = userdata;
+	size_t n = size * nmemb;
+	char *v;
+	if (n >= 5 && strncmp(ptr, "HTTP/", 5) == 0) {
+		/* a new response (1xx, a redirect, the final one) */
+		free_response_fields(j);
+		const char *sp = memchr(ptr, ' ', n);
+		j->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		j->began = j->discard = false;
+		return n;
+	}
+	char **slot = NULL;
+	static const char *const names[] = {"Location", "ETag", "Last-Modified", "Content-Range",
+	                                    "Retry-After"};
+	char **slots[] = {&j->location, &j->etag, &j->last_modified, &j->content_range,
+	                  &j->retry_after};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !slot; i++)
+		if ((v = header_value(ptr, n, names[i]))) {
+			slot = slots[i];
+			free(*slot);
+			*slot = v;
+		}
+	return n;
+}
+
+/* Parses "bytes A-B/T" ("*" total gives -1). Returns false when malformed. */
+static bool parse_content_range(const char *s, long long *a, long long *b, long long *t)
+{
+	if (!s || strncasecmp(s, "bytes", 5) != 0)
+		return false;
+	s += 5;
+	while (*s == ' ')
+		s++;
+	char *end;
+	if (*s == '*') {
+		*a = *b = -1;
+		s++;
+	} else {
+		*a = strtoll(s, &end, 10);
+		if (end == s || *end != '-')
+			return false;
+		s = end + 1;
+		*b = strtoll(s, &end, 10);
+		if (end == s)
+			return false;
+		s = end;
+	}
+	if (*s != '/')
+		return false;
+	s++;
+	if (*s == '*') {
+		*t = -1;
+		return true;
+	}
+	*t = strtoll(s, &end, 10);
+	return end != s;
+}
+
+static void set_integrity(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_integrity(job *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char msg[sizeof(j->cb_err.msg)];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	j->integrity = true;
+	ml_err_set(&j->cb_err, ML_EINTEGRITY, "%s", msg);
+	ml_err_hint(&j->cb_err,
+	            "the source does not serve the file the manifest pins; if the manifest is "
+	            "right, the index, a mirror or a proxy is altering files");
+}
+
+/* Decides what to do with the body of the response now arriving. Returns
+ * false when the transfer must stop at once. */
+static bool begin_body(job *j)
+{
+	j->began = true;
+	long st = j->status;
+	const ml_download *d = j->d;
+	char shown[1024];
+	ml_url_redact(shown, sizeof(shown), j->cur_url);
+	if (is_file_url(j->cur_url))
+		st = 200;
+	if (st < 200 || st >= 300) {
+		j->discard = true; /* a redirect or an error page: judged when done */
+		return true;
+	}
+	curl_off_t cl = -1;
+	curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	if (st == 206) {
+		long long a, b, t;
+		if (!parse_content_range(j->content_range, &a, &b, &t) || a < 0) {
+			ml_err_set(&j->cb_err, ML_ENET,
+			           "'%s' answered 206 without a usable Content-Range ('%s')", shown,
+			           j->content_range ? j->content_range : "");
+			j->restart = true;
+			return false;
+		}
+		if (t >= 0 && t != d->size) {
+			set_integrity(
+			        j,
+			        "size mismatch for '%s' from '%s': the server has %lld bytes, "
+			        "expected %lld",
+			        d->name, shown, t, (long long)d->size);
+			return false;
+		}
+		if ((uint64_t)a != j->have || b < a || b >= d->size) {
+			ml_err_set(&j->cb_err, ML_ENET,
+			           "'%s' answered 'Content-Range: %s' to a request from byte %llu; "
+			           "discarded the partial file",
+			           shown, j->content_range, (unsigned long long)j->have);
+			j->restart = true;
+			return false;
+		}
+	} else {
+		if (j->have > 0)
+			j->ignored_range = true;
+		if (j->have > 0 && part_reset(j) != 0) {
+			j->io_error = true;
+			ml_err_set(&j->cb_err, ML_EIO, "cannot truncate '%s': %s", j->part,
+			           strerror(errno));
+			return false;
+		}
+		if (cl >= 0 && cl != d->size) {
+			set_integrity(
+			        j,
+			        "size mismatch for '%s' from '%s': the server sends %lld bytes, "
+			        "expected %lld%s",
+			        d->name, shown, (long long)cl, (long long)d->size,
+			        cl > d->size ? " (extra data appended?)" : "");
+			return false;
+		}
+	}
+	free(j->validator);
+	j->validator = NULL;
+	if (j->etag && strncmp(j->etag, "W/", 2) != 0)
+		j->validator = strdup(j->etag);
+	else if (j->last_modified)
+		j->validator = strdup(j->last_modified);
+	return true;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	job *j = userdata;
+	size_t n = size * nmemb;
+	if (!j->began && !begin_body(j))
+		return 0;
+	if (j->discard)
+		return n;
+	uint64_t room = (uint64_t)j->d->size - j->have;
+	size_t take = n < room ? n : (size_t)room;
+	size_t off = 0;
+	while (off < take) {
+		ssize_t w = pwrite(j->fd, ptr + off, take - off, (off_t)(j->have + off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			j->io_error = true;
+			ml_err_set(&j->cb_err, ML_EIO, "cannot write '%s': %s", j->part,
+			           strerror(w < 0 ? errno : ENOSPC));
+			ml_err_hint(&j->cb_err, "free disk space in the cache, or choose another "
+			                        "with --cache-dir");
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	if (take && EVP_DigestUpdate(j->md, ptr, take) != 1) {
+		j->io_error = true;
+		ml_err_set(&j->cb_err, ML_EIO, "cannot hash '%s'", j->d->name);
+		return 0;
+	}
+	j->have += take;
+	j->d->bytes += n;
+	if (take < n) {
+		j->cut = true; /* more than the expected size: stop here */
+		return 0;
+	}
+	return n;
+}
+
+/* --- requests -------------------------------------------------------------------------- */
+
+static int handle_setup(engine *e, job *j)
+{
+	CURL *h = j->h;
+	char nbuf[2048];
+	CURLcode c = CURLE_OK;
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (c == CURLE_OK)                                                                 \
+			c = curl_easy_setopt(h, opt, val);                                         \
+	} while (0)
+	SET(CURLOPT_URL, j->cur_url);
+	SET(CURLOPT_PRIVATE, j);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_ERRORBUFFER, j->errbuf);
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
+#else
+	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
+#endif
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/* HTTP/2 comes only through TLS (ALPN): there, wait for the first
+	 * connection to a host and multiplex over it; over plain http/1.1
+	 * waiting would put every transfer on one connection */
+	SET(CURLOPT_PIPEWAIT, strncasecmp(j->cur_url, "https:", 6) == 0 ? 1L : 0L);
+	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : getenv("SSL_CERT_FILE");
+	if (ca && ca[0])
+		SET(CURLOPT_CAINFO, ca);
+	const char *capath = getenv("SSL_CERT_DIR");
+	if (!(e->o->cert && e->o->cert[0]) && capath && capath[0])
+		SET(CURLOPT_CAPATH, capath);
+	SET(CURLOPT_CONNECTTIMEOUT, e->connect_s);
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_TIME, e->lowspeed_s);
+	SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	const char *netrc = getenv("NETRC");
+	if (netrc && netrc[0])
+		SET(CURLOPT_NETRC_FILE, netrc);
+	SET(CURLOPT_NOPROXY, ml_http_noproxy(nbuf, sizeof(nbuf)));
+	SET(CURLOPT_USERAGENT, "mlsetup/" ML_VERSION);
+	SET(CURLOPT_BUFFERSIZE, BUFFER_BYTES);
+	SET(CURLOPT_HTTPHEADER, j->headers);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, j);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, j);
+	if (e->share)
+		SET(CURLOPT_SHARE, e->share);
+#undef SET
+	return c == CURLE_OK ? 0 : -1;
+}
+
+static void transfer_end(engine *e, job *j)
+{
+	if (j->h) {
+		curl_multi_remove_handle(e->multi, j->h);
+		curl_easy_cleanup(j->h);
+		j->h = NULL;
+	}
+	curl_slist_free_all(j->headers);
+	j->headers = NULL;
+	free_response_fields(j);
+}
+
+/* Starts one request for j at j->cur_url, resuming from j->have. */
+static int start_request(engine *e, job *j, ml_err *err)
+{
+	if (j->fd < 0) {
+		int rc = ml_cache_tmp_create(&j->fd, j->part, sizeof(j->part), e->cache, err);
+		if (rc)
+			return rc;
+		if (!j->md && !(j->md = EVP_MD_CTX_new()))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		if (part_reset(j) != 0)
+			return ml_err_set(err, ML_EIO, "cannot prepare '%s'", j->part);
+	}
+	if (is_file_url(j->cur_url) && j->have > 0 && part_reset(j) != 0)
+		return ml_err_set(err, ML_EIO, "cannot truncate '%s': %s", j->part,
+		                  strerror(errno));
+	j->status = 0;
+	j->began = j->discard = j->cut = j->integrity = j->restart = j->io_error = false;
+	j->ignored_range = false;
+	j->errbuf[0] = '\0';
+	ml_err_clear(&j->cb_err);
+	j->sent_range = false;
+	if (j->have > 0) {
+		char range[64];
+		snprintf(range, sizeof(range), "Range: bytes=%llu-", (unsigned long long)j->have);
+		struct curl_slist *l = curl_slist_append(j->headers, range);
+		if (!l)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		j->headers = l;
+		if (j->validator) {
+			char *ir = ml_asprintf("If-Range: %s", j->validator);
+			l = ir ? curl_slist_append(j->headers, ir) : NULL;
+			free(ir);
+			if (!l)
+				return ml_err_set(err, ML_ENOMEM, "out of memory");
+			j->headers = l;
+		}
+		j->sent_range = true;
+	}
+	if (!(j->h = curl_easy_init()) || handle_setup(e, j) != 0) {
+		transfer_end(e, j);
+		return ml_err_set(err, ML_EFAIL, "cannot set up a libcurl transfer");
+	}
+	if (curl_multi_add_handle(e->multi, j->h) != CURLM_OK) {
+		transfer_end(e, j);
+		return ml_err_set(err, ML_EFAIL, "cannot start a libcurl transfer");
+	}
+	j->d->attempts++;
+	j->st = JOB_ACTIVE;
+	return 0;
+}
+
+/* Moves j to its next usable source and starts it, or fails j. */
+static void next_source(engine *e, job *j, bool first);
+
+static void job_fail(engine *e, job *j)
+{
+	part_discard(j);
+	ml_cache_unlock(j->lock);
+	j->lock = NULL;
+	j->st = JOB_FAILED;
+	ml_download *d = j->d;
+	if (j->had_integrity) {
+		d->result = ML_EINTEGRITY;
+		d->err = j->integrity_err;
+	} else {
+		d->result = j->last_code ? j->last_code : ML_ENOENT;
+		d->err = j->last_err;
+		if (!j->last_code) {
+			ml_err_set(&d->err, ML_ENOENT,
+			           "'%s' is not in the cache and no source has it", d->name);
+			ml_err_hint(&d->err,
+			            e->o->offline ? "run without --offline, or add a --find-links "
+			                            "directory that has it"
+			                          : "check the index options and the manifest");
+		}
+	}
+	d->err.code = d->result;
+}
+
+static void job_done(engine *e, job *j)
+{
+	(void)e;
+	ml_cache_unlock(j->lock);
+	j->lock = NULL;
+	j->st = JOB_DONE;
+	j->d->done = true;
+	j->d->result = 0;
+	ml_err_clear(&j->d->err);
+}
+
+/* Records a failed request; retries it when allowed, else moves on. */
+static void request_failed(engine *e, job *j, int code, const ml_err *why, bool retryable,
+                           double retry_after_s)
+{
+	j->last_code = code;
+	j->last_err = *why;
+	if (code == ML_EINTEGRITY && !j->had_integrity) {
+		j->had_integrity = true;
+		j->integrity_err = *why;
+	}
+	int n_req = j->url_attempts;
+	if (retryable && n_req <= e->retries) {
+		double cap = BACKOFF_BASE_S;
+		for (int k = 1; k < n_req && cap < BACKOFF_MAX_S; k++)
+			cap *= 2;
+		if (cap > BACKOFF_MAX_S)
+			cap = BACKOFF_MAX_S;
+		double delay = cap / 2 + random_unit() * cap / 2; /* "equal jitter" */
+		if (retry_after_s > 0)
+			delay = retry_after_s < RETRY_AFTER_MAX_S ? retry_after_s
+			                                          : RETRY_AFTER_MAX_S;
+		j->st = JOB_WAIT_RETRY;
+		j->not_before = now_s() + delay;
+		notef(e, "retrying %s in %.1f s (request %d of %d): %s", j->d->name, delay,
+		      n_req + 1, e->retries + 1, why->msg);
+		return;
+	}
+	if (retryable) {
+		size_t l = strlen(j->last_err.msg);
+		if (n_req > 1)
+			snprintf(j->last_err.msg + l, sizeof(j->last_err.msg) - l,
+			         " (after %d requests)", n_req);
+		if (!j->last_err.hint[0])
+			ml_err_hint(&j->last_err,
+			            "the server or the network kept failing; try again "
+			            "later, raise --retries, or use another index");
+	}
+	if (j->url_idx + 1 < j->d->n_urls)
+		notef(e, "%s; trying the next source", j->last_err.msg);
+	next_source(e, j, false);
+}
+
+static void next_source(engine *e, job *j, bool first)
+{
+	if (!first)
+		j->url_idx++;
+	if (j->have > 0 || j->fd >= 0)
+		part_reset(j);
+	ml_download *d = j->d;
+	for (; j->url_idx < d->n_urls; j->url_idx++) {
+		const char *u = d->urls[j->url_idx];
+		if (e->o->offline && !is_file_url(u))
+			continue;
+		ml_err why = ML_ERR_INIT;
+		int rc = ml_http_policy_check(u, NULL, e->o->trusted_hosts, e->o->n_trusted, &why);
+		if (rc) {
+			j->last_code = rc;
+			j->last_err = why;
+			continue;
+		}
+		free(j->cur_url);
+		if (!(j->cur_url = strdup(u))) {
+			j->last_code = ml_err_set(&j->last_err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		j->url_attempts = 1;
+		j->hops = 0;
+		rc = start_request(e, j, &why);
+		if (rc == 0)
+			return;
+		j->last_code = rc;
+		j->last_err = why;
+		if (rc == ML_EIO || rc == ML_ENOMEM)
+			break;
+	}
+	job_fail(e, j);
+}
+
+/* Checks the complete .part file and commits it, or fails the source. */
+static void finish_file(engine *e, job *j)
+{
+	ml_download *d = j->d;
+	char shown[1024];
+	ml_url_redact(shown, sizeof(shown), j->cur_url);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char actual[65] = "";
+	if (EVP_DigestFinal_ex(j->md, md, &mdlen) == 1 && mdlen == 32)
+		hex_encode(actual, md, 32);
+	if (strcmp(actual, d->sha256) != 0) {
+		ml_err why = ML_ERR_INIT;
+		ml_err_set(&why, ML_EINTEGRITY,
+		           "hash mismatch for '%s' from '%s': expected sha256 %s, got %s", d->name,
+		           shown, d->sha256, actual[0] ? actual : "(none)");
+		ml_err_hint(&why, "the source does not serve the file the manifest pins; if the "
+		                  "manifest is right, the index, a mirror or a proxy is altering "
+		                  "files");
+		request_failed(e, j, ML_EINTEGRITY, &why, false, 0);
+		return;
+	}
+	ml_err why = ML_ERR_INIT;
+	int rc = ml_cache_blob_commit(d->path, sizeof(d->path), e->cache, j->fd, j->part, d->sha256,
+	                              &why);
+	if (rc) {
+		part_discard(j);
+		j->last_code = rc;
+		j->last_err = why;
+		job_fail(e, j);
+		return;
+	}
+	close(j->fd);
+	j->fd = -1;
+	j->part[0] = '\0';
+	d->url_used = (int)j->url_idx;
+	job_done(e, j);
+}
+
+/* Seconds a Retry-After value asks for (delta-seconds or an HTTP-date),
+ * 0 when absent or unreadable. RFC 9110 §10.2.3. */
+static double retry_after_s(const char *v)
+{
+	if (!v || !v[0])
+		return 0;
+	char *end;
+	long s = strtol(v, &end, 10);
+	if (end != v && *end == '\0')
+		return s > 0 ? (double)s : 0;
+	time_t when = curl_getdate(v, NULL);
+	if (when < 0)
+		return 0;
+	double d = difftime(when, time(NULL));
+	return d > 0 ? d : 0;
+}
+
+/* A transfer finished (CURLMSG_DONE). */
+static void transfer_done(engine *e, job *j, CURLcode code)
+{
+	ml_download *d = j->d;
+	long status = 0;
+	curl_easy_getinfo(j->h, CURLINFO_RESPONSE_CODE, &status);
+	char *redirect = NULL;
+	if (code == CURLE_OK && status >= 300 && status < 400) {
+		char *loc = NULL;
+		curl_easy_getinfo(j->h, CURLINFO_REDIRECT_URL, &loc);
+		redirect = loc ? strdup(loc) : NULL;
+	}
+	double ra = retry_after_s(j->retry_after);
+	if (code == CURLE_OK && !j->began && status >= 200 && status < 300)
+		begin_body(j); /* an empty body: still judge the headers */
+	ml_err why = j->cb_err;
+	char shown[1024];
+	ml_url_redact(shown, sizeof(shown), j->cur_url);
+	transfer_end(e, j);
+	if (j->ignored_range)
+		notef(e, "'%s' ignored the Range request; fetched %s from the start", shown,
+		      d->name);
+
+	if (j->io_error) {
+		j->last_code = why.code ? why.code : ML_EIO;
+		j->last_err = why;
+		job_fail(e, j);
+	} else if (j->integrity) {
+		request_failed(e, j, ML_EINTEGRITY, &why, false, 0);
+	} else if (j->restart) {
+		part_reset(j); /* the next request starts from byte 0 */
+		request_failed(e, j, ML_ENET, &why, true, 0.0);
+	} else if (j->cut || (code == CURLE_OK && !j->discard && j->have == (uint64_t)d->size &&
+	                      (status == 0 || (status >= 200 && status < 300)))) {
+		finish_file(e, j);
+	} else if (code == CURLE_OK && status >= 300 && status < 400) {
+		if (!redirect || !redirect[0]) {
+			ml_err_set(&why, ML_ENET, "'%s' answered HTTP %ld without a Location",
+			           shown, status);
+			request_failed(e, j, ML_ENET, &why, false, 0);
+		} else if (++j->hops > MAX_REDIRECTS) {
+			ml_err_set(&why, ML_ENET, "too many redirects (more than %d) fetching '%s'",
+			           MAX_REDIRECTS, shown);
+			request_failed(e, j, ML_ENET, &why, false, 0);
+		} else if (ml_http_policy_check(redirect, j->cur_url, e->o->trusted_hosts,
+		                                e->o->n_trusted, &why) != 0) {
+			request_failed(e, j, why.code, &why, false, 0);
+		} else {
+			free(j->cur_url);
+			j->cur_url = redirect;
+			redirect = NULL;
+			int rc = start_request(e, j, &why);
+			if (rc) {
+				j->last_code = rc;
+				j->last_err = why;
+				job_fail(e, j);
+			}
+		}
+	} else if (code == CURLE_OK && status >= 400) {
+		ml_http_failure f;
+		int rc = ml_http_fail(&why, &f, CURLE_OK, status, j->cur_url, NULL);
+		request_failed(e, j, rc, &why, f.retryable, f.retryable ? ra : 0);
+	} else if (code == CURLE_OK && status != 0 && (status < 200 || status >= 300)) {
+		ml_err_set(&why, ML_ENET, "'%s' answered HTTP %ld", shown, status);
+		request_failed(e, j, ML_ENET, &why, false, 0);
+	} else if (code == CURLE_OK && is_file_url(j->cur_url)) {
+		set_integrity(
+		        j, "size mismatch for '%s' at '%s': the file has %llu bytes, expected %lld",
+		        d->name, shown, (unsigned long long)j->have, (long long)d->size);
+		request_failed(e, j, ML_EINTEGRITY, &j->cb_err, false, 0);
+	} else if (code == CURLE_OK) {
+		/* the body ended early with an orderly close: resume */
+		ml_err_set(&why, ML_ENET,
+		           "'%s' closed the connection after %llu of %lld bytes of '%s'", shown,
+		           (unsigned long long)j->have, (long long)d->size, d->name);
+		request_failed(e, j, ML_ENET, &why, true, 0);
+	} else {
+		ml_http_failure f;
+		int rc = ml_http_fail(&why, &f, (int)code, status, j->cur_url, j->errbuf);
+		if (code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR ||
+		    code == CURLE_OPERATION_TIMEDOUT) {
+			size_t l = strlen(why.msg);
+			snprintf(why.msg + l, sizeof(why.msg) - l, ", at byte %llu of %lld",
+			         (unsigned long long)j->have, (long long)d->size);
+		}
+		request_failed(e, j, rc, &why, f.retryable && !f.tls_rejected, 0);
+	}
+	free(redirect);
+}
+
+/* --- scheduling -------------------------------------------------------------------------- */
+
+/* Tries to start a job that has no transfer yet: lock, cache, first source.
+ * Returns true when it took a transfer slot. */
+static bool job_begin(engine *e, job *j, double t, ml_err *err)
+{
+	ml_download *d = j->d;
+	if (!j->lock) {
+		ml_err why = ML_ERR_INIT;
+		if (ml_cache_blob_lock(&j->lock, e->cache, d->sha256, false, &why) != 0) {
+			j->last_code = why.code;
+			j->last_err = why;
+			job_fail(e, j);
+			return false;
+		}
+		if (!j->lock) {
+			if (!j->lock_noted)
+				notef(e, "waiting for another mlsetup process to finish %s",
+				      d->name);
+			j->lock_noted = true;
+			j->st = JOB_WAIT_LOCK;
+			j->not_before = t + LOCK_POLL_S;
+			return false;
+		}
+	}
+	bool corrupted = false;
+	ml_err why = ML_ERR_INIT;
+	int rc = ml_cache_blob_get(d->path, sizeof(d->path), e->cache, d->sha256, d->size,
+	                           &corrupted, &why);
+	if (rc == 0) {
+		d->from_cache = true;
+		job_done(e, j);
+		return false;
+	}
+	if (corrupted) {
+		d->repaired = true;
+		notef(e, "%s; fetching it again", why.msg);
+	} else if (rc != ML_ENOENT) {
+		j->last_code = rc;
+		j->last_err = why;
+		job_fail(e, j);
+		return false;
+	}
+	(void)err;
+	next_source(e, j, true);
+	return j->st == JOB_ACTIVE;
+}
+
+static void schedule(engine *e, size_t *n_active, ml_err *err)
+{
+	double t = now_s();
+	for (size_t i = 0; i < e->n && (size_t)*n_active < (size_t)e->jobs_max; i++) {
+		job *j = e->order[i];
+		if (j->not_before > t)
+			continue;
+		if (j->st == JOB_PENDING || j->st == JOB_WAIT_LOCK) {
+			if (job_begin(e, j, t, err))
+				(*n_active)++;
+		} else if (j->st == JOB_WAIT_RETRY) {
+			ml_err why = ML_ERR_INIT;
+			j->url_attempts++;
+			int rc = start_request(e, j, &why);
+			if (rc == 0) {
+				(*n_active)++;
+			} else {
+				j->last_code = rc;
+				j->last_err = why;
+				job_fail(e, j);
+			}
+		}
+	}
+	/* cached files need no slot: settle them without waiting for one
+	 * (looked for once; later arrivals are found when a slot frees) */
+	if (e->swept)
+		return;
+	e->swept = true;
+	for (size_t i = 0; i < e->n; i++) {
+		job *j = e->order[i];
+		if (j->st != JOB_PENDING)
+			continue;
+		char p[PATH_MAX];
+		if (ml_cache_blob_path(p, sizeof(p), ml_cache_root(e->cache), j->d->sha256) == 0 &&
+		    access(p, F_OK) == 0 && job_begin(e, j, t, err))
+			(*n_active)++;
+	}
+}
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const job *x = *(const job *const *)a, *y = *(const job *const *)b;
+	if (x->d->size != y->d->size)
+		return x->d->size < y->d->size ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_OK;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void engine_release(engine *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		job *j = &e->jobs[i];
+		transfer_end(e, j);
+		part_discard(j);
+		ml_cache_unlock(j->lock);
+		EVP_MD_CTX_free(j->md);
+		free(j->cur_url);
+		free(j->validator);
+	}
+	if (e->multi)
+		curl_multi_cleanup(e->multi);
+	if (e->share)
+		curl_share_cleanup(e->share);
+	free(e->jobs);
+	free(e->order);
+	free(e->active);
+}
+
+int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts *o, ml_err *err)
+{
+	ml_fetch_opts defaults = ML_FETCH_OPTS_INIT;
+	if (!o)
+		o = &defaults;
+	if (n == 0)
+		return 0;
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return ml_err_set(err, ML_EFAIL, "cannot initialize libcurl: %s",
+		                  curl_easy_strerror(curl_init_rc));
+	engine e = {0};
+	e.o = o;
+	e.cache = c;
+	e.n = n;
+	e.jobs_max = o->jobs > 0 ? o->jobs : DEFAULT_JOBS;
+	e.retries = o->retries >= 0 ? o->retries : DEFAULT_RETRIES;
+	e.connect_s = o->connect_timeout_s > 0 ? o->connect_timeout_s : DEFAULT_CONNECT_S;
+	e.lowspeed_s = o->low_speed_time_s > 0 ? o->low_speed_time_s : DEFAULT_LOWSPEED_S;
+	e.jobs = calloc(n, sizeof(*e.jobs));
+	e.order = calloc(n, sizeof(*e.order));
+	e.active = calloc(n, sizeof(*e.active));
+	e.multi = curl_multi_init();
+	e.share = curl_share_init();
+	int rc = 0;
+	if (!e.jobs || !e.order || !e.active || !e.multi) {
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (e.share) {
+		curl_share_setopt(e.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+		curl_share_setopt(e.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	}
+	curl_multi_setopt(e.multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(e.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)e.jobs_max);
+	for (size_t i = 0; i < n; i++) {
+		job *j = &e.jobs[i];
+		j->d = &items[i];
+		j->fd = -1;
+		e.order[i] = j;
+		ml_download *d = j->d;
+		d->attempts = 0;
+		d->bytes = 0;
+		if (d->done) {
+			j->st = JOB_DONE; /* settled by the caller (ml_fetch_resolve) */
+			continue;
+		}
+		d->result = 0;
+		d->from_cache = false;
+		d->url_used = -1;
+		d->path[0] = '\0';
+		ml_err_clear(&d->err);
+		if (strlen(d->sha256) != 64 || d->size < 0) {
+			j->st = JOB_FAILED;
+			d->result = ml_err_set(&d->err, ML_EFAIL,
+			                       "'%s' has no sha256 or size to check it against",
+			                       d->name ? d->name : "?");
+		}
+	}
+	qsort(e.order, n, sizeof(*e.order), by_size_desc);
+	e.t0 = e.last_progress = now_s();
+	report(&e, NULL, false);
+
+	for (;;) {
+		size_t n_active = 0, n_open = 0;
+		double next = 0;
+		for (size_t i = 0; i < n; i++) {
+			job *j = &e.jobs[i];
+			if (j->st == JOB_ACTIVE)
+				n_active++;
+			if (j->st != JOB_DONE && j->st != JOB_FAILED) {
+				n_open++;
+				if (j->st != JOB_ACTIVE && (next == 0 || j->not_before < next))
+					next = j->not_before;
+			}
+		}
+		if (n_open == 0)
+			break;
+		schedule(&e, &n_active, err);
+		int running = 0;
+		curl_multi_perform(e.multi, &running);
+		CURLMsg *m;
+		int left;
+		bool finished = false;
+		while ((m = curl_multi_info_read(e.multi, &left))) {
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			finished = true;
+			char *priv = NULL;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+			if (priv)
+				transfer_done(&e, (job *)priv, m->data.result);
+		}
+		uint64_t total = 0;
+		for (size_t i = 0; i < n; i++)
+			total += e.jobs[i].d->bytes;
+		e.net_bytes = total;
+		report(&e, NULL, false);
+		int wait_ms = 100;
+		double t = now_s();
+		if (next > 0 && next > t && (next - t) * 1000 < wait_ms)
+			wait_ms = (int)((next - t) * 1000) + 1;
+		if (finished)
+			continue; /* a slot is free: fill it before waiting */
+		if (running > 0 || n_active > 0)
+			curl_multi_poll(e.multi, NULL, 0, wait_ms, NULL);
+		else if (next > t)
+			usleep((useconds_t)wait_ms * 1000);
+	}
+	report(&e, NULL, true);
+
+	size_t n_failed = 0;
+	const ml_download *first = NULL;
+	bool integrity = false;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].done)
+			continue;
+		n_failed++;
+		if (!first)
+			first = &items[i];
+		if (items[i].result == ML_EINTEGRITY && !integrity) {
+			integrity = true;
+			first = &items[i];
+		}
+	}
+	if (n_failed == 1) {
+		*err = first->err;
+		rc = first->result ? first->result : ML_EFAIL;
+		err->code = rc;
+	} else if (n_failed > 1) {
+		rc = first->result ? first->result : ML_EFAIL;
+		ml_err_set(err, rc, "%zu of %zu files could not be fetched; first: %s", n_failed, n,
+		           first->err.msg);
+		ml_err_hint(err, "%s", first->err.hint);
+	}
+out:
+	engine_release(&e);
+	return rc;
+}
