@@ -1,0 +1,131 @@
+/*
+ * pool.c - installing many wheels at once: a small pthread pool that runs
+ * ml_wheel_unpack() then ml_wheel_install_unpacked() for each wheel,
+ * collects a result per wheel, and stops handing out new wheels after the
+ * first failure.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct pool {
+	pthread_mutex_t mu;
+	ml_install_result *out;
+	const ml_wheel_job *jobs;
+	size_t n, next;
+	const ml_env_layout *env;
+	const ml_install_all_opts *o;
+	bool stop;
+	size_t first_failed; /* index, or n when none */
+} pool;
+
+static void run_one(pool *p, size_t i)
+{
+	const ml_wheel_job *j = &p->jobs[i];
+	ml_install_result *r = &p->out[i];
+	ml_unpack_opts uo = ML_UNPACK_OPTS_INIT;
+	uo.filename = j->filename;
+	uo.max_bytes = p->o->max_bytes;
+	uo.max_entries = p->o->max_entries;
+	ml_unpacked u;
+	ml_err err = ML_ERR_INIT;
+	int rc = ml_wheel_unpack(&u, p->o->cache_dir, j->path, j->sha256, &uo, &err);
+	if (rc == 0) {
+		ml_install_opts io = ML_INSTALL_OPTS_INIT;
+		io.requested = j->requested;
+		io.link = p->o->link;
+		rc = ml_wheel_install_unpacked(r, u.dir, p->env, &io, &err);
+		if (rc == 0) {
+			r->cache_hit = u.cache_hit;
+			r->bytes_extracted = u.bytes_extracted;
+		}
+	}
+	r->rc = rc;
+	r->skipped = false;
+	if (rc)
+		r->err = err;
+}
+
+static void *worker(void *arg)
+{
+	pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		if (p->stop || p->next >= p->n) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		size_t i = p->next++;
+		pthread_mutex_unlock(&p->mu);
+
+		run_one(p, i);
+
+		pthread_mutex_lock(&p->mu);
+		if (p->out[i].rc && !p->stop) {
+			p->stop = true;
+			p->first_failed = i;
+		}
+		if (p->o->on_done)
+			p->o->on_done(p->o->ctx, i, &p->out[i]);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+int ml_wheels_install_all(ml_install_result *out, const ml_wheel_job *jobs, size_t n,
+                          const ml_env_layout *env, const ml_install_all_opts *opts, ml_err *err)
+{
+	if (!opts || !opts->cache_dir)
+		return ml_err_set(err, ML_EFAIL, "no cache directory given");
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].skipped = true;
+	}
+	if (n == 0)
+		return 0;
+	pool p;
+	memset(&p, 0, sizeof p);
+	p.out = out;
+	p.jobs = jobs;
+	p.n = n;
+	p.env = env;
+	p.o = opts;
+	p.first_failed = n;
+	if (pthread_mutex_init(&p.mu, NULL) != 0)
+		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
+	size_t threads = opts->jobs > 0 ? (size_t)opts->jobs : (size_t)ml_os_cpu_count();
+	if (threads > n)
+		threads = n;
+	if (threads < 1)
+		threads = 1;
+	pthread_t *tid = calloc(threads, sizeof *tid);
+	if (!tid) {
+		pthread_mutex_destroy(&p.mu);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	size_t started = 0;
+	for (; started < threads; started++)
+		if (pthread_create(&tid[started], NULL, worker, &p) != 0)
+			break;
+	int rc = 0;
+	if (started == 0) {
+		rc = ml_err_set(err, ML_EFAIL, "cannot start worker threads");
+	}
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	free(tid);
+	pthread_mutex_destroy(&p.mu);
+	if (rc)
+		return rc;
+	if (p.first_failed < n) {
+		const ml_install_result *r = &out[p.first_failed];
+		const char *name = jobs[p.first_failed].filename;
+		if (!name)
+			name = jobs[p.first_failed].path;
+		ml_err_set(err, r->rc, "%s: %s", name, r->err.msg);
+		ml_err_hint(err, "%s", r->err.hint);
+		return r->rc;
+	}
+	return 0;
+}

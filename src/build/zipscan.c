@@ -1,0 +1,369 @@
+/*
+ * zipscan.c - our own reading of a zip file's structure (PKWARE APPNOTE
+ * 6.3.x sections 4.3.6-4.3.16, 4.5.3), done before libarchive reads a
+ * wheel. It is what lets extraction refuse what a tolerant reader would
+ * accept: data before the first entry or after the end record (trailing
+ * data, zip/tar hybrids), entries that overlap or hide bytes between them,
+ * central and local headers that disagree about a name, encryption,
+ * multi-disk archives, and more entries than the cap. It also keeps each
+ * entry's raw name bytes, which is the only place a NUL inside a name can
+ * be seen (libarchive cuts names at NUL).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SIG_LOCAL    0x04034b50u
+#define SIG_CENTRAL  0x02014b50u
+#define SIG_EOCD     0x06054b50u
+#define SIG_EOCD64   0x06064b50u
+#define SIG_LOCATOR  0x07064b50u
+#define EOCD_LEN     22u
+#define LOCATOR_LEN  20u
+#define EOCD64_LEN   56u
+#define CENTRAL_LEN  46u
+#define LOCAL_LEN    30u
+#define MAX_COMMENT  65535u
+#define FLAG_ENCRYPT 0x0001u
+#define FLAG_DESC    0x0008u
+#define FLAG_STRONG  0x0040u
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static int read_at(int fd, void *buf, size_t n, uint64_t off, const char *what, ml_err *err)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ml_err_set(err, ML_EIO, "cannot read '%s': %s", what,
+			                  strerror(errno));
+		if (r == 0)
+			return ml_err_set(err, ML_EINTEGRITY, "zip '%s' is truncated", what);
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static int refuse(ml_err *err, const char *what, const char *why)
+{
+	ml_err_set(err, ML_EINTEGRITY, "archive '%s' refused: %s", what, why);
+	ml_err_hint(err,
+	            "the file is not a plain zip archive; download it again from a trusted index");
+	return ML_EINTEGRITY;
+}
+
+/* Finds the end-of-central-directory record that ends exactly at the end
+ * of the file (its comment running to the last byte). */
+static int find_eocd(uint64_t *eocd_off, uint8_t rec[EOCD_LEN], int fd, uint64_t size,
+                     const char *what, ml_err *err)
+{
+	if (size < EOCD_LEN)
+		return refuse(err, what, "too short to be a zip archive");
+	uint64_t span = size < EOCD_LEN + MAX_COMMENT ? size : EOCD_LEN + MAX_COMMENT;
+	uint8_t *tail = malloc(span);
+	if (!tail)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = read_at(fd, tail, span, size - span, what, err);
+	if (rc) {
+		free(tail);
+		return rc;
+	}
+	bool any_sig = false;
+	for (uint64_t i = span - EOCD_LEN + 1; i-- > 0;) {
+		if (le32(tail + i) != SIG_EOCD)
+			continue;
+		any_sig = true;
+		if (i + EOCD_LEN + le16(tail + i + 20) == span) {
+			memcpy(rec, tail + i, EOCD_LEN);
+			*eocd_off = size - span + i;
+			free(tail);
+			return 0;
+		}
+	}
+	free(tail);
+	return refuse(err, what,
+	              any_sig ? "data after the end of the zip archive (trailing data)"
+	                      : "no end-of-central-directory record: not a zip archive");
+}
+
+/* Applies the Zip64 extended information extra field (APPNOTE 4.5.3) to
+ * the fields saturated in the central header. */
+static int apply_zip64(mlb_zip_entry *e, const uint8_t *extra, size_t n, bool need_u, bool need_c,
+                       bool need_o, const char *what, ml_err *err)
+{
+	for (size_t i = 0; i + 4 <= n;) {
+		uint16_t id = le16(extra + i), len = le16(extra + i + 2);
+		if (i + 4 + len > n)
+			return refuse(err, what, "malformed extra field in the central directory");
+		if (id == 0x0001) {
+			const uint8_t *p = extra + i + 4, *end = p + len;
+			if (need_u) {
+				if (p + 8 > end)
+					goto bad;
+				e->usize = le64(p);
+				p += 8;
+			}
+			if (need_c) {
+				if (p + 8 > end)
+					goto bad;
+				e->csize = le64(p);
+				p += 8;
+			}
+			if (need_o) {
+				if (p + 8 > end)
+					goto bad;
+				e->local_offset = le64(p);
+			}
+			return 0;
+		}
+		i += 4 + (size_t)len;
+	}
+	if (!need_u && !need_c && !need_o)
+		return 0;
+bad:
+	return refuse(err, what, "an entry lacks its zip64 sizes");
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+	const mlb_zip_entry *x = *(const mlb_zip_entry *const *)a;
+	const mlb_zip_entry *y = *(const mlb_zip_entry *const *)b;
+	return x->local_offset < y->local_offset ? -1 : x->local_offset > y->local_offset;
+}
+
+/* Walks the entries in file order: each local header must agree with its
+ * central header, and the entries must tile the file from offset 0 to the
+ * central directory without overlaps or hidden bytes. */
+static int check_locals(const mlb_zip *z, int fd, uint64_t cd_off, const char *what, ml_err *err)
+{
+	if (z->n == 0)
+		return cd_off == 0 ? 0 : refuse(err, what, "data before the central directory");
+	const mlb_zip_entry **order = malloc(z->n * sizeof *order);
+	uint8_t *name = malloc(65536);
+	int rc = 0;
+	if (!order || !name) {
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < z->n; i++)
+		order[i] = &z->v[i];
+	qsort(order, z->n, sizeof *order, cmp_offset);
+	if (order[0]->local_offset != 0) {
+		rc = refuse(err, what, "data before the first entry (a zip/tar hybrid?)");
+		goto out;
+	}
+	for (size_t i = 0; i < z->n; i++) {
+		const mlb_zip_entry *e = order[i];
+		uint8_t h[LOCAL_LEN];
+		if (e->local_offset > cd_off || cd_off - e->local_offset < LOCAL_LEN) {
+			rc = refuse(err, what, "an entry points outside the archive");
+			goto out;
+		}
+		if ((rc = read_at(fd, h, LOCAL_LEN, e->local_offset, what, err)))
+			goto out;
+		if (le32(h) != SIG_LOCAL) {
+			rc = refuse(
+			        err, what,
+			        "an entry has no local header where the central directory says");
+			goto out;
+		}
+		uint16_t nlen = le16(h + 26), xlen = le16(h + 28);
+		if (nlen != e->name_len || le16(h + 8) != e->method ||
+		    ((le16(h + 6) ^ e->flags) & (FLAG_ENCRYPT | FLAG_DESC))) {
+			rc = refuse(err, what, "local and central headers of an entry disagree");
+			goto out;
+		}
+		if ((rc = read_at(fd, name, nlen, e->local_offset + LOCAL_LEN, what, err)))
+			goto out;
+		if (memcmp(name, e->name, nlen) != 0) {
+			rc = refuse(err, what,
+			            "an entry's local name differs from its central name");
+			goto out;
+		}
+		uint64_t end = e->local_offset + LOCAL_LEN + nlen + xlen;
+		if (end > cd_off || cd_off - end < e->csize) {
+			rc = refuse(err, what, "an entry's data runs into the central directory");
+			goto out;
+		}
+		end += e->csize;
+		uint64_t next = i + 1 < z->n ? order[i + 1]->local_offset : cd_off;
+		if (next < end) {
+			rc = refuse(err, what, "entries overlap");
+			goto out;
+		}
+		uint64_t gap = next - end;
+		bool ok = (e->flags & FLAG_DESC)
+		                  ? (gap == 12 || gap == 16 || gap == 20 || gap == 24)
+		                  : gap == 0;
+		if (!ok) {
+			rc = refuse(err, what, "unaccounted bytes between entries");
+			goto out;
+		}
+	}
+out:
+	free(order);
+	free(name);
+	return rc;
+}
+
+int mlb_zip_scan(mlb_zip *out, int fd, uint64_t size, uint64_t max_entries, const char *what,
+                 ml_err *err)
+{
+	uint8_t eocd[EOCD_LEN] = {0}, sig[4];
+	uint64_t eocd_off = 0;
+	int rc = find_eocd(&eocd_off, eocd, fd, size, what, err);
+	if (rc)
+		return rc;
+	if ((rc = read_at(fd, sig, 4, 0, what, err)))
+		return rc;
+	if (le32(sig) != SIG_LOCAL && !(le32(sig) == SIG_EOCD && eocd_off == 0))
+		return refuse(err, what, "does not start with a zip entry (a zip/tar hybrid?)");
+	if (le16(eocd + 4) != 0 || le16(eocd + 6) != 0 || le16(eocd + 8) != le16(eocd + 10))
+		return refuse(err, what, "multi-disk zip archives are not supported");
+
+	uint64_t count = le16(eocd + 10), cd_size = le32(eocd + 12), cd_off = le32(eocd + 16);
+	uint64_t cd_end = eocd_off; /* where the central directory must end */
+	if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) {
+		uint8_t loc[LOCATOR_LEN], e64[EOCD64_LEN];
+		if (eocd_off < LOCATOR_LEN)
+			return refuse(err, what, "zip64 locator missing");
+		uint64_t loc_off = eocd_off - LOCATOR_LEN;
+		if ((rc = read_at(fd, loc, LOCATOR_LEN, loc_off, what, err)))
+			return rc;
+		if (le32(loc) != SIG_LOCATOR || le32(loc + 4) != 0 || le32(loc + 16) > 1)
+			return refuse(err, what, "zip64 locator missing or multi-disk");
+		uint64_t e64_off = le64(loc + 8);
+		if (e64_off > loc_off || loc_off - e64_off < EOCD64_LEN)
+			return refuse(err, what, "zip64 end record out of place");
+		if ((rc = read_at(fd, e64, EOCD64_LEN, e64_off, what, err)))
+			return rc;
+		if (le32(e64) != SIG_EOCD64 || le64(e64 + 4) + 12 != loc_off - e64_off)
+			return refuse(err, what, "zip64 end record malformed or followed by data");
+		if (le32(e64 + 16) != 0 || le32(e64 + 20) != 0 || le64(e64 + 24) != le64(e64 + 32))
+			return refuse(err, what, "multi-disk zip archives are not supported");
+		count = le64(e64 + 32);
+		cd_size = le64(e64 + 40);
+		cd_off = le64(e64 + 48);
+		cd_end = e64_off;
+	}
+	if (cd_off > cd_end || cd_end - cd_off != cd_size)
+		return refuse(err, what,
+		              "central directory out of place (data before the end record)");
+	if (count > max_entries) {
+		ml_err_set(err, ML_EINTEGRITY,
+		           "archive '%s' refused: %llu entries, more than the cap of %llu", what,
+		           (unsigned long long)count, (unsigned long long)max_entries);
+		ml_err_hint(err, "a wheel this large is not expected; check where it came from");
+		return ML_EINTEGRITY;
+	}
+	if (count > cd_size / CENTRAL_LEN)
+		return refuse(err, what, "central directory too small for its entry count");
+
+	uint8_t *cd = malloc(cd_size ? cd_size : 1);
+	mlb_zip z = {calloc(count ? count : 1, sizeof(mlb_zip_entry)), 0, 0};
+	if (!cd || !z.v) {
+		free(cd);
+		free(z.v);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	if ((rc = read_at(fd, cd, cd_size, cd_off, what, err)))
+		goto fail;
+	uint64_t p = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		if (cd_size - p < CENTRAL_LEN || le32(cd + p) != SIG_CENTRAL) {
+			rc = refuse(err, what, "malformed central directory");
+			goto fail;
+		}
+		const uint8_t *h = cd + p;
+		size_t nlen = le16(h + 28), xlen = le16(h + 30), clen = le16(h + 32);
+		if (cd_size - p - CENTRAL_LEN < nlen + xlen + clen) {
+			rc = refuse(err, what, "malformed central directory");
+			goto fail;
+		}
+		mlb_zip_entry *e = &z.v[z.n];
+		e->made_by = le16(h + 4);
+		e->flags = le16(h + 8);
+		e->method = le16(h + 10);
+		e->csize = le32(h + 20);
+		e->usize = le32(h + 24);
+		e->ext_attr = le32(h + 38);
+		e->local_offset = le32(h + 42);
+		e->name_len = nlen;
+		if (!(e->name = malloc(nlen + 1))) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			goto fail;
+		}
+		memcpy(e->name, h + CENTRAL_LEN, nlen);
+		e->name[nlen] = '\0';
+		z.n++;
+		if (le16(h + 34) != 0 && le16(h + 34) != 0xFFFF) {
+			rc = refuse(err, what, "multi-disk zip archives are not supported");
+			goto fail;
+		}
+		if (e->flags & (FLAG_ENCRYPT | FLAG_STRONG)) {
+			rc = refuse(err, what, "encrypted entries");
+			goto fail;
+		}
+		rc = apply_zip64(e, h + CENTRAL_LEN + nlen, xlen, e->usize == 0xFFFFFFFFu,
+		                 e->csize == 0xFFFFFFFFu, e->local_offset == 0xFFFFFFFFu, what,
+		                 err);
+		if (rc)
+			goto fail;
+		if (e->usize > UINT64_MAX - z.total_usize) {
+			rc = refuse(err, what, "declared sizes overflow");
+			goto fail;
+		}
+		z.total_usize += e->usize;
+		p += CENTRAL_LEN + nlen + xlen + clen;
+	}
+	if (p != cd_size) {
+		rc = refuse(err, what,
+		            "central directory has bytes its entries do not account for");
+		goto fail;
+	}
+	if ((rc = check_locals(&z, fd, cd_off, what, err)))
+		goto fail;
+	free(cd);
+	*out = z;
+	return 0;
+fail:
+	free(cd);
+	mlb_zip_release(&z);
+	return rc;
+}
+
+void mlb_zip_release(mlb_zip *z)
+{
+	if (!z)
+		return;
+	for (size_t i = 0; i < z->n; i++)
+		free(z->v[i].name);
+	free(z->v);
+	z->v = NULL;
+	z->n = 0;
+	z->total_usize = 0;
+}
+
+unsigned mlb_zip_unix_mode(const mlb_zip_entry *e)
+{
+	return (e->made_by >> 8) == 3 ? (unsigned)(e->ext_attr >> 16) : 0;
+}

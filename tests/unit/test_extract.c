@@ -1,0 +1,421 @@
+/*
+ * test_extract.c - specs for checked archive extraction (src/build/
+ * extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry checker,
+ * then every hostile archive tests/fixtures/make_bad_archives.py writes,
+ * walked from its cases.tsv table. A refused archive must come back as
+ * ML_EINTEGRITY with nothing created - the destination gone, a sentinel
+ * beside it and the whole working directory unchanged, nothing escaped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "build_testutil.h"
+#include "mlsetup/build.h"
+
+typedef struct fx {
+	char *tmp;
+	char bad[4096];
+} fx;
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof *f);
+	f->tmp = tmpdir_new("extract");
+	if (!f->tmp)
+		return -1;
+	snprintf(f->bad, sizeof f->bad, "%s/bad", f->tmp);
+	if (!make_fixtures("make_bad_archives.py", f->bad))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	rm_rf(f->tmp);
+	free(f->tmp);
+	free(f);
+	return 0;
+}
+
+/* --- ml_entry_check: the pure per-entry rules ------------------------------- */
+
+typedef struct name_case {
+	const char *name;
+	size_t len; /* 0: strlen */
+	ml_entry_type type;
+	const char *link;
+	unsigned flags;
+} name_case;
+
+static int check(const name_case *c, char *norm, size_t normsz, ml_err *err)
+{
+	size_t len = c->len ? c->len : strlen(c->name);
+	return ml_entry_check(norm, normsz, c->name, len, c->type, c->link,
+	                      c->link ? strlen(c->link) : 0, c->flags, err);
+}
+
+static void test_entry_check_refuses_every_hostile_name(void **state)
+{
+	static const name_case bad[] = {
+	        {"", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"../../x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a/../../x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a/..", 0, ML_ENTRY_DIR, NULL, 0},
+	        {"/x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"//x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"..\\x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a\\b", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"C:\\x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"C:x", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"\\\\host\\share", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a\0/../../x", 10, ML_ENTRY_FILE, NULL, 0},
+	        {"a\x01", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a\nb", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a\x7f", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"\xff\xfe", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"\xc0\xaf", 0, ML_ENTRY_FILE, NULL, 0}, /* overlong '/' */
+	        {"a//b", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a/./b", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"a/", 0, ML_ENTRY_FILE, NULL, 0},
+	        {".", 0, ML_ENTRY_FILE, NULL, 0},
+	        {"dev/null", 0, ML_ENTRY_OTHER, NULL, 0},
+	        {"link", 0, ML_ENTRY_SYMLINK, "target", 0},
+	        {"hard", 0, ML_ENTRY_HARDLINK, "file", 0},
+	        {"python/l", 0, ML_ENTRY_SYMLINK, "../../etc", ML_ENTRY_ALLOW_LINKS},
+	        {"l", 0, ML_ENTRY_SYMLINK, "..", ML_ENTRY_ALLOW_LINKS},
+	        {"l", 0, ML_ENTRY_SYMLINK, "/etc/passwd", ML_ENTRY_ALLOW_LINKS},
+	        {"l", 0, ML_ENTRY_SYMLINK, "", ML_ENTRY_ALLOW_LINKS},
+	        {"l", 0, ML_ENTRY_SYMLINK, "a\\..\\..", ML_ENTRY_ALLOW_LINKS},
+	        {"a/l", 0, ML_ENTRY_SYMLINK, "x/../../..", ML_ENTRY_ALLOW_LINKS},
+	        {"h", 0, ML_ENTRY_HARDLINK, "../x", ML_ENTRY_ALLOW_LINKS},
+	        {"h", 0, ML_ENTRY_HARDLINK, "/etc/passwd", ML_ENTRY_ALLOW_LINKS},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ml_err err = ML_ERR_INIT;
+		char norm[4096];
+		int rc = check(&bad[i], norm, sizeof norm, &err);
+		if (rc != ML_EINTEGRITY)
+			fail_msg("case %zu ('%s') was not refused: rc %d", i, bad[i].name, rc);
+		assert_non_null(strstr(err.msg, "refused"));
+	}
+	/* A name longer than the system takes. */
+	char longname[5000];
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_entry_check(NULL, 0, longname, strlen(longname), ML_ENTRY_FILE, NULL, 0,
+	                                0, &err),
+	                 ML_EINTEGRITY);
+	longname[300] = '\0';
+	assert_int_equal(ml_entry_check(NULL, 0, longname, 300, ML_ENTRY_FILE, NULL, 0, 0, &err),
+	                 ML_EINTEGRITY);
+}
+
+static void test_entry_check_accepts_and_normalizes_plain_names(void **state)
+{
+	static const struct {
+		name_case c;
+		const char *norm;
+	} good[] = {
+	        {{"pkg/__init__.py", 0, ML_ENTRY_FILE, NULL, 0}, "pkg/__init__.py"},
+	        {{"./python/bin/python3", 0, ML_ENTRY_FILE, NULL, 0}, "python/bin/python3"},
+	        {{"pkg/sub/", 0, ML_ENTRY_DIR, NULL, 0}, "pkg/sub"},
+	        {{"./", 0, ML_ENTRY_DIR, NULL, 0}, ""},
+	        {{"caf\xc3\xa9/x", 0, ML_ENTRY_FILE, NULL, 0}, "caf\xc3\xa9/x"},
+	        {{"a..b/..c", 0, ML_ENTRY_FILE, NULL, 0}, "a..b/..c"},
+	        {{"python/bin/python3", 0, ML_ENTRY_SYMLINK, "python3.11", ML_ENTRY_ALLOW_LINKS},
+	         "python/bin/python3"},
+	        {{"python/lib/up", 0, ML_ENTRY_SYMLINK, "..", ML_ENTRY_ALLOW_LINKS},
+	         "python/lib/up"},
+	        {{"a/b/l", 0, ML_ENTRY_SYMLINK, "../../c/./d", ML_ENTRY_ALLOW_LINKS}, "a/b/l"},
+	        {{"python/h", 0, ML_ENTRY_HARDLINK, "./python/x", ML_ENTRY_ALLOW_LINKS},
+	         "python/h"},
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		ml_err err = ML_ERR_INIT;
+		char norm[4096];
+		int rc = check(&good[i].c, norm, sizeof norm, &err);
+		if (rc != 0)
+			fail_msg("case %zu ('%s') refused: %s", i, good[i].c.name, err.msg);
+		assert_string_equal(norm, good[i].norm);
+	}
+}
+
+static void test_entry_check_names_the_entry_and_escapes_control_bytes(void **state)
+{
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_entry_check(NULL, 0, "a\x1b[31m", 6, ML_ENTRY_FILE, NULL, 0, 0, &err),
+	                 ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "a\\x1b[31m"));
+	assert_non_null(strstr(err.msg, "control character"));
+	assert_int_equal(ml_entry_check(NULL, 0, "../x", 4, ML_ENTRY_FILE, NULL, 0, 0, &err),
+	                 ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "'..'"));
+}
+
+/* --- the hostile archives table ----------------------------------------------------- */
+
+typedef struct row {
+	char file[256], kind[32], expect[32], what[512];
+	unsigned long long max_bytes, max_entries;
+} row;
+
+static size_t read_cases(row *rows, size_t max, const char *dir)
+{
+	char path[4096];
+	pf(path, "%s/cases.tsv", dir);
+	char *txt = slurp(path, NULL);
+	assert_non_null(txt);
+	size_t n = 0;
+	for (char *line = strtok(txt, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+		row *r = &rows[n];
+		if (sscanf(line, "%255[^\t]\t%31[^\t]\t%llu\t%llu\t%31[^\t]\t%511[^\n]", r->file,
+		           r->kind, &r->max_bytes, &r->max_entries, r->expect, r->what) == 6)
+			n++;
+	}
+	free(txt);
+	return n;
+}
+
+static ml_extract_opts opts_for(const row *r)
+{
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.kind = strcmp(r->kind, "wheel") == 0 ? ML_ARCHIVE_WHEEL : ML_ARCHIVE_INTERPRETER;
+	o.max_bytes = r->max_bytes;
+	o.max_entries = r->max_entries;
+	o.list_files = true;
+	return o;
+}
+
+static void test_every_hostile_archive_is_refused_and_leaves_nothing(void **state)
+{
+	fx *f = *state;
+	row rows[128];
+	size_t n = read_cases(rows, 128, f->bad), refused = 0;
+	assert_true(n > 40);
+	assert_false(exists("/tmp/mlsetup-evil"));
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		if (strcmp(r->expect, "refused") != 0)
+			continue;
+		char work[4096], dest[4096], archive[4096], sentinel[4096];
+		pf(work, "%s/work-%zu", f->tmp, i);
+		pf(dest, "%s/a/b/dest", work);
+		pf(archive, "%s/%s", f->bad, r->file);
+		pf(sentinel, "%s/sentinel", work);
+		assert_int_equal(sh("mkdir -p '%s/a/b' && echo keep > '%s'", work, sentinel), 0);
+		char *before = tree_listing(work);
+
+		ml_extract_opts o = opts_for(r);
+		ml_extract_result res;
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_archive_extract(&res, archive, dest, &o, &err);
+		if (rc != ML_EINTEGRITY)
+			fail_msg("%s (%s): expected ML_EINTEGRITY, got %d: %s", r->file, r->what,
+			         rc, err.msg);
+		char *after = tree_listing(work);
+		if (strcmp(before, after) != 0)
+			fail_msg("%s (%s): the working directory changed:\n%s\n---\n%s", r->file,
+			         r->what, before, after);
+		assert_false(exists(dest));
+		assert_false(exists("/tmp/mlsetup-evil"));
+		assert_true(err.msg[0] != '\0');
+		printf("# refused %-32s %-40s %s\n", r->file, r->what, err.msg);
+		free(before);
+		free(after);
+		refused++;
+	}
+	assert_true(refused >= 40);
+}
+
+static void test_setuid_setgid_and_sticky_bits_are_cleared(void **state)
+{
+	fx *f = *state;
+	row rows[128];
+	size_t n = read_cases(rows, 128, f->bad), seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		if (strcmp(r->expect, "cleared") != 0)
+			continue;
+		char dest[4096], archive[4096];
+		pf(dest, "%s/cleared-%zu", f->tmp, i);
+		pf(archive, "%s/%s", f->bad, r->file);
+		ml_extract_opts o = opts_for(r);
+		ml_extract_result res;
+		ml_err err = ML_ERR_INIT;
+		if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+			fail_msg("%s: %s", r->file, err.msg);
+		assert_int_equal(res.n_modes_cleared, 2);
+		char *special = capture(NULL, "find '%s' -perm /7000", dest);
+		assert_string_equal(special, "");
+		free(special);
+		char *modes = capture(NULL, "cd '%s' && find . -type f -printf '%%P %%m\\n' | sort",
+		                      dest);
+		for (char *c = modes; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		printf("# %s: %s\n", r->file, modes);
+		assert_non_null(strstr(modes, "suid 755"));
+		free(modes);
+		ml_extract_result_release(&res);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+}
+
+static void test_good_wheel_extracts_with_modes_and_hashes(void **state)
+{
+	fx *f = *state;
+	char dest[4096], archive[4096], path[4096];
+	pf(dest, "%s/good-wheel", f->tmp);
+	pf(archive, "%s/zip-good.whl", f->bad);
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.list_files = true;
+	o.read_only = true;
+	ml_extract_result res;
+	ml_err err = ML_ERR_INIT;
+	if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.n_files, 3);
+	assert_int_equal(res.n_dirs, 1);
+	assert_int_equal(res.n_listed, 3);
+	assert_int_equal(res.bytes, 3 + 10 + 1);
+	assert_string_equal(res.files[0].path, "pkg/ok.py");
+	/* sha256("ok\n") */
+	char hex[65];
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", res.files[0].sha256[i]);
+	char *want = capture(NULL, "printf 'ok\\n' | sha256sum | cut -c1-64 | tr -d '\\n'");
+	assert_string_equal(hex, want);
+	free(want);
+	struct stat st;
+	pf(path, "%s/pkg/run", dest);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0555);
+	assert_true(res.files[1].executable);
+	pf(path, "%s/pkg/ok.py", dest);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0444);
+	pf(path, "%s/pkg/caf\xc3\xa9.txt", dest);
+	assert_true(exists(path));
+	ml_extract_result_release(&res);
+}
+
+static void check_good_interpreter(const char *dest)
+{
+	char path[4096], link[4096], real[4096], rdest[4096];
+	pf(path, "%s/python/bin/python3", dest);
+	ssize_t n = readlink(path, link, sizeof link - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "python3.11");
+	struct stat a, b;
+	pf(path, "%s/python/bin/python3.11", dest);
+	assert_int_equal(lstat(path, &a), 0);
+	assert_int_equal(a.st_mode & 07777, 0755);
+	pf(path, "%s/python/bin/python3.11-hard", dest);
+	assert_int_equal(lstat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	/* The chain resolves inside the tree. */
+	pf(path, "%s/python/lib/chain1", dest);
+	assert_non_null(realpath(path, real));
+	assert_non_null(realpath(dest, rdest));
+	assert_int_equal(strncmp(real, rdest, strlen(rdest)), 0);
+	assert_non_null(strstr(real, "python/bin/python3.11"));
+	pf(path, "%s/python/lib/libpython3.11.so", dest);
+	assert_true(exists(path));
+	pf(path, "%s/python/share/caf\xc3\xa9.txt", dest);
+	assert_true(exists(path));
+}
+
+static void test_interpreter_archives_keep_in_tree_links(void **state)
+{
+	fx *f = *state;
+	const char *files[] = {"tar-good.tar.gz", "tar-good.tar.zst"};
+	for (size_t i = 0; i < 2; i++) {
+		char dest[4096], archive[4096];
+		pf(archive, "%s/%s", f->bad, files[i]);
+		if (!exists(archive)) {
+			printf("# skipped %s: no zstd program to make it\n", files[i]);
+			continue;
+		}
+		pf(dest, "%s/interp-%zu", f->tmp, i);
+		ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+		o.kind = ML_ARCHIVE_INTERPRETER;
+		ml_extract_result res;
+		ml_err err = ML_ERR_INIT;
+		if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+			fail_msg("%s: %s", files[i], err.msg);
+		assert_int_equal(res.n_symlinks, 6);
+		assert_int_equal(res.n_hardlinks, 1);
+		check_good_interpreter(dest);
+		ml_extract_result_release(&res);
+	}
+}
+
+static void test_wheels_refuse_interpreter_archives_and_the_reverse(void **state)
+{
+	fx *f = *state;
+	char dest[4096], archive[4096];
+	ml_err err = ML_ERR_INIT;
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.kind = ML_ARCHIVE_WHEEL;
+	pf(archive, "%s/tar-good.tar.gz", f->bad);
+	pf(dest, "%s/cross-1", f->tmp);
+	assert_int_equal(ml_archive_extract(NULL, archive, dest, &o, &err), ML_EINTEGRITY);
+	assert_false(exists(dest));
+	o.kind = ML_ARCHIVE_INTERPRETER;
+	pf(archive, "%s/zip-good.whl", f->bad);
+	assert_int_equal(ml_archive_extract(NULL, archive, dest, &o, &err), ML_EINTEGRITY);
+	assert_false(exists(dest));
+}
+
+static void test_extraction_only_goes_into_a_fresh_directory(void **state)
+{
+	fx *f = *state;
+	char dest[4096], archive[4096];
+	pf(dest, "%s/existing", f->tmp);
+	pf(archive, "%s/zip-good.whl", f->bad);
+	assert_int_equal(sh("mkdir -p '%s' && echo mine > '%s/keep'", dest, dest), 0);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_archive_extract(NULL, archive, dest, NULL, &err), ML_EFAIL);
+	assert_non_null(strstr(err.msg, "fresh directory"));
+	char keep[4096];
+	pf(keep, "%s/keep", dest);
+	assert_true(exists(keep));
+	/* A symlink in the destination's place is not followed either. */
+	char link[4096];
+	pf(link, "%s/dangling", f->tmp);
+	assert_int_equal(symlink("/tmp/mlsetup-evil-dir", link), 0);
+	assert_int_equal(ml_archive_extract(NULL, archive, link, NULL, &err), ML_EFAIL);
+	assert_false(exists("/tmp/mlsetup-evil-dir"));
+	/* A missing archive is reported as such. */
+	pf(archive, "%s/nothere.whl", f->tmp);
+	pf(dest, "%s/fresh", f->tmp);
+	assert_int_equal(ml_archive_extract(NULL, archive, dest, NULL, &err), ML_ENOENT);
+	assert_false(exists(dest));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_entry_check_refuses_every_hostile_name),
+	        cmocka_unit_test(test_entry_check_accepts_and_normalizes_plain_names),
+	        cmocka_unit_test(test_entry_check_names_the_entry_and_escapes_control_bytes),
+	        cmocka_unit_test(test_every_hostile_archive_is_refused_and_leaves_nothing),
+	        cmocka_unit_test(test_setuid_setgid_and_sticky_bits_are_cleared),
+	        cmocka_unit_test(test_good_wheel_extracts_with_modes_and_hashes),
+	        cmocka_unit_test(test_interpreter_archives_keep_in_tree_links),
+	        cmocka_unit_test(test_wheels_refuse_interpreter_archives_and_the_reverse),
+	        cmocka_unit_test(test_extraction_only_goes_into_a_fresh_directory),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
