@@ -122,7 +122,10 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
  *
  *   - ELF-64 little-endian with a section table: the `.nv_fatbin` section
  *     (loaded fatbins) and `__nv_relfatbin` (relocatable device code), each
- *     when present, scanned strictly with ml_fatbin_scan();
+ *     when present, scanned strictly with ml_fatbin_scan(); then `.data`,
+ *     `.rodata` and `.data.rel.ro` by magic, counting only candidates that
+ *     parse as whole containers (libraries such as cuFFT 11 keep their
+ *     kernels there, outside .nv_fatbin);
  *   - anything else (Windows PE DLLs, where the section name is cut to 8
  *     characters, ELF without a section table): every 8-byte-aligned
  *     offset holding ML_FATBIN_MAGIC followed by version 1 and header size
@@ -236,5 +239,388 @@ struct cJSON *ml_audit_to_json(const ml_audit *a);
 
 /* Frees an audit and everything it owns. Accepts NULL. */
 void ml_audit_free(ml_audit *a);
+
+/* ==========================================================================
+ * The smoke tests and the verdict: does GPU code really run here, and if
+ * not, why and what to do?
+ *
+ *   smoke.c      driver-level smoke test: the CUDA driver API, loaded with
+ *                dlopen, runs an embedded SAXPY kernel on every GPU
+ *   framework.c  framework-level smoke test: an embedded Python script run
+ *                by the environment's interpreter exercises torch
+ *   diagnose.c   maps both results (and the machine) to an ml_verdict: per
+ *                GPU, per check {name, status, cause, detail, remedy}, from
+ *                which the exit code is derived
+ *
+ * None of these print. The smoke tests never fail because a GPU check
+ * failed: they return 0 and say so in their result; only bad options, a
+ * missing interpreter and allocation failures are errors.
+ * ========================================================================== */
+
+struct cJSON;
+
+/* --- verify: driver-level smoke test (src/verify/smoke.c) ----------------- */
+
+/* Outcome of one check, in smoke results and verdicts alike. */
+typedef enum ml_check_status {
+	ML_CHECK_PASS = 0,
+	ML_CHECK_FAIL = 1,
+	ML_CHECK_SKIP = 2, /* not run; detail says why */
+	ML_CHECK_WARN = 3, /* ran and passed, with a caveat */
+} ml_check_status;
+
+/* Returns "pass", "fail", "skip" or "warn" (static). */
+const char *ml_check_status_name(ml_check_status s);
+
+/* Returns the CUresult's enumerator name from mlsetup's own table
+ * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
+ * driver API" and those the smoke test can meet), or NULL when the code is
+ * not in it. Static string. The smoke test prefers the driver's own
+ * cuGetErrorName and falls back to this. */
+const char *ml_cuda_error_name(int code);
+
+/* One CUresult other than CUDA_SUCCESS that a driver call returned. */
+typedef struct ml_cuda_error {
+	char step[40]; /* the driver API function, "cuModuleLoadDataEx" */
+	int code;      /* CUresult, 209 */
+	char name[64]; /* "CUDA_ERROR_NO_BINARY_FOR_GPU"; "CUresult 12345" when unknown */
+} ml_cuda_error;
+
+/* The driver-level smoke test on one GPU (CUDA device ordinal `index`). */
+typedef struct ml_smoke_gpu {
+	int index;              /* CUDA device ordinal (honours CUDA_VISIBLE_DEVICES) */
+	char name[96];          /* cuDeviceGetName, "" when unknown */
+	int cc_major, cc_minor; /* attributes 75/76, -1 when unknown */
+	ml_check_status status; /* PASS (exact results) or FAIL; WARN: passed
+	                         * only through the portable PTX fallback */
+	char step[40];          /* first failing driver call ("cuLaunchKernel"), or
+	                         * "compare" for wrong results; "" when passed */
+	int cuda_error;         /* its CUresult, 0 when none */
+	char cuda_error_name[64];
+	char detail[512];      /* one line: the error with cuGetErrorString's text,
+	                        * the mismatch, or the timing summary */
+	bool ptx_fallback;     /* the fatbin was refused and the portable PTX
+	                        * (ISA 7.0) was JIT-compiled instead */
+	size_t n_floats;       /* elements of x and y */
+	double load_ms;        /* cuModuleLoadDataEx (includes any JIT), milliseconds */
+	double h2d_ms, d2h_ms; /* copies of x and y to / y from the device, ms */
+	double kernel_ms;      /* one launch + cuCtxSynchronize, mean of the timed runs, ms */
+	double total_ms;       /* the whole test on this GPU, ms */
+	double gbps;           /* kernel bandwidth: 12 bytes per element (read x
+	                        * and y, write y) / kernel_ms, 10^9 bytes/s */
+	double max_abs_error;  /* against the host result; 0 when exact */
+	size_t mismatches;     /* elements that differ */
+	char *jit_log;         /* the JIT info and error logs, NULL when empty; owned */
+	ml_cuda_error *errors; /* every CUresult != 0 on this GPU, in call order */
+	size_t n_errors;
+} ml_smoke_gpu;
+
+/* The driver-level smoke test on the whole machine. */
+typedef struct ml_smoke_result {
+	ml_check_status status; /* PASS: every GPU passed (WARN: some only
+	                         * through the PTX fallback); SKIP: no driver
+	                         * library or no CUDA device (detail says which);
+	                         * FAIL: the driver or a GPU failed */
+	char library[256];      /* the library loaded, "" when none */
+	char kernel[320];       /* what was loaded: ml_smoke_kernel_desc() or
+	                         * "caller's image" */
+	int cuda_version;       /* cuDriverGetVersion, 1000*major + 10*minor; 0 unknown */
+	char step[40];          /* a failure before the GPUs: "dlopen", "dlsym",
+	                         * "cuInit", "cuDeviceGetCount"; "" when none */
+	int cuda_error;         /* its CUresult (0 for dlopen/dlsym) */
+	char cuda_error_name[64];
+	char missing_symbol[64]; /* the required symbol dlsym did not find */
+	char detail[512];        /* why skipped or failed before the GPUs, else a summary */
+	ml_smoke_gpu *gpus;      /* one per CUDA device, ordinal order */
+	size_t n_gpus;
+} ml_smoke_result;
+
+typedef struct ml_smoke_opts {
+	/* Libraries tried in order (names for the loader's search, or paths),
+	 * NULL-terminated; NULL means libcuda.so.1, then the WSL copy
+	 * /usr/lib/wsl/lib/libcuda.so.1 (as detect uses). */
+	const char *const *lib_names;
+	/* Code to load instead of the embedded fatbin: a fatbin, cubin or
+	 * NUL-terminated PTX that defines extern "C" saxpy(int n, float a,
+	 * const float *x, float *y). NULL: the embedded fatbin, and the
+	 * embedded portable PTX when the driver refuses it. */
+	const void *image;
+	size_t n_floats; /* elements per buffer, 1 .. 2^28; 0: 4 Mi (16 MiB a buffer) */
+	int iterations;  /* timed launches after one warm-up, 1 .. 1000; 0: 10 */
+	int block_size;  /* threads per block, 32 .. 1024; 0: 256 */
+} ml_smoke_opts;
+
+#define ML_SMOKE_OPTS_INIT                                                                         \
+	{                                                                                          \
+		NULL, NULL, 0, 0, 0                                                                \
+	}
+
+/* Runs the driver-level smoke test (CUDA Driver API): dlopen the driver
+ * library; cuInit(0), cuDriverGetVersion, cuDeviceGetCount; then on every
+ * device cuDeviceGet, cuDeviceGetName, cuDeviceGetAttribute (75/76),
+ * cuDevicePrimaryCtxRetain + cuCtxSetCurrent, cuModuleLoadDataEx with the
+ * JIT info/error log options (3-6), cuModuleGetFunction("saxpy"),
+ * cuMemAlloc_v2 twice, cuMemcpyHtoD_v2, one warm-up and `iterations` timed
+ * cuLaunchKernel + cuCtxSynchronize, cuMemcpyDtoH_v2, an exact comparison
+ * with the host's SAXPY (small integers, so float arithmetic is exact),
+ * then cuMemFree_v2, cuModuleUnload and cuDevicePrimaryCtxRelease_v2.
+ * Times are taken with the monotonic clock. Every CUresult other than 0 is
+ * recorded with its step and name (cuGetErrorName, else
+ * ml_cuda_error_name()); a missing required symbol, a library that cannot
+ * be loaded or no device are recorded too, never fatal.
+ * Fills *out (release with ml_smoke_result_release()) and returns 0 whatever
+ * the GPUs did; returns ML_EUSAGE for options out of range or ML_ENOMEM
+ * (out untouched then). */
+int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *o, ml_err *err);
+
+/* Frees what r owns and zeroes it. Accepts NULL. */
+void ml_smoke_result_release(ml_smoke_result *r);
+
+/* Builds the JSON object for a driver smoke result: status, library,
+ * kernel, cuda_version, the failure before the GPUs, and gpus[] with
+ * timings, errors[] and jit_log. Returns a new cJSON object (caller frees
+ * with cJSON_Delete) or NULL when out of memory. */
+struct cJSON *ml_smoke_result_to_json(const ml_smoke_result *r);
+
+/* The embedded kernel (kernel_image.c, generated by make_kernel_image.sh
+ * from saxpy.cu): the fatbin with SASS sm_75 ... sm_121 and PTX compute_75
+ * and compute_121 (*len gets its size in bytes when len is non-NULL); the
+ * portable PTX fallback (ISA 7.0, .target sm_50, NUL-terminated); and a
+ * one-line description naming the toolkit and the code it holds. Static
+ * data. */
+const unsigned char *ml_smoke_kernel_image(size_t *len);
+const char *ml_smoke_kernel_ptx(void);
+const char *ml_smoke_kernel_desc(void);
+
+/* --- verify: framework-level smoke test (src/verify/framework.c) ---------- */
+
+/* What went wrong in the framework smoke test, from the error messages
+ * torch gives (ml_fw_classify()). */
+typedef enum ml_fw_class {
+	ML_FW_OK = 0,
+	ML_FW_NO_KERNEL_IMAGE,  /* "no kernel image is available for execution ..." */
+	ML_FW_CPU_ONLY_BUILD,   /* torch.version.cuda is None ("Torch not compiled ...") */
+	ML_FW_CUDA_UNAVAILABLE, /* CUDA build, but no usable GPU ("No CUDA GPUs ...") */
+	ML_FW_DRIVER_TOO_OLD,   /* "The NVIDIA driver on your system is too old" */
+	ML_FW_OOM,              /* "CUDA out of memory" */
+	ML_FW_WRONG_RESULTS,    /* ran, but the result differs from the CPU reference */
+	ML_FW_IMPORT_ERROR,     /* `import torch` failed */
+	ML_FW_OTHER,
+} ml_fw_class;
+
+/* Returns "ok", "no_kernel_image", "cpu_only_build", "cuda_unavailable",
+ * "driver_too_old", "oom", "wrong_results", "import_error" or "other". */
+const char *ml_fw_class_name(ml_fw_class c);
+
+/* Classifies an error message torch (or Python) gave, case-insensitively,
+ * by the first matching entry of one table of known phrases ("no kernel
+ * image is available", "not compatible with the current PyTorch
+ * installation", "driver on your system is too old", "out of memory",
+ * "Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
+ * "ModuleNotFoundError", ...). NULL or no match gives ML_FW_OTHER. */
+ml_fw_class ml_fw_classify(const char *message);
+
+/* One framework check: machine-wide "import" and "cpu_matmul", per GPU
+ * "fp32_matmul", "fp16_matmul", "bf16_matmul", "elementwise", "alloc". */
+typedef struct ml_fw_check {
+	char name[32];
+	ml_check_status status; /* PASS, FAIL or SKIP (e.g. bf16 unsupported) */
+	ml_fw_class cls;        /* why it failed; ML_FW_OK otherwise */
+	double ms;              /* time of the timed run, milliseconds; 0 unknown */
+	double gflops;          /* 10^9 floating-point operations per second; 0 n/a */
+	double gbps;            /* elementwise/alloc: 10^9 bytes per second; 0 n/a */
+	double max_abs_error;   /* against the CPU reference, -1 when not compared */
+	double tolerance;       /* the bound max_abs_error was held to, -1 n/a */
+	char detail[512];       /* first line of the error, or why skipped */
+} ml_fw_check;
+
+/* One GPU as torch sees it (torch device index = CUDA device ordinal). */
+typedef struct ml_fw_gpu {
+	int index;
+	char name[96];          /* torch.cuda.get_device_name */
+	int cc_major, cc_minor; /* torch.cuda.get_device_capability */
+	bool arch_ok;           /* ml_arch_runs_on(torch.cuda.get_arch_list());
+	                         * true when the list or the capability is unknown */
+	char arch_why[256];     /* its reason, "sm_120: no SASS for major 12, ..." */
+	char warning[512];      /* the first warning torch gave about this GPU
+	                         * ("... is not compatible with the current
+	                         * PyTorch installation"), else "" */
+	ml_fw_check *checks;
+	size_t n_checks;
+} ml_fw_gpu;
+
+/* The framework-level smoke test. */
+typedef struct ml_framework_result {
+	ml_fw_class cls;         /* what the test found, in this order: torch did
+	                          * not import; the CPU check failed; a CPU-only
+	                          * build, or CUDA unusable (driver too old,
+	                          * unavailable), so GPU checks were skipped -
+	                          * whether that matters depends on the machine,
+	                          * ml_diagnose() decides; the first failed GPU
+	                          * check; else ML_FW_OK */
+	char detail[1024];       /* its message (first line); a summary when ok */
+	int exit_status;         /* the interpreter's exit status; -1 killed */
+	char python_version[32]; /* "3.12.8" */
+	char torch_version[64];  /* torch.__version__, "" when not imported */
+	char torch_cuda[32];     /* torch.version.cuda, "" for a CPU-only build */
+	char torch_path[512];    /* torch.__file__: which torch was imported */
+	bool cuda_available;     /* torch.cuda.is_available() */
+	int device_count;        /* torch.cuda.device_count() */
+	char cuda_error[1024];   /* when unavailable: torch.cuda.init()'s error
+	                          * or the CUDA initialization warning, else "" */
+	char **arch_list;        /* torch.cuda.get_arch_list(), "sm_90", "compute_90" */
+	size_t n_arch_list;
+	bool gpu_checks_skipped; /* no GPU checks ran; skip_reason says why */
+	char skip_reason[256];
+	ml_fw_check *checks; /* machine-wide: "import", "cpu_matmul" */
+	size_t n_checks;
+	ml_fw_gpu *gpus;
+	size_t n_gpus;
+	char *output; /* when no JSON came back: the last 4 KiB of the
+	               * interpreter's output; NULL otherwise; owned */
+} ml_framework_result;
+
+typedef struct ml_framework_opts {
+	int timeout_s;    /* whole script, seconds; 0: 600 */
+	int matmul_size;  /* n of the n x n matmuls (elementwise: n*n elements),
+	                   * 2 .. 16384; 0: 2048 */
+	size_t alloc_mib; /* size of the allocation check, MiB, 1 .. 1048576; 0: 256 */
+} ml_framework_opts;
+
+#define ML_FRAMEWORK_OPTS_INIT                                                                     \
+	{                                                                                          \
+		0, 0, 0                                                                            \
+	}
+
+/* Runs the framework-level smoke test: the embedded script
+ * (ml_torch_smoke_script(), source src/verify/torch_smoke.py) with
+ * `python -c SCRIPT --size N --alloc-mib M`, in the caller's environment,
+ * killed after timeout_s. The script reports torch's version, CUDA build,
+ * availability, devices, capabilities and arch list, checks each device's
+ * capability against the arch list (here, with ml_arch_runs_on), and runs
+ * on the CPU a matmul against an exact reference and on every GPU fp32,
+ * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
+ * an allocation, timed; it prints one JSON line that this parses (cJSON)
+ * and classifies (ml_fw_classify). No GPU: the CPU checks still run and
+ * gpu_checks_skipped says why. A script that crashes, hangs or prints no
+ * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
+ * with the output's tail in out->output.
+ * Fills *out (release with ml_framework_result_release()) and returns 0;
+ * ML_ENOENT when python cannot be started (err names it), ML_EUSAGE for
+ * options out of range, ML_ENOMEM (out untouched then). */
+int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_framework_opts *o,
+                       ml_err *err);
+
+/* Frees what r owns and zeroes it. Accepts NULL. */
+void ml_framework_result_release(ml_framework_result *r);
+
+/* Builds the JSON object for a framework result (class, versions,
+ * availability, arch_list, checks[], gpus[] with their checks[]).
+ * Returns a new cJSON object (caller frees) or NULL when out of memory. */
+struct cJSON *ml_framework_result_to_json(const ml_framework_result *r);
+
+/* The embedded framework smoke script (torch_smoke_py.c, generated by
+ * embed_torch_smoke.sh from torch_smoke.py). Static, NUL-terminated. */
+const char *ml_torch_smoke_script(void);
+
+/* --- verify: diagnosis and verdict (src/verify/diagnose.c) ----------------- */
+
+/* The cause a failed (or warned) check is attributed to. */
+typedef enum ml_cause {
+	ML_CAUSE_NONE = 0,
+	ML_CAUSE_NO_KERNEL_IMAGE, /* the build has no code for this GPU's architecture */
+	ML_CAUSE_DRIVER_TOO_OLD,  /* driver older than the CUDA the code needs */
+	ML_CAUSE_CPU_ONLY_BUILD,  /* torch without CUDA on a machine with a GPU */
+	ML_CAUSE_GPU_NOT_VISIBLE, /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
+	                           * container without the GPU runtime, WSL without
+	                           * the driver libraries, no driver loaded */
+	ML_CAUSE_DRIVER_BROKEN,   /* stub library, driver/kernel module mismatch */
+	ML_CAUSE_WRONG_RESULTS,   /* computed, but wrong */
+	ML_CAUSE_OOM,             /* out of device memory */
+	ML_CAUSE_IMPORT_ERROR,    /* torch does not import */
+	ML_CAUSE_OTHER,
+} ml_cause;
+
+/* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
+ * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
+ * "import_error" or "other" (static). */
+const char *ml_cause_name(ml_cause c);
+
+/* One check of the verdict. */
+typedef struct ml_check {
+	char name[32]; /* "cuda_driver", "torch_import", "torch_cuda",
+	                * "cpu_matmul", "gpu_visible"; per GPU "driver_saxpy",
+	                * "torch_arch", "fp32_matmul", "fp16_matmul",
+	                * "bf16_matmul", "elementwise", "alloc" */
+	ml_check_status status;
+	ml_cause cause;   /* ML_CAUSE_NONE when passed or skipped */
+	char detail[512]; /* what was seen */
+	char remedy[512]; /* what to do; "" when nothing */
+} ml_check;
+
+typedef struct ml_verdict_gpu {
+	int index; /* CUDA device ordinal, or detect's index when CUDA saw none */
+	char name[96];
+	int cc_major, cc_minor; /* -1 when unknown */
+	ml_check *checks;
+	size_t n_checks;
+} ml_verdict_gpu;
+
+/* The verdict: everything verify found, per GPU and per check. */
+typedef struct ml_verdict {
+	ml_check_status status; /* FAIL when any check failed, else WARN when any
+	                         * warned, else PASS (SKIPs alone do not fail) */
+	ml_cause cause;         /* the cause of the first failure; NONE */
+	char summary[512];      /* one line for people */
+	ml_check *checks;       /* machine-wide */
+	size_t n_checks;
+	ml_verdict_gpu *gpus;
+	size_t n_gpus;
+} ml_verdict;
+
+typedef struct ml_diagnose_opts {
+	const ml_machine *machine;            /* from ml_detect; may be NULL */
+	const ml_smoke_result *driver;        /* may be NULL: not run */
+	const ml_framework_result *framework; /* may be NULL: not run */
+	const char *manifest;                 /* manifest the environment came from (name or
+	                                       * path), for its minimum driver; NULL unknown */
+	const char *root;                     /* directory /dev and /usr/lib/wsl are looked at
+	                                       * under; NULL or "/" for the live system */
+	bool require_gpu;                     /* --require-gpu: no GPU check run is a failure */
+} ml_diagnose_opts;
+
+#define ML_DIAGNOSE_OPTS_INIT                                                                      \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, NULL, false                                                \
+	}
+
+/* Maps the smoke results to checks with causes and remedies:
+ *   no kernel image  -> names the GPU's architecture (sm_XY) and the
+ *                       shipped manifest whose torch_sass/torch_ptx covers
+ *                       it (ml_manifest_open + ml_arch_runs_on, in
+ *                       selection.json's preference order);
+ *   driver too old   -> names the minimum driver (the manifest's, else the
+ *                       one torch's CUDA version needs, else the GPU's);
+ *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty or -1,
+ *   container without /dev/nvidia*, WSL without
+ *   /usr/lib/wsl/lib/libcuda.so.1, no driver loaded), wrong results, out of
+ *   memory, a broken driver installation.
+ * Caller owns *out; free with ml_verdict_free(). Returns 0 or ML_ENOMEM. */
+int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *o, ml_err *err);
+
+/* Frees a verdict; accepts NULL. */
+void ml_verdict_free(ml_verdict *v);
+
+/* The process exit code the verdict calls for (DESIGN.md "Commands"):
+ * ML_EXIT_OK (0) unless a check failed; ML_EXIT_UNSUPPORTED (6) when a
+ * failure's cause is a driver that is too old; else ML_EXIT_GPU (5), i.e.
+ * ml_exit_code(ML_EGPU). NULL gives ML_EXIT_FAILED. */
+int ml_verdict_exit_code(const ml_verdict *v);
+
+/* Builds the JSON object for a verdict: status, cause, exit_code, summary,
+ * checks[], gpus[] {index, name, cc, checks[]}, each check {name, status,
+ * cause, detail, remedy}. Returns a new cJSON object (caller frees) or
+ * NULL when out of memory. */
+struct cJSON *ml_verdict_to_json(const ml_verdict *v);
 
 #endif /* MLSETUP_VERIFY_H */

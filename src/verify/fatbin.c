@@ -404,6 +404,45 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 	return 0;
 }
 
+/* Scans a data section for fatbin containers by magic, as some libraries
+ * keep their kernels outside .nv_fatbin (cuFFT 11 holds thousands of
+ * containers in .data and a single sm_52 one in .nv_fatbin). Arbitrary data
+ * may hold the magic by chance, so a candidate counts only when it parses
+ * as a whole well-formed container; anything else is skipped, not an
+ * error. Returns 0 or ML_ENOMEM. */
+static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t len,
+			     size_t sec_off, size_t sec_size, ml_err *err)
+{
+	size_t off = sec_off + (sec_off % 8 ? 8 - sec_off % 8 : 0);
+	size_t end = sec_off + sec_size;
+	while (end >= CONTAINER_MIN && off <= end - CONTAINER_MIN) {
+		const unsigned char *h = buf + off;
+		if (rd32(h) != ML_FATBIN_MAGIC || rd16(h + 4) != 1 || rd16(h + 6) != CONTAINER_MIN) {
+			off += 8;
+			continue;
+		}
+		ml_fatbin_list one = ML_FATBIN_LIST_INIT;
+		size_t next = 0;
+		ml_err local = ML_ERR_INIT;
+		int rc = scan_container(&one, buf, end, off, 0, &next, &local);
+		if (rc == 0 && next > off) {
+			for (size_t i = 0; i < one.n_entries && !rc; i++)
+				rc = append_entry(out, &one.entries[i], err);
+			out->n_containers += one.n_containers;
+			out->n_other += one.n_other;
+			off = next % 8 == 0 ? next : next + (8 - next % 8);
+		} else {
+			rc = rc == ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+			off += 8;
+		}
+		ml_fatbin_list_release(&one);
+		if (rc)
+			return rc;
+	}
+	(void)len;
+	return 0;
+}
+
 int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
 {
 	if (!buf || len == 0)
@@ -429,6 +468,15 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 			char prefix[64];
 			snprintf(prefix, sizeof prefix, "section %s", sections[i]);
 			return prefix_err(err, rc, prefix);
+		}
+	}
+	static const char *const data_sections[] = {".data", ".rodata", ".data.rel.ro"};
+	for (size_t i = 0; i < sizeof data_sections / sizeof data_sections[0]; i++) {
+		size_t off, size;
+		if (ml_elf_section(&off, &size, buf, len, data_sections[i], NULL) == 0) {
+			int rc = scan_data_section(out, buf, len, off, size, err);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;

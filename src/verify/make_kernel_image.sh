@@ -87,7 +87,7 @@ out="$top/src/verify/kernel_image.c"
  */
 #include <stddef.h>
 
-#include "smoke_api.h"
+#include "mlsetup/verify.h"
 
 /* A fatbin container (FACTS.md "Fatbinary"); 64-byte aligned as the driver
  * expects of images passed to cuModuleLoadData. */

@@ -149,4 +149,19 @@ test_expect_success 'usage errors exit 2' '
 	"$MLSETUP" help audit | grep -q "mlsetup audit PATH" &&
 	"$MLSETUP" --help | grep -q "^  audit "
 '
+test_expect_success 'fatbins kept in .data (as cuFFT does) are found too' '
+	fb="$top/tests/fuzz/corpus/fuzz_fatbin/sass_only.fatbin" &&
+	{
+		echo "/* fatbin bytes in .data, outside .nv_fatbin */"
+		echo "__attribute__((aligned(8))) unsigned char kernels[] = {"
+		od -An -v -tx1 "$fb" | sed -e "s/  */ /g" -e "s/^ //" -e "/^\$/d" -e "s/\([0-9a-f][0-9a-f]\)/0x\1,/g"
+		echo "0};"
+	} >data.c &&
+	cc -shared -fPIC -o libdatafat.so data.c &&
+	readelf -SW libdatafat.so | grep -q " .data " &&
+	! readelf -SW libdatafat.so | grep -q nv_fatbin &&
+	"$MLSETUP" audit --arch sm_86 --json libdatafat.so >j &&
+	expect_eq "sm_75 sm_80 sm_86 sm_90" "$(json j "\" \".join(d[\"files\"][0][\"sass\"])")" &&
+	expect_eq true "$(json j "d[\"runs_on\"][\"sm_86\"]")"
+'
 test_done

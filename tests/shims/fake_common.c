@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE_ENV "MLSETUP_FAKE_NVIDIA"
+#define FAKE_ENV      "MLSETUP_FAKE_NVIDIA"
 #define FAKE_MAX_FILE (1024 * 1024)
 
 static fake_config g_config;
@@ -33,8 +33,7 @@ typedef struct parse_ctx {
 } parse_ctx;
 
 /* Records why parsing failed; returns false so callers can return it. */
-__attribute__((format(printf, 2, 3))) static bool fail(parse_ctx *ctx, const char *fmt,
-						       ...)
+__attribute__((format(printf, 2, 3))) static bool fail(parse_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -137,7 +136,7 @@ static bool dup_string(char **out, const char *s, parse_ctx *ctx)
 
 /* Optional string member; def (may be NULL) when absent. */
 static bool get_string(const cJSON *obj, const char *key, const char *def, char **out,
-		       parse_ctx *ctx)
+                       parse_ctx *ctx)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -151,7 +150,7 @@ static bool get_string(const cJSON *obj, const char *key, const char *def, char 
 
 /* Optional integral number member in [min, max]; def when absent. */
 static bool get_integer(const cJSON *obj, const char *key, long long def, long long min,
-			long long max, long long *out, parse_ctx *ctx)
+                        long long max, long long *out, parse_ctx *ctx)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
 	double d;
@@ -172,7 +171,7 @@ static bool get_integer(const cJSON *obj, const char *key, long long def, long l
 /* Parses an unsigned number of at most maxdigits digits in base, the whole
  * of [s, end). */
 static bool parse_uint(const char *s, const char *end, int base, size_t maxdigits,
-		       unsigned long *out)
+                       unsigned long *out)
 {
 	size_t n = (size_t)(end - s);
 	char tmp[16];
@@ -184,7 +183,7 @@ static bool parse_uint(const char *s, const char *end, int base, size_t maxdigit
 	tmp[n] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		if (base == 16 ? !strchr("0123456789abcdefABCDEF", tmp[i])
-			       : !strchr("0123456789", tmp[i]))
+		               : !strchr("0123456789", tmp[i]))
 			return false;
 	}
 	errno = 0;
@@ -257,10 +256,34 @@ static bool parse_uuid(const char *s, unsigned char out[16])
 	return n == 32;
 }
 
-static bool parse_gpu(const cJSON *obj, size_t index, fake_gpu *g, parse_ctx *ctx)
+/* Reads the fault knobs obj sets over *f; absent keys keep their value. */
+static bool parse_faults(const cJSON *obj, fake_faults *f, parse_ctx *ctx)
+{
+	const cJSON *item;
+	long long v;
+
+	if (!get_integer(obj, "launch_error", f->launch_error, 0, INT_MAX, &v, ctx))
+		return false;
+	f->launch_error = (int)v;
+	if (!get_integer(obj, "module_load_error", f->module_load_error, 0, INT_MAX, &v, ctx))
+		return false;
+	f->module_load_error = (int)v;
+	item = cJSON_GetObjectItemCaseSensitive(obj, "wrong_results");
+	if (item) {
+		if (!cJSON_IsBool(item))
+			return fail(ctx, "\"wrong_results\" must be true or false");
+		f->wrong_results = cJSON_IsTrue(item);
+	}
+	return true;
+}
+
+static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *defaults, fake_gpu *g,
+                      parse_ctx *ctx)
 {
 	static const char *const keys[] = {
-		"name", "cc", "memory_mib", "pci_device_id", "uuid", "pci_bus_id", "comment", NULL,
+	        "name",       "cc",      "memory_mib",   "pci_device_id",     "uuid",
+	        "pci_bus_id", "comment", "launch_error", "module_load_error", "wrong_results",
+	        NULL,
 	};
 	const cJSON *item;
 	char *s = NULL;
@@ -271,6 +294,9 @@ static bool parse_gpu(const cJSON *obj, size_t index, fake_gpu *g, parse_ctx *ct
 	if (!cJSON_IsObject(obj))
 		return fail(ctx, "must be an object");
 	if (!check_keys(obj, keys, ctx) || !get_string(obj, "name", NULL, &g->name, ctx))
+		return false;
+	g->faults = *defaults;
+	if (!parse_faults(obj, &g->faults, ctx))
 		return false;
 
 	if (!get_string(obj, "cc", NULL, &s, ctx))
@@ -334,8 +360,9 @@ static bool parse_gpu(const cJSON *obj, size_t index, fake_gpu *g, parse_ctx *ct
 static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 {
 	static const char *const keys[] = {
-		"driver", "cuda", "gpus", "nvml_init_error", "cuda_init_error",
-		"missing_symbols", "smi_error", "comment", NULL,
+	        "driver",          "cuda",      "gpus",    "nvml_init_error", "cuda_init_error",
+	        "missing_symbols", "smi_error", "comment", "launch_error",    "module_load_error",
+	        "wrong_results",   NULL,
 	};
 	const cJSON *gpus, *missing, *item;
 	long long v;
@@ -343,7 +370,8 @@ static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 
 	if (!cJSON_IsObject(root))
 		return fail(ctx, "top level must be an object");
-	if (!check_keys(root, keys, ctx) || !get_string(root, "driver", "570.124.04", &c->driver, ctx))
+	if (!check_keys(root, keys, ctx) ||
+	    !get_string(root, "driver", "570.124.04", &c->driver, ctx))
 		return false;
 	if (!get_integer(root, "cuda", 12080, 0, INT_MAX, &v, ctx))
 		return false;
@@ -354,6 +382,8 @@ static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 	if (!get_integer(root, "cuda_init_error", 0, INT_MIN, INT_MAX, &v, ctx))
 		return false;
 	c->cuda_init_error = (int)v;
+	if (!parse_faults(root, &c->faults, ctx))
+		return false;
 	item = cJSON_GetObjectItemCaseSensitive(root, "smi_error");
 	if (item && !cJSON_IsBool(item))
 		return fail(ctx, "\"smi_error\" must be true or false");
@@ -362,15 +392,16 @@ static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 	if (missing) {
 		if (!cJSON_IsArray(missing))
 			return fail(ctx, "\"missing_symbols\" must be an array of strings");
-		c->missing_symbols = calloc((size_t)cJSON_GetArraySize(missing) + 1, sizeof(char *));
+		c->missing_symbols =
+		        calloc((size_t)cJSON_GetArraySize(missing) + 1, sizeof(char *));
 		if (!c->missing_symbols)
 			return fail(ctx, "out of memory");
 		cJSON_ArrayForEach(item, missing)
 		{
 			if (!cJSON_IsString(item))
 				return fail(ctx, "\"missing_symbols\" must be an array of strings");
-			if (!dup_string(&c->missing_symbols[c->n_missing_symbols], item->valuestring,
-					ctx))
+			if (!dup_string(&c->missing_symbols[c->n_missing_symbols],
+			                item->valuestring, ctx))
 				return false;
 			c->n_missing_symbols++;
 		}
@@ -389,7 +420,7 @@ static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 	{
 		/* Count first so config_free() sees partly filled entries. */
 		c->n_gpus = i + 1;
-		if (!parse_gpu(item, i, &c->gpus[i], ctx))
+		if (!parse_gpu(item, i, &c->faults, &c->gpus[i], ctx))
 			return false;
 		i++;
 	}
@@ -420,7 +451,7 @@ static void config_load(void)
 out:
 	if (!g_config.loaded) {
 		fprintf(stderr, "fake-nvidia: %s: %s%s%s; simulating no driver\n", path, ctx.where,
-			ctx.where[0] ? ": " : "", ctx.msg);
+		        ctx.where[0] ? ": " : "", ctx.msg);
 		config_free(&g_config);
 	}
 	cJSON_Delete(root);

@@ -19,31 +19,44 @@
 /* PCI vendor id of NVIDIA. */
 #define FAKE_PCI_VENDOR_NVIDIA 0x10deu
 
+/* Faults the fake libcuda injects on one GPU; zero means none. */
+typedef struct fake_faults {
+	int launch_error;      /* cuCtxSynchronize after a launch returns it, and
+	                        * it sticks to the context (e.g. 719) */
+	int module_load_error; /* cuModuleLoadData/Ex return it (e.g. 200, 218) */
+	bool wrong_results;    /* each saxpy launch adds 1 to element n/2 */
+} fake_faults;
+
 /* One simulated GPU, in index order. Strings are owned by the config. */
 typedef struct fake_gpu {
-	char *name;                   /* "NVIDIA GeForce RTX 5090" */
-	int cc_major, cc_minor;       /* compute capability, 12 and 0 */
+	char *name;                    /* "NVIDIA GeForce RTX 5090" */
+	int cc_major, cc_minor;        /* compute capability, 12 and 0 */
 	unsigned long long memory_mib; /* total memory, MiB (2^20 bytes) */
-	unsigned int pci_device_id;   /* 16-bit PCI device id, 0x2b85 */
-	char *uuid;                   /* "GPU-..." exactly as configured */
-	unsigned char uuid_bytes[16]; /* uuid's 32 hex digits as bytes */
-	unsigned int pci_domain;      /* PCI location: domain:bus:device.function */
+	unsigned int pci_device_id;    /* 16-bit PCI device id, 0x2b85 */
+	char *uuid;                    /* "GPU-..." exactly as configured */
+	unsigned char uuid_bytes[16];  /* uuid's 32 hex digits as bytes */
+	unsigned int pci_domain;       /* PCI location: domain:bus:device.function */
 	unsigned int pci_bus;
 	unsigned int pci_device;
 	unsigned int pci_function;
+	/* Fault knobs of the CUDA shim; the machine-wide value unless the GPU
+	 * sets its own (README.md "Fault knobs"). */
+	fake_faults faults;
 } fake_gpu;
 
 /* The simulated machine: driver, GPUs and failure knobs. */
 typedef struct fake_config {
-	bool loaded;           /* false: no usable JSON, i.e. "no driver" */
-	char *driver;          /* driver version, "570.124.04" */
-	int cuda;              /* 1000*major + 10*minor, 12080 */
+	bool loaded;  /* false: no usable JSON, i.e. "no driver" */
+	char *driver; /* driver version, "570.124.04" */
+	int cuda;     /* 1000*major + 10*minor, 12080 */
 	fake_gpu *gpus;
 	size_t n_gpus;
-	int nvml_init_error;   /* nvmlInit_v2/nvmlInit return this when != 0 */
-	int cuda_init_error;   /* cuInit returns this when != 0 */
+	int nvml_init_error;    /* nvmlInit_v2/nvmlInit return this when != 0 */
+	int cuda_init_error;    /* cuInit returns this when != 0 */
 	char **missing_symbols; /* API names that act as if not exported */
 	size_t n_missing_symbols;
+	fake_faults faults; /* machine-wide fault knobs, copied into each GPU
+	                     * that does not set its own */
 } fake_config;
 
 /* Returns the machine, reading $MLSETUP_FAKE_NVIDIA on the first call

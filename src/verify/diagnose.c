@@ -1,0 +1,865 @@
+/*
+ * diagnose.c - from smoke results to a verdict: every check, machine-wide
+ * and per GPU, with a status, the cause a failure is attributed to, what was
+ * seen and what to do. The causes (DESIGN.md "verify"):
+ *
+ *   no kernel image   the build has no code for the GPU: names the GPU's
+ *                     architecture and the shipped manifest whose
+ *                     torch_sass/torch_ptx header covers it (ml_arch_runs_on)
+ *   driver too old    names the minimum driver
+ *   CPU-only build    torch without CUDA on a machine with a GPU
+ *   GPU not visible   CUDA_VISIBLE_DEVICES, a container without /dev/nvidia*,
+ *                     WSL without /usr/lib/wsl/lib/libcuda.so.1, no driver
+ *   driver broken     the CUDA stub library, library/kernel module mismatch
+ *   wrong results, out of memory, import errors, anything else
+ *
+ * The exit code is derived from the verdict here and nowhere else.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/plan.h"
+#include "mlsetup/verify.h"
+
+#define MAX_GPUS 64
+
+/* Minimum Linux driver of each CUDA toolkit (NVIDIA CUDA Toolkit release
+ * notes, table 3 "CUDA Toolkit and Corresponding Driver Versions", GA
+ * releases; FACTS.md), for "driver too old" remedies when the manifest is
+ * unknown. */
+static const struct {
+	const char *cuda;
+	const char *linux_driver;
+} toolkit_drivers[] = {
+        {"11.8", "520.61.05"}, {"12.1", "530.30.02"}, {"12.4", "550.54.14"}, {"12.6", "560.28.03"},
+        {"12.8", "570.26"},    {"12.9", "575.51.03"}, {"13.0", "580.65.06"},
+};
+
+const char *ml_cause_name(ml_cause c)
+{
+	static const char *const names[] = {
+	        "none",
+	        "no_kernel_image",
+	        "driver_too_old",
+	        "cpu_only_build",
+	        "gpu_not_visible",
+	        "driver_broken",
+	        "wrong_results",
+	        "oom",
+	        "import_error",
+	        "other",
+	};
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
+}
+
+/* vsnprintf into dst (sz bytes): text is cut to fit, on purpose. */
+static void put(char *dst, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void put(char *dst, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dst, sz, fmt, ap);
+	va_end(ap);
+}
+
+/* --- building the verdict ----------------------------------------------- */
+
+struct ctx {
+	const ml_diagnose_opts *o;
+	ml_verdict *v;
+	int oom;
+};
+
+/* Appends a check to (*arr, *n); returns it, or NULL when out of memory
+ * (recorded in c->oom). */
+static ml_check *add(struct ctx *c, ml_check **arr, size_t *n, const char *name, ml_check_status st,
+                     ml_cause cause, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static ml_check *add(struct ctx *c, ml_check **arr, size_t *n, const char *name, ml_check_status st,
+                     ml_cause cause, const char *fmt, ...)
+{
+	ml_check *grown = realloc(*arr, (*n + 1) * sizeof(*grown));
+	if (!grown) {
+		c->oom = ML_ENOMEM;
+		return NULL;
+	}
+	*arr = grown;
+	ml_check *k = &grown[(*n)++];
+	memset(k, 0, sizeof(*k));
+	ml_strlcpy(k->name, name, sizeof(k->name));
+	k->status = st;
+	k->cause = st == ML_CHECK_FAIL || st == ML_CHECK_WARN ? cause : ML_CAUSE_NONE;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(k->detail, sizeof(k->detail), fmt, ap);
+	va_end(ap);
+	return k;
+}
+
+static ml_check *add_machine(struct ctx *c, const char *name, ml_check_status st, ml_cause cause,
+                             const char *detail)
+{
+	return add(c, &c->v->checks, &c->v->n_checks, name, st, cause, "%s", detail);
+}
+
+static bool windows(const struct ctx *c)
+{
+	return c->o->machine && strcmp(c->o->machine->os.name, "windows") == 0;
+}
+
+static size_t machine_gpus(const struct ctx *c)
+{
+	return c->o->machine ? c->o->machine->n_gpus : 0;
+}
+
+static bool exists(const struct ctx *c, const char *path)
+{
+	char p[4096];
+	return ml_os_rooted(p, sizeof(p), c->o->root, path) == 0 && access(p, F_OK) == 0;
+}
+
+/* --- remedies ----------------------------------------------------------- */
+
+/* The installed manifest, when the caller named one; NULL otherwise. */
+static ml_manifest *installed_manifest(const struct ctx *c)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+	if (c->o->manifest && ml_manifest_open(&mf, c->o->manifest, &err) != 0)
+		mf = NULL;
+	return mf;
+}
+
+static bool same_manifest(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	return strcmp(sa ? sa + 1 : a, sb ? sb + 1 : b) == 0;
+}
+
+/* "torch 2.6.0 (CUDA 12.4)" or "" from the framework result. */
+static void torch_label(char *dst, size_t sz, const struct ctx *c)
+{
+	const ml_framework_result *f = c->o->framework;
+	if (f && f->torch_version[0])
+		put(dst, sz, "torch %s%s%s%s", f->torch_version, f->torch_cuda[0] ? " (CUDA " : "",
+		    f->torch_cuda, f->torch_cuda[0] ? ")" : "");
+	else
+		ml_strlcpy(dst, "the installed build", sz);
+}
+
+/* Names the shipped manifest (selection.json's preference order) whose
+ * torch_sass/torch_ptx header covers compute capability major.minor.
+ * Returns true with *name (static or owned by nothing: copied into dst)
+ * and its torch, CUDA and minimum driver. */
+static bool covering_manifest(char *name, size_t name_sz, char *about, size_t about_sz,
+                              const struct ctx *c, int major, int minor)
+{
+	const ml_embedded_file *sel = ml_embedded_find("selection.json");
+	cJSON *doc = sel ? cJSON_Parse(sel->data) : NULL; /* data is NUL-terminated */
+	const cJSON *pref = cJSON_GetObjectItemCaseSensitive(doc, "preference");
+	const cJSON *item;
+	bool found = false;
+	cJSON_ArrayForEach(item, pref)
+	{
+		if (!cJSON_IsString(item) || same_manifest(item->valuestring, c->o->manifest))
+			continue;
+		ml_manifest *mf = NULL;
+		ml_err err = ML_ERR_INIT;
+		if (ml_manifest_open(&mf, item->valuestring, &err) != 0)
+			continue;
+		if (mf->has_gpu_header &&
+		    ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
+			const char *drv =
+			        windows(c) ? mf->min_driver_windows : mf->min_driver_linux;
+			ml_strlcpy(name, item->valuestring, name_sz);
+			put(about, about_sz, "torch %s, CUDA %s%s%s%s", mf->torch ? mf->torch : "?",
+			    mf->cuda ? mf->cuda : "?", drv ? ", driver " : "", drv ? drv : "",
+			    drv ? " or newer" : "");
+			found = true;
+		}
+		ml_manifest_free(mf);
+		if (found)
+			break;
+	}
+	cJSON_Delete(doc);
+	return found;
+}
+
+/* "no kernel image" remedy for a GPU of compute capability major.minor. */
+static void remedy_no_kernel(char *dst, size_t sz, const struct ctx *c, const char *gpu, int major,
+                             int minor)
+{
+	char sm[16], label[128], name[128], about[160];
+	ml_cc_sm(sm, sizeof(sm), major, minor);
+	const char *arch = ml_cc_architecture(major, minor);
+	torch_label(label, sizeof(label), c);
+	if (major < 0) {
+		put(dst, sz, "install a torch build with code for this GPU's architecture");
+		return;
+	}
+	if (covering_manifest(name, sizeof(name), about, sizeof(about), c, major, minor))
+		put(dst, sz,
+		    "%s is %s%s%s; %s has no kernels for it. The shipped manifest %s (%s) "
+		    "covers %s: mlsetup install --manifest %s",
+		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm, label,
+		    name, about, sm, name);
+	else
+		put(dst, sz,
+		    "%s is %s%s%s and no manifest shipped with mlsetup covers it: install a "
+		    "torch build whose arch list includes %s (or PTX for an older "
+		    "architecture), e.g. with --manifest PATH",
+		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm, sm);
+}
+
+/* The minimum driver the installed code needs: the manifest's, else the
+ * one torch's CUDA version needs, else the one mlsetup's manifests need for
+ * the machine's GPUs. "" when none is known. */
+static void min_driver(char *dst, size_t sz, char *why, size_t why_sz, const struct ctx *c)
+{
+	dst[0] = why[0] = '\0';
+	ml_manifest *mf = installed_manifest(c);
+	const char *m = mf ? (windows(c) ? mf->min_driver_windows : mf->min_driver_linux) : NULL;
+	if (m) {
+		ml_strlcpy(dst, m, sz);
+		put(why, why_sz, "the minimum of %s", mf->name);
+		ml_manifest_free(mf);
+		return;
+	}
+	ml_manifest_free(mf);
+	const ml_framework_result *f = c->o->framework;
+	for (size_t i = 0;
+	     f && !windows(c) && i < sizeof(toolkit_drivers) / sizeof(toolkit_drivers[0]); i++) {
+		if (strcmp(f->torch_cuda, toolkit_drivers[i].cuda) == 0) {
+			ml_strlcpy(dst, toolkit_drivers[i].linux_driver, sz);
+			put(why, why_sz, "torch is built with CUDA %s", f->torch_cuda);
+			return;
+		}
+	}
+	const ml_machine *mm = c->o->machine;
+	for (size_t i = 0; mm && i < mm->n_gpus; i++) {
+		const char *need = ml_min_driver_for_cc(mm->gpus[i].cc_major, mm->gpus[i].cc_minor,
+		                                        windows(c));
+		if (need && (!dst[0] || ml_driver_version_cmp(need, dst) > 0)) {
+			ml_strlcpy(dst, need, sz);
+			put(why, why_sz, "what mlsetup's manifests need for %s",
+			    mm->gpus[i].name[0] ? mm->gpus[i].name : "this GPU");
+		}
+	}
+}
+
+static void remedy_driver(char *dst, size_t sz, const struct ctx *c)
+{
+	char need[32], why[160];
+	min_driver(need, sizeof(need), why, sizeof(why), c);
+	const char *have = c->o->machine ? c->o->machine->driver.version : "";
+	if (need[0])
+		put(dst, sz, "update the NVIDIA driver to %s or newer (%s)%s%s", need, why,
+		    have[0] ? "; this machine has " : "", have);
+	else
+		put(dst, sz, "update the NVIDIA driver%s%s", have[0] ? "; this machine has " : "",
+		    have);
+}
+
+/* Why is no GPU visible although the machine has one? Fills detail and
+ * remedy; returns the cause. */
+static ml_cause why_invisible(char *detail, size_t dsz, char *remedy, size_t rsz,
+                              const struct ctx *c)
+{
+	const ml_machine *m = c->o->machine;
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	if (cvd) {
+		put(detail, dsz, "CUDA_VISIBLE_DEVICES='%s' hides every GPU from CUDA", cvd);
+		put(remedy, rsz,
+		    "unset CUDA_VISIBLE_DEVICES, or list the GPUs to use "
+		    "(CUDA_VISIBLE_DEVICES=0)");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	if (m && m->os.wsl && !exists(c, "/usr/lib/wsl/lib/libcuda.so.1")) {
+		put(detail, dsz,
+		    "WSL without the NVIDIA driver libraries: /usr/lib/wsl/lib/libcuda.so.1 is "
+		    "missing");
+		put(remedy, rsz,
+		    "install the NVIDIA driver for Windows (it brings WSL support; do not "
+		    "install a Linux driver inside WSL), then run `wsl --shutdown` and reopen");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	bool dev =
+	        exists(c, "/dev/nvidiactl") || exists(c, "/dev/nvidia0") || exists(c, "/dev/dxg");
+	if (m && m->os.container && !dev) {
+		put(detail, dsz, "%s container without the GPU runtime: no /dev/nvidia* devices",
+		    m->os.container_kind[0] ? m->os.container_kind : "a");
+		put(remedy, rsz,
+		    "start the container with GPU access: docker run --gpus all (NVIDIA "
+		    "Container Toolkit), podman run --device nvidia.com/gpu=all (CDI), or "
+		    "request nvidia.com/gpu in Kubernetes");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	if (m && m->n_gpus && !m->driver.version[0]) {
+		put(detail, dsz, "NVIDIA GPU present, but no NVIDIA driver is loaded");
+		if (!ml_machine_driver_advice(remedy, rsz, m))
+			put(remedy, rsz, "install the NVIDIA driver");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	if (!dev && !(m && m->os.wsl)) {
+		put(detail, dsz, "the NVIDIA device files /dev/nvidia* are missing");
+		put(remedy, rsz,
+		    "load the driver (sudo modprobe nvidia, or reboot after installing it); "
+		    "check `nvidia-smi`");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	put(detail, dsz, "CUDA sees no GPU although %zu %s detected", machine_gpus(c),
+	    machine_gpus(c) == 1 ? "was" : "were");
+	put(remedy, rsz,
+	    "check `nvidia-smi` and the kernel log (dmesg) for NVIDIA errors; reboot after a "
+	    "driver update");
+	return ML_CAUSE_GPU_NOT_VISIBLE;
+}
+
+/* --- machine-wide checks ------------------------------------------------- */
+
+static void check_driver(struct ctx *c)
+{
+	const ml_smoke_result *d = c->o->driver;
+	ml_check *k;
+	char detail[512], remedy[512];
+	if (d->status != ML_CHECK_SKIP && !d->step[0]) {
+		add_machine(c, "cuda_driver", ML_CHECK_PASS, ML_CAUSE_NONE, d->detail);
+		return;
+	}
+	if (d->status == ML_CHECK_SKIP) {
+		if (!machine_gpus(c)) {
+			add_machine(c, "cuda_driver", ML_CHECK_SKIP, ML_CAUSE_NONE, d->detail);
+			return;
+		}
+		ml_cause cause = why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), c);
+		k = add(c, &c->v->checks, &c->v->n_checks, "cuda_driver", ML_CHECK_FAIL, cause,
+		        "%.200s; %.300s", d->detail, detail);
+		if (k)
+			ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+		return;
+	}
+	/* A failure before the GPUs: dlsym or a CUresult of cuInit or
+	 * cuDeviceGetCount. */
+	ml_cause cause = ML_CAUSE_OTHER;
+	remedy[0] = '\0';
+	switch (d->cuda_error) {
+	case 35: /* CUDA_ERROR_INSUFFICIENT_DRIVER */
+	case 222:
+		cause = ML_CAUSE_DRIVER_TOO_OLD;
+		remedy_driver(remedy, sizeof(remedy), c);
+		break;
+	case 34: /* CUDA_ERROR_STUB_LIBRARY */
+		cause = ML_CAUSE_DRIVER_BROKEN;
+		put(remedy, sizeof(remedy),
+		    "the CUDA toolkit's stub libcuda.so was loaded instead of the driver's: "
+		    "remove the stubs directory from LD_LIBRARY_PATH; in a container, start it "
+		    "with GPU access (docker run --gpus all)");
+		break;
+	case 803: /* CUDA_ERROR_SYSTEM_DRIVER_MISMATCH */
+		cause = ML_CAUSE_DRIVER_BROKEN;
+		put(remedy, sizeof(remedy),
+		    "the driver library and the loaded kernel module differ in version: reboot "
+		    "(or reload the nvidia module) after a driver update, and remove any "
+		    "cuda-compat directory from LD_LIBRARY_PATH");
+		break;
+	case 804: /* CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE */
+		cause = ML_CAUSE_DRIVER_BROKEN;
+		put(remedy, sizeof(remedy),
+		    "a forward-compatibility libcuda (cuda-compat) is in use on a GPU that does "
+		    "not support it: remove it from LD_LIBRARY_PATH and install a newer driver");
+		break;
+	case 0:
+		if (strcmp(d->step, "dlsym") == 0) {
+			cause = ML_CAUSE_DRIVER_BROKEN;
+			put(remedy, sizeof(remedy),
+			    "%s is not a usable CUDA driver library (no %s): reinstall the "
+			    "NVIDIA driver",
+			    d->library, d->missing_symbol);
+		}
+		break;
+	default:
+		put(remedy, sizeof(remedy),
+		    "check `nvidia-smi` and the kernel log (dmesg) for NVIDIA errors; reboot "
+		    "after a driver update");
+		break;
+	}
+	k = add_machine(c, "cuda_driver", ML_CHECK_FAIL, cause, d->detail);
+	if (k)
+		ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+}
+
+/* The framework's machine-wide checks; returns false when torch did not
+ * get as far as the GPUs. */
+static void check_framework(struct ctx *c)
+{
+	const ml_framework_result *f = c->o->framework;
+	ml_check *k;
+	char detail[512], remedy[512];
+	const ml_fw_check *imp = NULL, *cpu = NULL;
+	for (size_t i = 0; i < f->n_checks; i++) {
+		if (strcmp(f->checks[i].name, "import") == 0)
+			imp = &f->checks[i];
+		else if (strcmp(f->checks[i].name, "cpu_matmul") == 0)
+			cpu = &f->checks[i];
+	}
+	if (f->cls == ML_FW_IMPORT_ERROR || !imp) {
+		k = add_machine(c, "torch_import", ML_CHECK_FAIL,
+		                f->cls == ML_FW_IMPORT_ERROR ? ML_CAUSE_IMPORT_ERROR
+		                                             : ML_CAUSE_OTHER,
+		                f->detail);
+		if (k)
+			put(k->remedy, sizeof(k->remedy),
+			    "%s: reinstall the environment (mlsetup install) so every wheel and "
+			    "its CUDA libraries are in place%s",
+			    f->cls == ML_FW_IMPORT_ERROR ? "torch does not import"
+			                                 : "the smoke script gave no result",
+			    f->output ? "; the interpreter's output is in the report" : "");
+		return;
+	}
+	add(c, &c->v->checks, &c->v->n_checks, "torch_import", ML_CHECK_PASS, ML_CAUSE_NONE,
+	    "torch %s from %s", f->torch_version, f->torch_path);
+	if (cpu) {
+		k = add(c, &c->v->checks, &c->v->n_checks, "cpu_matmul", cpu->status,
+		        cpu->cls == ML_FW_WRONG_RESULTS ? ML_CAUSE_WRONG_RESULTS : ML_CAUSE_OTHER,
+		        "%s", cpu->detail);
+		if (k && cpu->status == ML_CHECK_FAIL)
+			put(k->remedy, sizeof(k->remedy),
+			    "torch computes wrong results on the CPU: reinstall the environment");
+	}
+	bool has_gpu = machine_gpus(c) > 0 || (c->o->driver && c->o->driver->n_gpus > 0);
+	if (f->cls == ML_FW_CPU_ONLY_BUILD) {
+		if (!has_gpu && !c->o->require_gpu) {
+			add_machine(c, "torch_cuda", ML_CHECK_SKIP, ML_CAUSE_NONE, f->detail);
+			return;
+		}
+		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_CPU_ONLY_BUILD, f->detail);
+		if (k)
+			put(k->remedy, sizeof(k->remedy),
+			    "this machine has an NVIDIA GPU but torch %s has no CUDA: install "
+			    "a CUDA build (mlsetup install picks the manifest for this GPU)",
+			    f->torch_version);
+		return;
+	}
+	if (f->cls == ML_FW_DRIVER_TOO_OLD) {
+		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_DRIVER_TOO_OLD, f->detail);
+		if (k)
+			remedy_driver(k->remedy, sizeof(k->remedy), c);
+		return;
+	}
+	if (f->cls == ML_FW_CUDA_UNAVAILABLE) {
+		if (!has_gpu && !c->o->require_gpu) {
+			add_machine(c, "torch_cuda", ML_CHECK_SKIP, ML_CAUSE_NONE, f->detail);
+			return;
+		}
+		ml_cause cause = why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), c);
+		k = add(c, &c->v->checks, &c->v->n_checks, "torch_cuda", ML_CHECK_FAIL, cause,
+		        "%.250s; %.250s", f->detail, detail);
+		if (k)
+			ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+		return;
+	}
+	if (f->gpu_checks_skipped && !f->cuda_available) {
+		/* Timed out or crashed after the CPU checks. */
+		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_OTHER, f->detail);
+		if (k)
+			put(k->remedy, sizeof(k->remedy),
+			    "run the environment's python and `import torch; "
+			    "torch.cuda.is_available()` to see the error");
+		return;
+	}
+	add(c, &c->v->checks, &c->v->n_checks, "torch_cuda", ML_CHECK_PASS, ML_CAUSE_NONE,
+	    "torch %s (CUDA %s) sees %d GPU%s", f->torch_version, f->torch_cuda, f->device_count,
+	    f->device_count == 1 ? "" : "s");
+}
+
+/* --- per-GPU checks ------------------------------------------------------ */
+
+static ml_verdict_gpu *gpu_slot(struct ctx *c, int index, const char *name, int major, int minor)
+{
+	ml_verdict *v = c->v;
+	for (size_t i = 0; i < v->n_gpus; i++) {
+		if (v->gpus[i].index == index) {
+			if (!v->gpus[i].name[0] && name)
+				ml_strlcpy(v->gpus[i].name, name, sizeof(v->gpus[i].name));
+			if (v->gpus[i].cc_major < 0 && major >= 0) {
+				v->gpus[i].cc_major = major;
+				v->gpus[i].cc_minor = minor;
+			}
+			return &v->gpus[i];
+		}
+	}
+	ml_verdict_gpu *grown = realloc(v->gpus, (v->n_gpus + 1) * sizeof(*grown));
+	if (!grown) {
+		c->oom = ML_ENOMEM;
+		return NULL;
+	}
+	v->gpus = grown;
+	/* Keep index order. */
+	size_t at = v->n_gpus;
+	while (at > 0 && v->gpus[at - 1].index > index) {
+		v->gpus[at] = v->gpus[at - 1];
+		at--;
+	}
+	ml_verdict_gpu *g = &v->gpus[at];
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+	ml_strlcpy(g->name, name ? name : "", sizeof(g->name));
+	g->cc_major = major;
+	g->cc_minor = minor;
+	v->n_gpus++;
+	return g;
+}
+
+static ml_check *add_gpu(struct ctx *c, ml_verdict_gpu *g, const char *name, ml_check_status st,
+                         ml_cause cause, const char *detail)
+{
+	return add(c, &g->checks, &g->n_checks, name, st, cause, "%s", detail);
+}
+
+static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
+{
+	ml_verdict_gpu *g = gpu_slot(c, s->index, s->name, s->cc_major, s->cc_minor);
+	if (!g)
+		return;
+	if (s->status != ML_CHECK_FAIL) {
+		/* WARN: the fatbin was refused and the portable PTX ran. The
+		 * fatbin has SASS from sm_75 up and PTX compute_121, so from
+		 * Turing on only a driver older than its toolkit refuses it. */
+		bool pre_turing = s->cc_major >= 0 && s->cc_major * 10 + s->cc_minor < 75;
+		ml_check *k =
+		        add_gpu(c, g, "driver_saxpy", s->status,
+		                pre_turing ? ML_CAUSE_NONE : ML_CAUSE_DRIVER_TOO_OLD, s->detail);
+		if (k && s->status == ML_CHECK_WARN && !pre_turing)
+			put(k->remedy, sizeof(k->remedy),
+			    "nothing needed for torch; a driver for CUDA 13.0 (580.65.06 or "
+			    "newer) would load mlsetup's prebuilt test kernel without JIT");
+		return;
+	}
+	ml_cause cause = ML_CAUSE_OTHER;
+	char remedy[512] = "";
+	char sm[16];
+	ml_cc_sm(sm, sizeof(sm), s->cc_major, s->cc_minor);
+	if (strcmp(s->step, "compare") == 0) {
+		cause = ML_CAUSE_WRONG_RESULTS;
+		put(remedy, sizeof(remedy),
+		    "the GPU computed wrong results: look for Xid errors in the kernel log "
+		    "(dmesg) and ECC errors (nvidia-smi -q -d ECC), undo overclocking, reset the "
+		    "GPU (nvidia-smi -r) or reboot; if it persists, the GPU may be faulty");
+	} else {
+		switch (s->cuda_error) {
+		case 209: /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+			cause = ML_CAUSE_NO_KERNEL_IMAGE;
+			put(remedy, sizeof(remedy),
+			    "the code loaded has neither SASS nor PTX usable on %s (%s): load "
+			    "code built for it",
+			    s->name[0] ? s->name : "this GPU", sm);
+			break;
+		case 218: /* CUDA_ERROR_INVALID_PTX */
+		case 222: /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */
+		case 35:
+			cause = ML_CAUSE_DRIVER_TOO_OLD;
+			remedy_driver(remedy, sizeof(remedy), c);
+			break;
+		case 2: /* CUDA_ERROR_OUT_OF_MEMORY */
+			cause = ML_CAUSE_OOM;
+			put(remedy, sizeof(remedy),
+			    "GPU memory is exhausted: see which processes hold it (nvidia-smi) "
+			    "and stop them");
+			break;
+		case 700: /* CUDA_ERROR_ILLEGAL_ADDRESS */
+		case 702: /* CUDA_ERROR_LAUNCH_TIMEOUT */
+		case 719: /* CUDA_ERROR_LAUNCH_FAILED */
+			put(remedy, sizeof(remedy),
+			    "a kernel faulted on a known-good test: look for Xid errors in the "
+			    "kernel log (dmesg), reset the GPU (nvidia-smi -r) or reboot");
+			break;
+		default:
+			put(remedy, sizeof(remedy),
+			    "check `nvidia-smi` and the kernel log (dmesg) for NVIDIA errors");
+			break;
+		}
+	}
+	ml_check *k = add_gpu(c, g, "driver_saxpy", ML_CHECK_FAIL, cause, s->detail);
+	if (k)
+		ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+}
+
+static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
+{
+	ml_verdict_gpu *g = gpu_slot(c, fg->index, fg->name, fg->cc_major, fg->cc_minor);
+	if (!g)
+		return;
+	bool kernel_failed = false, all_passed = true;
+	for (size_t i = 0; i < fg->n_checks; i++) {
+		kernel_failed |= fg->checks[i].cls == ML_FW_NO_KERNEL_IMAGE;
+		all_passed &= fg->checks[i].status != ML_CHECK_FAIL;
+	}
+	ml_check *k;
+	if (fg->arch_ok) {
+		add_gpu(c, g, "torch_arch", ML_CHECK_PASS, ML_CAUSE_NONE, fg->arch_why);
+	} else {
+		k = add(c, &g->checks, &g->n_checks, "torch_arch",
+		        kernel_failed || !all_passed ? ML_CHECK_FAIL : ML_CHECK_WARN,
+		        ML_CAUSE_NO_KERNEL_IMAGE,
+		        "torch.cuda.get_arch_list() has no code for it: %s", fg->arch_why);
+		if (k)
+			remedy_no_kernel(k->remedy, sizeof(k->remedy), c, fg->name, fg->cc_major,
+			                 fg->cc_minor);
+	}
+	for (size_t i = 0; i < fg->n_checks; i++) {
+		const ml_fw_check *fc = &fg->checks[i];
+		ml_cause cause = ML_CAUSE_OTHER;
+		switch (fc->cls) {
+		case ML_FW_NO_KERNEL_IMAGE:
+			cause = ML_CAUSE_NO_KERNEL_IMAGE;
+			break;
+		case ML_FW_OOM:
+			cause = ML_CAUSE_OOM;
+			break;
+		case ML_FW_WRONG_RESULTS:
+			cause = ML_CAUSE_WRONG_RESULTS;
+			break;
+		case ML_FW_DRIVER_TOO_OLD:
+			cause = ML_CAUSE_DRIVER_TOO_OLD;
+			break;
+		case ML_FW_CUDA_UNAVAILABLE:
+			cause = ML_CAUSE_GPU_NOT_VISIBLE;
+			break;
+		default:
+			break;
+		}
+		k = add_gpu(c, g, fc->name, fc->status, cause, fc->detail);
+		if (!k || fc->status != ML_CHECK_FAIL)
+			continue;
+		switch (cause) {
+		case ML_CAUSE_NO_KERNEL_IMAGE:
+			remedy_no_kernel(k->remedy, sizeof(k->remedy), c, fg->name, fg->cc_major,
+			                 fg->cc_minor);
+			break;
+		case ML_CAUSE_OOM:
+			put(k->remedy, sizeof(k->remedy),
+			    "GPU memory is exhausted: stop the processes holding it (nvidia-smi), "
+			    "or verify with a smaller allocation");
+			break;
+		case ML_CAUSE_WRONG_RESULTS:
+			put(k->remedy, sizeof(k->remedy),
+			    "the GPU result differs from the CPU's: look for Xid and ECC errors "
+			    "(dmesg, nvidia-smi -q -d ECC), undo overclocking, reset the GPU; "
+			    "compare with `mlsetup verify` on another GPU");
+			break;
+		case ML_CAUSE_DRIVER_TOO_OLD:
+			remedy_driver(k->remedy, sizeof(k->remedy), c);
+			break;
+		default:
+			put(k->remedy, sizeof(k->remedy),
+			    "run the check by hand in the environment's python to see the "
+			    "full error");
+			break;
+		}
+	}
+}
+
+/* --- the verdict --------------------------------------------------------- */
+
+static void summarize(ml_verdict *v)
+{
+	size_t total = v->n_checks, failed = 0, warned = 0;
+	const ml_check *first = NULL;
+	const ml_verdict_gpu *first_gpu = NULL;
+	for (size_t i = 0; i < v->n_checks; i++) {
+		failed += v->checks[i].status == ML_CHECK_FAIL;
+		warned += v->checks[i].status == ML_CHECK_WARN;
+		if (!first && v->checks[i].status == ML_CHECK_FAIL)
+			first = &v->checks[i];
+	}
+	for (size_t g = 0; g < v->n_gpus; g++) {
+		total += v->gpus[g].n_checks;
+		for (size_t i = 0; i < v->gpus[g].n_checks; i++) {
+			const ml_check *k = &v->gpus[g].checks[i];
+			failed += k->status == ML_CHECK_FAIL;
+			warned += k->status == ML_CHECK_WARN;
+			if (!first && k->status == ML_CHECK_FAIL) {
+				first = k;
+				first_gpu = &v->gpus[g];
+			}
+		}
+	}
+	v->status = failed ? ML_CHECK_FAIL : warned ? ML_CHECK_WARN : ML_CHECK_PASS;
+	v->cause = first ? first->cause : ML_CAUSE_NONE;
+	if (first && first_gpu)
+		put(v->summary, sizeof(v->summary), "GPU %d (%s) %s failed: %.300s",
+		    first_gpu->index, first_gpu->name, first->name, first->detail);
+	else if (first)
+		put(v->summary, sizeof(v->summary), "%s failed: %.400s", first->name,
+		    first->detail);
+	else
+		put(v->summary, sizeof(v->summary),
+		    "%zu checks on %zu GPU%s: %zu passed or skipped%s", total, v->n_gpus,
+		    v->n_gpus == 1 ? "" : "s", total - warned,
+		    warned ? ", some with warnings" : "");
+}
+
+static bool gpu_check_ran(const ml_verdict *v)
+{
+	for (size_t g = 0; g < v->n_gpus; g++) {
+		for (size_t i = 0; i < v->gpus[g].n_checks; i++) {
+			if (v->gpus[g].checks[i].status != ML_CHECK_SKIP)
+				return true;
+		}
+	}
+	return false;
+}
+
+int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *opts, ml_err *err)
+{
+	ml_diagnose_opts o = ML_DIAGNOSE_OPTS_INIT;
+	if (opts)
+		o = *opts;
+	struct ctx c = {&o, calloc(1, sizeof(ml_verdict)), 0};
+	if (!c.v)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (o.driver)
+		check_driver(&c);
+	if (o.framework)
+		check_framework(&c);
+	for (size_t i = 0; o.driver && i < o.driver->n_gpus && i < MAX_GPUS; i++)
+		check_driver_gpu(&c, &o.driver->gpus[i]);
+	for (size_t i = 0; o.framework && i < o.framework->n_gpus && i < MAX_GPUS; i++)
+		check_framework_gpu(&c, &o.framework->gpus[i]);
+	/* GPUs detect found that no smoke test could reach. */
+	bool ran = o.driver || o.framework;
+	if (ran && !c.v->n_gpus && machine_gpus(&c)) {
+		char detail[512], remedy[512];
+		why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), &c);
+		for (size_t i = 0; i < machine_gpus(&c) && i < MAX_GPUS; i++) {
+			const ml_gpu *mg = &o.machine->gpus[i];
+			ml_verdict_gpu *g =
+			        gpu_slot(&c, mg->index, mg->name, mg->cc_major, mg->cc_minor);
+			ml_check *k = g ? add_gpu(&c, g, "gpu_visible", ML_CHECK_FAIL,
+			                          ML_CAUSE_GPU_NOT_VISIBLE, detail)
+			                : NULL;
+			if (k)
+				ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+		}
+	}
+	if (o.require_gpu && !gpu_check_ran(c.v)) {
+		char detail[512], remedy[512];
+		if (machine_gpus(&c)) {
+			why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), &c);
+		} else {
+			put(detail, sizeof(detail), "no NVIDIA GPU was found on this machine");
+			put(remedy, sizeof(remedy),
+			    "run on a machine with an NVIDIA GPU, or drop --require-gpu");
+		}
+		ml_check *k = add(&c, &c.v->checks, &c.v->n_checks, "gpu_required", ML_CHECK_FAIL,
+		                  ML_CAUSE_GPU_NOT_VISIBLE, "--require-gpu: no GPU check ran: %s",
+		                  detail);
+		if (k)
+			ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+	}
+	if (c.oom) {
+		ml_verdict_free(c.v);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	summarize(c.v);
+	*out = c.v;
+	return 0;
+}
+
+void ml_verdict_free(ml_verdict *v)
+{
+	if (!v)
+		return;
+	free(v->checks);
+	for (size_t i = 0; i < v->n_gpus; i++)
+		free(v->gpus[i].checks);
+	free(v->gpus);
+	free(v);
+}
+
+static bool any_cause(const ml_check *k, size_t n, ml_cause cause)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (k[i].status == ML_CHECK_FAIL && k[i].cause == cause)
+			return true;
+	}
+	return false;
+}
+
+int ml_verdict_exit_code(const ml_verdict *v)
+{
+	if (!v)
+		return ML_EXIT_FAILED;
+	if (v->status != ML_CHECK_FAIL)
+		return ML_EXIT_OK;
+	bool old = any_cause(v->checks, v->n_checks, ML_CAUSE_DRIVER_TOO_OLD);
+	for (size_t g = 0; !old && g < v->n_gpus; g++)
+		old = any_cause(v->gpus[g].checks, v->gpus[g].n_checks, ML_CAUSE_DRIVER_TOO_OLD);
+	return old ? ml_exit_code(ML_EUNSUPPORTED) : ml_exit_code(ML_EGPU);
+}
+
+/* --- JSON ----------------------------------------------------------------- */
+
+static cJSON *checks_json(const ml_check *k, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < n; i++) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "name", k[i].name);
+		cJSON_AddStringToObject(j, "status", ml_check_status_name(k[i].status));
+		if (k[i].cause != ML_CAUSE_NONE)
+			cJSON_AddStringToObject(j, "cause", ml_cause_name(k[i].cause));
+		else
+			cJSON_AddNullToObject(j, "cause");
+		cJSON_AddStringToObject(j, "detail", k[i].detail);
+		if (k[i].remedy[0])
+			cJSON_AddStringToObject(j, "remedy", k[i].remedy);
+		else
+			cJSON_AddNullToObject(j, "remedy");
+		cJSON_AddItemToArray(arr, j);
+	}
+	return arr;
+}
+
+cJSON *ml_verdict_to_json(const ml_verdict *v)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return NULL;
+	cJSON_AddStringToObject(j, "status", ml_check_status_name(v->status));
+	if (v->cause != ML_CAUSE_NONE)
+		cJSON_AddStringToObject(j, "cause", ml_cause_name(v->cause));
+	else
+		cJSON_AddNullToObject(j, "cause");
+	cJSON_AddNumberToObject(j, "exit_code", ml_verdict_exit_code(v));
+	cJSON_AddStringToObject(j, "summary", v->summary);
+	cJSON_AddItemToObject(j, "checks", checks_json(v->checks, v->n_checks));
+	cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
+	for (size_t i = 0; gpus && i < v->n_gpus; i++) {
+		const ml_verdict_gpu *g = &v->gpus[i];
+		cJSON *o = cJSON_CreateObject();
+		char cc[16];
+		cJSON_AddNumberToObject(o, "index", g->index);
+		cJSON_AddStringToObject(o, "name", g->name);
+		ml_cc_format(cc, sizeof(cc), g->cc_major, g->cc_minor);
+		if (cc[0])
+			cJSON_AddStringToObject(o, "cc", cc);
+		else
+			cJSON_AddNullToObject(o, "cc");
+		cJSON_AddItemToObject(o, "checks", checks_json(g->checks, g->n_checks));
+		cJSON_AddItemToArray(gpus, o);
+	}
+	if (!gpus) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}

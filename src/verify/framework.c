@@ -1,0 +1,555 @@
+/*
+ * framework.c - the framework-level smoke test: does torch, as installed in
+ * the environment, compute on this machine's GPUs? Runs the embedded script
+ * (torch_smoke.py, embedded as torch_smoke_py.c) with the environment's
+ * interpreter, finds its one JSON line in the output, and turns it into an
+ * ml_framework_result: versions, availability, the arch list checked against
+ * every GPU's compute capability with ml_arch_runs_on(), and each check with
+ * its timing and, when it failed, a class from one table of the messages
+ * torch gives ("no kernel image is available for execution on the device",
+ * "The NVIDIA driver on your system is too old", ...).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/plan.h"
+#include "mlsetup/verify.h"
+
+#define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
+#define MAX_OUTPUT      (16u << 20) /* bytes kept of the interpreter's output */
+#define TAIL_BYTES      4096
+#define DEFAULT_TIMEOUT 600
+#define DEFAULT_SIZE    2048
+#define DEFAULT_ALLOC   256
+
+/* Known phrases in torch's and Python's error messages, first match wins
+ * (compared case-insensitively). Sources: torch/cuda/__init__.py
+ * (_check_capability, _lazy_init, _raw_device_count), c10/cuda error
+ * strings, CUDA runtime error texts. */
+static const struct {
+	const char *phrase;
+	ml_fw_class cls;
+} phrases[] = {
+        {"no kernel image is available", ML_FW_NO_KERNEL_IMAGE},
+        {"cudaErrorNoKernelImageForDevice", ML_FW_NO_KERNEL_IMAGE},
+        {"not compatible with the current PyTorch installation", ML_FW_NO_KERNEL_IMAGE},
+        {"driver on your system is too old", ML_FW_DRIVER_TOO_OLD},
+        {"driver version is insufficient", ML_FW_DRIVER_TOO_OLD},
+        {"cudaErrorInsufficientDriver", ML_FW_DRIVER_TOO_OLD},
+        {"out of memory", ML_FW_OOM},
+        {"OutOfMemoryError", ML_FW_OOM},
+        {"CUBLAS_STATUS_ALLOC_FAILED", ML_FW_OOM},
+        {"Torch not compiled with CUDA enabled", ML_FW_CPU_ONLY_BUILD},
+        {"No CUDA GPUs are available", ML_FW_CUDA_UNAVAILABLE},
+        {"Found no NVIDIA driver", ML_FW_CUDA_UNAVAILABLE},
+        {"no CUDA-capable device is detected", ML_FW_CUDA_UNAVAILABLE},
+        {"CUDA unknown error", ML_FW_CUDA_UNAVAILABLE},
+        {"ModuleNotFoundError", ML_FW_IMPORT_ERROR},
+        {"ImportError", ML_FW_IMPORT_ERROR},
+        {"cannot open shared object file", ML_FW_IMPORT_ERROR},
+        {"undefined symbol", ML_FW_IMPORT_ERROR},
+};
+
+const char *ml_fw_class_name(ml_fw_class c)
+{
+	static const char *const names[] = {
+	        "ok",
+	        "no_kernel_image",
+	        "cpu_only_build",
+	        "cuda_unavailable",
+	        "driver_too_old",
+	        "oom",
+	        "wrong_results",
+	        "import_error",
+	        "other",
+	};
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
+}
+
+ml_fw_class ml_fw_classify(const char *message)
+{
+	if (!message)
+		return ML_FW_OTHER;
+	for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++) {
+		if (strcasestr(message, phrases[i].phrase))
+			return phrases[i].cls;
+	}
+	return ML_FW_OTHER;
+}
+
+/* --- reading the script's JSON ------------------------------------------ */
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A number, or dflt when absent, null or not finite. */
+static double jnum(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+static bool jtrue(const cJSON *o, const char *key)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* Copies the first line of s (NULL: "") into dst. */
+static void first_line(char *dst, size_t sz, const char *s)
+{
+	if (!s)
+		s = "";
+	size_t n = strcspn(s, "\n");
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* One check object -> ml_fw_check. */
+static void read_check(ml_fw_check *c, const cJSON *o)
+{
+	memset(c, 0, sizeof(*c));
+	ml_strlcpy(c->name, jstr(o, "name") ? jstr(o, "name") : "?", sizeof(c->name));
+	c->ms = jnum(o, "ms", 0);
+	c->gflops = jnum(o, "gflops", 0);
+	c->gbps = jnum(o, "gbps", 0);
+	c->max_abs_error = jnum(o, "max_abs_error", -1);
+	c->tolerance = jnum(o, "tolerance", -1);
+	const char *error = jstr(o, "error"), *type = jstr(o, "error_type");
+	if (jtrue(o, "skipped")) {
+		c->status = ML_CHECK_SKIP;
+		first_line(c->detail, sizeof(c->detail), jstr(o, "reason"));
+	} else if (jtrue(o, "ok")) {
+		c->status = ML_CHECK_PASS;
+		int n = snprintf(c->detail, sizeof(c->detail), "%.3f ms", c->ms);
+		if (c->gflops > 0)
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+			              ", %.1f GFLOP/s", c->gflops);
+		if (c->gbps > 0)
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n, ", %.1f GB/s",
+			              c->gbps);
+		if (c->max_abs_error >= 0 && c->tolerance >= 0)
+			snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+			         ", max abs error %.3g within %.3g", c->max_abs_error,
+			         c->tolerance);
+	} else if (error) {
+		c->status = ML_CHECK_FAIL;
+		char line[400];
+		first_line(line, sizeof(line), error);
+		snprintf(c->detail, sizeof(c->detail), "%s%s%s", type ? type : "", type ? ": " : "",
+		         line);
+		c->cls = ml_fw_classify(c->detail);
+		if (c->cls == ML_FW_OTHER)
+			c->cls = ml_fw_classify(error);
+	} else {
+		c->status = ML_CHECK_FAIL;
+		c->cls = ML_FW_WRONG_RESULTS;
+		snprintf(c->detail, sizeof(c->detail),
+		         "wrong results: max abs error %.3g against the CPU reference, above the "
+		         "tolerance %.3g",
+		         c->max_abs_error, c->tolerance);
+	}
+}
+
+/* Reads the array `key` of check objects into a new array. */
+static int read_checks(ml_fw_check **out, size_t *n_out, const cJSON *o, const char *key)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
+	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+	*out = NULL;
+	*n_out = 0;
+	if (n <= 0)
+		return 0;
+	ml_fw_check *c = calloc((size_t)n, sizeof(*c));
+	if (!c)
+		return ML_ENOMEM;
+	const cJSON *item;
+	size_t i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (i < (size_t)n && cJSON_IsObject(item))
+			read_check(&c[i++], item);
+	}
+	*out = c;
+	*n_out = i;
+	return 0;
+}
+
+/* Checks the GPU's capability against torch's arch list with THE rule. */
+static void arch_check(ml_fw_gpu *g, char *const *archs, size_t n_archs)
+{
+	g->arch_ok = true;
+	if (g->cc_major < 0) {
+		ml_strlcpy(g->arch_why, "compute capability unknown", sizeof(g->arch_why));
+		return;
+	}
+	ml_cuda_arch code[64];
+	size_t n = 0;
+	for (size_t i = 0; i < n_archs && n < 64; i++) {
+		if (ml_cuda_arch_parse(&code[n], archs[i]) == 0)
+			n++;
+	}
+	if (n == 0) {
+		ml_strlcpy(g->arch_why, "torch.cuda.get_arch_list() names no architecture",
+		           sizeof(g->arch_why));
+		return;
+	}
+	g->arch_ok = ml_arch_runs_on(code, n, g->cc_major, g->cc_minor, g->arch_why,
+	                             sizeof(g->arch_why));
+}
+
+static int read_gpus(ml_framework_result *r, const cJSON *doc)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "gpus");
+	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+	if (n <= 0)
+		return 0;
+	r->gpus = calloc((size_t)n, sizeof(*r->gpus));
+	if (!r->gpus)
+		return ML_ENOMEM;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, arr)
+	{
+		if (r->n_gpus == (size_t)n || !cJSON_IsObject(o))
+			continue;
+		ml_fw_gpu *g = &r->gpus[r->n_gpus++];
+		g->index = (int)jnum(o, "index", (double)(r->n_gpus - 1));
+		ml_strlcpy(g->name, jstr(o, "name") ? jstr(o, "name") : "", sizeof(g->name));
+		const cJSON *cap = cJSON_GetObjectItemCaseSensitive(o, "capability");
+		g->cc_major = g->cc_minor = -1;
+		if (cJSON_IsArray(cap) && cJSON_GetArraySize(cap) == 2 &&
+		    cJSON_IsNumber(cJSON_GetArrayItem(cap, 0)) &&
+		    cJSON_IsNumber(cJSON_GetArrayItem(cap, 1))) {
+			g->cc_major = cJSON_GetArrayItem(cap, 0)->valueint;
+			g->cc_minor = cJSON_GetArrayItem(cap, 1)->valueint;
+		}
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warnings");
+		if (cJSON_IsArray(w) && cJSON_IsString(cJSON_GetArrayItem(w, 0))) {
+			const char *text = cJSON_GetArrayItem(w, 0)->valuestring;
+			while (*text == '\n')
+				text++;
+			first_line(g->warning, sizeof(g->warning), text);
+		}
+		arch_check(g, r->arch_list, r->n_arch_list);
+		if (read_checks(&g->checks, &g->n_checks, o, "checks"))
+			return ML_ENOMEM;
+	}
+	return 0;
+}
+
+static int read_arch_list(ml_framework_result *r, const cJSON *doc)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "arch_list");
+	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+	if (n <= 0)
+		return 0;
+	r->arch_list = calloc((size_t)n, sizeof(char *));
+	if (!r->arch_list)
+		return ML_ENOMEM;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (r->n_arch_list == (size_t)n || !cJSON_IsString(item))
+			continue;
+		r->arch_list[r->n_arch_list] = strdup(item->valuestring);
+		if (!r->arch_list[r->n_arch_list])
+			return ML_ENOMEM;
+		r->n_arch_list++;
+	}
+	return 0;
+}
+
+/* Sets the result's class and detail from what was read (see cls in
+ * verify.h for the order). */
+static void classify_result(ml_framework_result *r, const cJSON *doc)
+{
+	const char *import_error = jstr(doc, "import_error"), *fatal = jstr(doc, "fatal");
+	if (import_error) {
+		r->cls = ML_FW_IMPORT_ERROR;
+		first_line(r->detail, sizeof(r->detail), import_error);
+		return;
+	}
+	if (fatal) {
+		r->cls = ml_fw_classify(fatal);
+		first_line(r->detail, sizeof(r->detail), fatal);
+		return;
+	}
+	for (size_t i = 0; i < r->n_checks; i++) {
+		if (r->checks[i].status == ML_CHECK_FAIL) {
+			r->cls = r->checks[i].cls ? r->checks[i].cls : ML_FW_OTHER;
+			snprintf(r->detail, sizeof(r->detail), "%s: %s", r->checks[i].name,
+			         r->checks[i].detail);
+			return;
+		}
+	}
+	if (!r->torch_cuda[0]) {
+		r->cls = ML_FW_CPU_ONLY_BUILD;
+		snprintf(r->detail, sizeof(r->detail),
+		         "torch %s is a CPU-only build (torch.version.cuda is None)",
+		         r->torch_version);
+		return;
+	}
+	if (!r->cuda_available || r->device_count <= 0) {
+		ml_fw_class c = ml_fw_classify(r->cuda_error);
+		r->cls = c == ML_FW_DRIVER_TOO_OLD ? c : ML_FW_CUDA_UNAVAILABLE;
+		snprintf(r->detail, sizeof(r->detail), "torch.cuda.is_available() is %s%s%.900s",
+		         r->cuda_available ? "True but no device is visible" : "False",
+		         r->cuda_error[0] ? ": " : "", r->cuda_error);
+		return;
+	}
+	for (size_t i = 0; i < r->n_gpus; i++) {
+		const ml_fw_gpu *g = &r->gpus[i];
+		for (size_t k = 0; k < g->n_checks; k++) {
+			if (g->checks[k].status != ML_CHECK_FAIL)
+				continue;
+			r->cls = g->checks[k].cls ? g->checks[k].cls : ML_FW_OTHER;
+			snprintf(r->detail, sizeof(r->detail), "GPU %d (%s) %s: %s", g->index,
+			         g->name, g->checks[k].name, g->checks[k].detail);
+			return;
+		}
+	}
+	r->cls = ML_FW_OK;
+	snprintf(r->detail, sizeof(r->detail), "torch %s (CUDA %s) computed correctly on %zu GPU%s",
+	         r->torch_version, r->torch_cuda, r->n_gpus, r->n_gpus == 1 ? "" : "s");
+}
+
+/* Fills r from the script's JSON document. */
+static int read_doc(ml_framework_result *r, const cJSON *doc)
+{
+	const char *s;
+	ml_strlcpy(r->python_version, (s = jstr(doc, "python")) ? s : "",
+	           sizeof(r->python_version));
+	ml_strlcpy(r->torch_version, (s = jstr(doc, "torch")) ? s : "", sizeof(r->torch_version));
+	ml_strlcpy(r->torch_cuda, (s = jstr(doc, "torch_cuda")) ? s : "", sizeof(r->torch_cuda));
+	ml_strlcpy(r->torch_path, (s = jstr(doc, "torch_path")) ? s : "", sizeof(r->torch_path));
+	r->cuda_available = jtrue(doc, "cuda_available");
+	r->device_count = (int)jnum(doc, "device_count", 0);
+	s = jstr(doc, "cuda_error");
+	if (!s) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(doc, "cuda_warnings");
+		if (cJSON_IsArray(w) && cJSON_IsString(cJSON_GetArrayItem(w, 0)))
+			s = cJSON_GetArrayItem(w, 0)->valuestring;
+	}
+	first_line(r->cuda_error, sizeof(r->cuda_error), s);
+	r->gpu_checks_skipped = jtrue(doc, "gpu_checks_skipped");
+	first_line(r->skip_reason, sizeof(r->skip_reason), jstr(doc, "skip_reason"));
+	if (read_arch_list(r, doc) || read_checks(&r->checks, &r->n_checks, doc, "checks") ||
+	    read_gpus(r, doc))
+		return ML_ENOMEM;
+	classify_result(r, doc);
+	return 0;
+}
+
+/* Keeps the last TAIL_BYTES of the output in r->output. */
+static int keep_tail(ml_framework_result *r, const char *output)
+{
+	size_t len = strlen(output);
+	const char *from = len > TAIL_BYTES ? output + len - TAIL_BYTES : output;
+	r->output = strdup(from);
+	return r->output ? 0 : ML_ENOMEM;
+}
+
+/* Finds the last marker line and parses the JSON after it; NULL when there
+ * is none or it does not parse. */
+static cJSON *find_doc(char *output)
+{
+	char *at = NULL;
+	for (char *p = output; (p = strstr(p, MARKER)); p += strlen(MARKER)) {
+		if (p == output || p[-1] == '\n')
+			at = p;
+	}
+	if (!at)
+		return NULL;
+	at += strlen(MARKER);
+	at[strcspn(at, "\n")] = '\0';
+	return cJSON_Parse(at);
+}
+
+int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_framework_opts *opts,
+                       ml_err *err)
+{
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	if (opts)
+		o = *opts;
+	if (o.timeout_s < 0 || o.matmul_size < 0 || (o.matmul_size && o.matmul_size < 2) ||
+	    o.matmul_size > 16384 || o.alloc_mib > 1048576)
+		return ml_err_set(
+		        err, ML_EUSAGE,
+		        "framework smoke test options out of range (timeout %d s, size %d, "
+		        "allocation %zu MiB)",
+		        o.timeout_s, o.matmul_size, o.alloc_mib);
+	if (!python || !*python)
+		python = "python3";
+	if (strchr(python, '/') && access(python, X_OK) != 0) {
+		ml_err_set(err, ML_ENOENT, "cannot run the interpreter '%s': %s", python,
+		           strerror(errno));
+		ml_err_hint(err, "pass the environment's python (--python PATH) or its --target");
+		return ML_ENOENT;
+	}
+	char size[16], mib[24];
+	snprintf(size, sizeof(size), "%d", o.matmul_size ? o.matmul_size : DEFAULT_SIZE);
+	snprintf(mib, sizeof(mib), "%zu", o.alloc_mib ? o.alloc_mib : (size_t)DEFAULT_ALLOC);
+	int timeout = o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT;
+	const char *argv[] = {python, "-c", ml_torch_smoke_script(), "--size", size, "--alloc-mib",
+	                      mib,    NULL};
+
+	ml_framework_result r;
+	memset(&r, 0, sizeof(r));
+	char *output = NULL;
+	cJSON *doc = NULL;
+	ml_err rerr = ML_ERR_INIT;
+	int rc = ml_os_run_output(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, &rerr);
+	if (rc == ML_ENOENT) {
+		ml_err_set(err, ML_ENOENT, "cannot run the interpreter '%s': %s", python, rerr.msg);
+		ml_err_hint(err, "pass the environment's python (--python PATH) or its --target");
+		return ML_ENOENT;
+	}
+	if (rc == ML_EFAIL) { /* killed after the timeout */
+		r.cls = ML_FW_OTHER;
+		r.exit_status = -1;
+		snprintf(r.detail, sizeof(r.detail),
+		         "the torch smoke test did not finish within %d s and was killed", timeout);
+		r.gpu_checks_skipped = true;
+		ml_strlcpy(r.skip_reason, "timed out", sizeof(r.skip_reason));
+		*out = r;
+		return 0;
+	}
+	if (rc)
+		return ml_err_set(err, rc, "%s", rerr.msg);
+
+	doc = find_doc(output);
+	if (doc) {
+		rc = read_doc(&r, doc);
+	} else {
+		/* The interpreter crashed (a signal), exited early or printed
+		 * garbage: say what its output says. */
+		r.cls = ml_fw_classify(output);
+		if (r.cls != ML_FW_IMPORT_ERROR)
+			r.cls = ML_FW_OTHER;
+		r.gpu_checks_skipped = true;
+		ml_strlcpy(r.skip_reason, "the smoke script gave no result", sizeof(r.skip_reason));
+		if (r.exit_status < 0)
+			snprintf(r.detail, sizeof(r.detail),
+			         "'%s' was killed by a signal before the smoke script reported",
+			         python);
+		else
+			snprintf(r.detail, sizeof(r.detail),
+			         "'%s' exited with status %d before the smoke script reported",
+			         python, r.exit_status);
+		rc = keep_tail(&r, output);
+	}
+	cJSON_Delete(doc);
+	free(output);
+	if (rc) {
+		ml_framework_result_release(&r);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	*out = r;
+	return 0;
+}
+
+void ml_framework_result_release(ml_framework_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_arch_list; i++)
+		free(r->arch_list[i]);
+	free(r->arch_list);
+	free(r->checks);
+	for (size_t i = 0; i < r->n_gpus; i++)
+		free(r->gpus[i].checks);
+	free(r->gpus);
+	free(r->output);
+	memset(r, 0, sizeof(*r));
+}
+
+/* --- JSON --------------------------------------------------------------- */
+
+static void add_num_or_null(cJSON *j, const char *key, double v, bool known)
+{
+	if (known && isfinite(v))
+		cJSON_AddNumberToObject(j, key, v);
+	else
+		cJSON_AddNullToObject(j, key);
+}
+
+static cJSON *checks_json(const ml_fw_check *c, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < n; i++) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "name", c[i].name);
+		cJSON_AddStringToObject(j, "status", ml_check_status_name(c[i].status));
+		if (c[i].status == ML_CHECK_FAIL)
+			cJSON_AddStringToObject(j, "class", ml_fw_class_name(c[i].cls));
+		else
+			cJSON_AddNullToObject(j, "class");
+		add_num_or_null(j, "ms", c[i].ms, c[i].ms > 0);
+		add_num_or_null(j, "gflops", c[i].gflops, c[i].gflops > 0);
+		add_num_or_null(j, "gbps", c[i].gbps, c[i].gbps > 0);
+		add_num_or_null(j, "max_abs_error", c[i].max_abs_error, c[i].max_abs_error >= 0);
+		add_num_or_null(j, "tolerance", c[i].tolerance, c[i].tolerance >= 0);
+		cJSON_AddStringToObject(j, "detail", c[i].detail);
+		cJSON_AddItemToArray(arr, j);
+	}
+	return arr;
+}
+
+cJSON *ml_framework_result_to_json(const ml_framework_result *r)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return NULL;
+	cJSON_AddStringToObject(j, "class", ml_fw_class_name(r->cls));
+	cJSON_AddStringToObject(j, "detail", r->detail);
+	cJSON_AddNumberToObject(j, "exit_status", r->exit_status);
+	cJSON_AddStringToObject(j, "python", r->python_version);
+	cJSON_AddStringToObject(j, "torch", r->torch_version);
+	if (r->torch_cuda[0])
+		cJSON_AddStringToObject(j, "torch_cuda", r->torch_cuda);
+	else
+		cJSON_AddNullToObject(j, "torch_cuda");
+	cJSON_AddStringToObject(j, "torch_path", r->torch_path);
+	cJSON_AddBoolToObject(j, "cuda_available", r->cuda_available);
+	cJSON_AddNumberToObject(j, "device_count", r->device_count);
+	cJSON_AddStringToObject(j, "cuda_error", r->cuda_error);
+	cJSON *archs = cJSON_AddArrayToObject(j, "arch_list");
+	for (size_t i = 0; archs && i < r->n_arch_list; i++)
+		cJSON_AddItemToArray(archs, cJSON_CreateString(r->arch_list[i]));
+	cJSON_AddBoolToObject(j, "gpu_checks_skipped", r->gpu_checks_skipped);
+	cJSON_AddStringToObject(j, "skip_reason", r->skip_reason);
+	cJSON_AddItemToObject(j, "checks", checks_json(r->checks, r->n_checks));
+	cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
+	for (size_t i = 0; gpus && i < r->n_gpus; i++) {
+		const ml_fw_gpu *g = &r->gpus[i];
+		cJSON *o = cJSON_CreateObject();
+		char cc[16];
+		cJSON_AddNumberToObject(o, "index", g->index);
+		cJSON_AddStringToObject(o, "name", g->name);
+		ml_cc_format(cc, sizeof(cc), g->cc_major, g->cc_minor);
+		cJSON_AddStringToObject(o, "cc", cc);
+		cJSON_AddBoolToObject(o, "arch_ok", g->arch_ok);
+		cJSON_AddStringToObject(o, "arch_why", g->arch_why);
+		cJSON_AddStringToObject(o, "warning", g->warning);
+		cJSON_AddItemToObject(o, "checks", checks_json(g->checks, g->n_checks));
+		cJSON_AddItemToArray(gpus, o);
+	}
+	if (r->output)
+		cJSON_AddStringToObject(j, "output", r->output);
+	if (!gpus || !archs) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}

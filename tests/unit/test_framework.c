@@ -1,0 +1,574 @@
+/*
+ * test_framework.c - specs for the framework-level smoke test
+ * (src/verify/framework.c, the embedded torch_smoke.py) and the diagnosis
+ * of its results (src/verify/diagnose.c). The script runs under
+ * /usr/bin/python3.11 against the stub torch in tests/fixtures/stub_torch,
+ * whose behaviour MLSETUP_STUB_TORCH selects (healthy, no_kernel_image,
+ * cpu_only, cuda_unavailable, driver_too_old, oom, wrong_results,
+ * import_error).
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "mlsetup/verify.h"
+
+#define PYTHON "/usr/bin/python3.11"
+#define EMPTY  "tests/fixtures/sysroot/empty"
+
+static char stub_path[PATH_MAX];
+
+static int setup(void **state)
+{
+	(void)state;
+	if (access(PYTHON, X_OK) != 0) {
+		fprintf(stderr, "%s is needed to run the stub torch\n", PYTHON);
+		return -1;
+	}
+	if (!realpath("tests/fixtures/stub_torch", stub_path))
+		return -1;
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	return 0;
+}
+
+/* Runs the framework smoke test on the stub torch in `mode` (NULL: no stub
+ * on the path at all), with small sizes. */
+static ml_framework_result run_mode(const char *mode)
+{
+	if (mode) {
+		setenv("PYTHONPATH", stub_path, 1);
+		setenv("MLSETUP_STUB_TORCH", mode, 1);
+	} else {
+		setenv("PYTHONPATH", "/nonexistent", 1);
+	}
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.matmul_size = 16;
+	o.alloc_mib = 1;
+	o.timeout_s = 120;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	int rc = ml_smoke_framework(&r, PYTHON, &o, &err);
+	unsetenv("PYTHONPATH");
+	unsetenv("MLSETUP_STUB_TORCH");
+	unsetenv("MLSETUP_STUB_TORCH_DEVICES");
+	if (rc != 0)
+		fail_msg("ml_smoke_framework: %s", err.msg);
+	return r;
+}
+
+static const ml_fw_check *fw_check(const ml_fw_check *c, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(c[i].name, name) == 0)
+			return &c[i];
+	}
+	fail_msg("no check %s", name);
+	return NULL;
+}
+
+/* A detected machine with one GPU (name, cc) on driver `driver` ("" none). */
+typedef struct fake_machine {
+	ml_machine m;
+	ml_gpu gpu;
+} fake_machine;
+
+static void machine_with(fake_machine *fm, const char *name, int major, int minor,
+                         const char *driver)
+{
+	memset(fm, 0, sizeof(*fm));
+	ml_strlcpy(fm->m.os.name, "linux", sizeof(fm->m.os.name));
+	ml_strlcpy(fm->m.driver.version, driver, sizeof(fm->m.driver.version));
+	fm->gpu.index = 0;
+	ml_strlcpy(fm->gpu.name, name, sizeof(fm->gpu.name));
+	fm->gpu.cc_major = major;
+	fm->gpu.cc_minor = minor;
+	ml_strlcpy(fm->gpu.architecture, ml_cc_architecture(major, minor),
+	           sizeof(fm->gpu.architecture));
+	fm->m.gpus = &fm->gpu;
+	fm->m.n_gpus = 1;
+}
+
+static ml_verdict *diagnose(const ml_framework_result *f, const ml_machine *m, const char *manifest)
+{
+	ml_diagnose_opts o = ML_DIAGNOSE_OPTS_INIT;
+	o.framework = f;
+	o.machine = m;
+	o.manifest = manifest;
+	o.root = EMPTY;
+	ml_verdict *v = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_diagnose(&v, &o, &err), 0);
+	assert_non_null(v);
+	return v;
+}
+
+static const ml_check *find(const ml_check *k, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(k[i].name, name) == 0)
+			return &k[i];
+	}
+	fail_msg("no verdict check %s", name);
+	return NULL;
+}
+
+static void test_healthy_torch_passes_every_check(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("healthy");
+	assert_int_equal(r.cls, ML_FW_OK);
+	assert_int_equal(r.exit_status, 0);
+	assert_true(strncmp(r.python_version, "3.", 2) == 0);
+	assert_string_equal(r.torch_version, "2.6.0+cu124");
+	assert_string_equal(r.torch_cuda, "12.4");
+	assert_non_null(strstr(r.torch_path, "stub_torch/torch/__init__.py"));
+	assert_true(r.cuda_available);
+	assert_int_equal(r.device_count, 1);
+	assert_int_equal(r.n_arch_list, 7);
+	assert_string_equal(r.arch_list[6], "sm_90");
+	assert_false(r.gpu_checks_skipped);
+	assert_int_equal(fw_check(r.checks, r.n_checks, "import")->status, ML_CHECK_PASS);
+	assert_int_equal(fw_check(r.checks, r.n_checks, "cpu_matmul")->status, ML_CHECK_PASS);
+	assert_int_equal(r.n_gpus, 1);
+	const ml_fw_gpu *g = &r.gpus[0];
+	assert_string_equal(g->name, "NVIDIA GeForce RTX 3090");
+	assert_int_equal(g->cc_major, 8);
+	assert_int_equal(g->cc_minor, 6);
+	assert_true(g->arch_ok);
+	assert_non_null(strstr(g->arch_why, "SASS sm_86"));
+	assert_int_equal(g->n_checks, 5);
+	const char *names[] = {"fp32_matmul", "fp16_matmul", "bf16_matmul", "elementwise", "alloc"};
+	for (size_t i = 0; i < 5; i++) {
+		const ml_fw_check *c = fw_check(g->checks, g->n_checks, names[i]);
+		assert_int_equal(c->status, ML_CHECK_PASS);
+		assert_true(c->max_abs_error >= 0 && c->max_abs_error <= c->tolerance);
+	}
+	assert_true(fw_check(g->checks, g->n_checks, "fp32_matmul")->gflops > 0);
+	/* fp16 rounds its inputs, and the CPU reference uses the same ones. */
+	assert_true(fw_check(g->checks, g->n_checks, "fp16_matmul")->max_abs_error > 0);
+
+	fake_machine fm;
+	machine_with(&fm, "NVIDIA GeForce RTX 3090", 8, 6, "550.54.14");
+	ml_verdict *v = diagnose(&r, &fm.m, NULL);
+	assert_int_equal(v->status, ML_CHECK_PASS);
+	assert_int_equal(ml_verdict_exit_code(v), 0);
+	assert_int_equal(v->n_gpus, 1);
+	assert_int_equal(find(v->checks, v->n_checks, "torch_cuda")->status, ML_CHECK_PASS);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_no_kernel_image_on_sm120_names_the_blackwell_manifest(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("no_kernel_image");
+	assert_int_equal(r.cls, ML_FW_NO_KERNEL_IMAGE);
+	assert_non_null(strstr(r.detail, "no kernel image is available"));
+	const ml_fw_gpu *g = &r.gpus[0];
+	assert_int_equal(g->cc_major, 12);
+	assert_false(g->arch_ok);
+	assert_non_null(strstr(g->arch_why, "sm_120"));
+	assert_non_null(strstr(g->warning, "not compatible with the current PyTorch installation"));
+	const ml_fw_check *c = fw_check(g->checks, g->n_checks, "fp32_matmul");
+	assert_int_equal(c->status, ML_CHECK_FAIL);
+	assert_int_equal(c->cls, ML_FW_NO_KERNEL_IMAGE);
+	assert_non_null(strstr(c->detail, "RuntimeError: CUDA error: no kernel image"));
+
+	fake_machine fm;
+	machine_with(&fm, "NVIDIA GeForce RTX 5090", 12, 0, "570.124.04");
+	ml_verdict *v = diagnose(&r, &fm.m, "requirements.txt");
+	assert_int_equal(v->status, ML_CHECK_FAIL);
+	assert_int_equal(v->cause, ML_CAUSE_NO_KERNEL_IMAGE);
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	const ml_check *k = find(v->gpus[0].checks, v->gpus[0].n_checks, "torch_arch");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_NO_KERNEL_IMAGE);
+	assert_non_null(strstr(k->remedy, "Blackwell, sm_120"));
+	assert_non_null(strstr(k->remedy, "torch 2.6.0+cu124 (CUDA 12.4)"));
+	assert_non_null(strstr(k->remedy, "mlsetup install --manifest requirements_blackwell.txt"));
+	assert_non_null(strstr(k->remedy, "driver 570.26 or newer"));
+	k = find(v->gpus[0].checks, v->gpus[0].n_checks, "fp32_matmul");
+	assert_non_null(strstr(k->remedy, "requirements_blackwell.txt"));
+	assert_non_null(strstr(v->summary, "GPU 0 (NVIDIA GeForce RTX 5090) torch_arch failed"));
+
+	cJSON *j = ml_verdict_to_json(v);
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(text, "\"cause\":\"no_kernel_image\""));
+	assert_non_null(strstr(text, "\"exit_code\":5"));
+	assert_non_null(strstr(text, "\"cc\":\"12.0\""));
+	free(text);
+	cJSON_Delete(j);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_gpu_no_manifest_covers_gets_a_general_remedy(void **state)
+{
+	(void)state;
+	/* A Kepler GPU (3.7): older than every shipped manifest. */
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla K80=3.7", 1);
+	ml_framework_result r = run_mode("healthy");
+	assert_int_equal(r.cls, ML_FW_NO_KERNEL_IMAGE);
+	fake_machine fm;
+	machine_with(&fm, "Tesla K80", 3, 7, "470.256.02");
+	ml_verdict *v = diagnose(&r, &fm.m, NULL);
+	const ml_check *k = find(v->gpus[0].checks, v->gpus[0].n_checks, "torch_arch");
+	assert_non_null(strstr(k->remedy, "no manifest shipped with mlsetup covers it"));
+	assert_non_null(strstr(k->remedy, "sm_37"));
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_each_gpu_is_checked_against_the_arch_list(void **state)
+{
+	(void)state;
+	setenv("MLSETUP_STUB_TORCH_DEVICES",
+	       "NVIDIA GeForce RTX 3090=8.6;NVIDIA GeForce RTX 5090=12.0;Tesla T4=7.5", 1);
+	ml_framework_result r = run_mode("healthy");
+	assert_int_equal(r.n_gpus, 3);
+	assert_true(r.gpus[0].arch_ok);
+	assert_false(r.gpus[1].arch_ok);
+	assert_true(r.gpus[2].arch_ok);
+	assert_int_equal(r.cls, ML_FW_NO_KERNEL_IMAGE);
+	assert_non_null(strstr(r.detail, "GPU 1 (NVIDIA GeForce RTX 5090)"));
+	/* bf16 needs 8.0: skipped on the T4, not failed. */
+	const ml_fw_check *bf16 = fw_check(r.gpus[2].checks, r.gpus[2].n_checks, "bf16_matmul");
+	assert_int_equal(bf16->status, ML_CHECK_SKIP);
+	assert_non_null(strstr(bf16->detail, "8.0"));
+	assert_int_equal(fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "fp32_matmul")->status,
+	                 ML_CHECK_PASS);
+
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->n_gpus, 3);
+	assert_int_equal(find(v->gpus[0].checks, v->gpus[0].n_checks, "torch_arch")->status,
+	                 ML_CHECK_PASS);
+	assert_int_equal(find(v->gpus[1].checks, v->gpus[1].n_checks, "torch_arch")->status,
+	                 ML_CHECK_FAIL);
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_cpu_only_build_is_fine_without_a_gpu_and_fails_with_one(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("cpu_only");
+	assert_int_equal(r.cls, ML_FW_CPU_ONLY_BUILD);
+	assert_string_equal(r.torch_cuda, "");
+	assert_true(r.gpu_checks_skipped);
+	assert_non_null(strstr(r.skip_reason, "CPU-only build"));
+	assert_non_null(strstr(r.cuda_error, "Torch not compiled with CUDA enabled"));
+	assert_int_equal(fw_check(r.checks, r.n_checks, "cpu_matmul")->status, ML_CHECK_PASS);
+	assert_int_equal(r.n_gpus, 0);
+
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->status, ML_CHECK_PASS);
+	assert_int_equal(find(v->checks, v->n_checks, "torch_cuda")->status, ML_CHECK_SKIP);
+	assert_int_equal(ml_verdict_exit_code(v), 0);
+	ml_verdict_free(v);
+
+	fake_machine fm;
+	machine_with(&fm, "NVIDIA GeForce RTX 3090", 8, 6, "550.54.14");
+	v = diagnose(&r, &fm.m, NULL);
+	const ml_check *k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_CPU_ONLY_BUILD);
+	assert_non_null(strstr(k->remedy, "install a CUDA build"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+
+	/* --require-gpu on a machine without one. */
+	ml_diagnose_opts o = ML_DIAGNOSE_OPTS_INIT;
+	o.framework = &r;
+	o.require_gpu = true;
+	o.root = EMPTY;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_diagnose(&v, &o, &err), 0);
+	assert_int_equal(v->status, ML_CHECK_FAIL);
+	assert_non_null(strstr(find(v->checks, v->n_checks, "gpu_required")->detail,
+	                       "no NVIDIA GPU was found"));
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_hidden_gpus_name_cuda_visible_devices(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("cuda_unavailable");
+	assert_int_equal(r.cls, ML_FW_CUDA_UNAVAILABLE);
+	assert_non_null(strstr(r.detail, "No CUDA GPUs are available"));
+	fake_machine fm;
+	machine_with(&fm, "NVIDIA GeForce RTX 3090", 8, 6, "550.54.14");
+	setenv("CUDA_VISIBLE_DEVICES", "", 1);
+	ml_verdict *v = diagnose(&r, &fm.m, NULL);
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	const ml_check *k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_GPU_NOT_VISIBLE);
+	assert_non_null(strstr(k->detail, "CUDA_VISIBLE_DEVICES=''"));
+	assert_non_null(strstr(k->remedy, "unset CUDA_VISIBLE_DEVICES"));
+	/* The detected GPU is listed, with why CUDA cannot see it. */
+	assert_int_equal(v->n_gpus, 1);
+	assert_string_equal(v->gpus[0].checks[0].name, "gpu_visible");
+	ml_verdict_free(v);
+
+	/* A container started without the GPU runtime. */
+	fm.m.os.container = true;
+	ml_strlcpy(fm.m.os.container_kind, "docker", sizeof(fm.m.os.container_kind));
+	v = diagnose(&r, &fm.m, NULL);
+	k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_non_null(strstr(k->detail, "docker container without the GPU runtime"));
+	assert_non_null(strstr(k->remedy, "docker run --gpus all"));
+	ml_verdict_free(v);
+
+	/* WSL without the driver's libraries. */
+	fm.m.os.container = false;
+	fm.m.os.wsl = true;
+	v = diagnose(&r, &fm.m, NULL);
+	k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_non_null(strstr(k->detail, "/usr/lib/wsl/lib/libcuda.so.1 is missing"));
+	assert_non_null(strstr(k->remedy, "wsl --shutdown"));
+	ml_verdict_free(v);
+
+	/* A GPU on the PCI bus, no driver. */
+	fm.m.os.wsl = false;
+	fm.m.driver.version[0] = '\0';
+	v = diagnose(&r, &fm.m, NULL);
+	k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_non_null(strstr(k->detail, "no NVIDIA driver is loaded"));
+	assert_non_null(strstr(k->remedy, "install driver 550.54.14 or newer"));
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_driver_too_old_names_the_minimum(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("driver_too_old");
+	assert_int_equal(r.cls, ML_FW_DRIVER_TOO_OLD);
+	assert_non_null(strstr(r.cuda_error, "The NVIDIA driver on your system is too old"));
+	fake_machine fm;
+	machine_with(&fm, "NVIDIA GeForce RTX 3090", 8, 6, "470.256.02");
+	ml_verdict *v = diagnose(&r, &fm.m, NULL);
+	const ml_check *k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_int_equal(k->cause, ML_CAUSE_DRIVER_TOO_OLD);
+	assert_non_null(strstr(k->remedy, "550.54.14 or newer (torch is built with CUDA 12.4)"));
+	assert_non_null(strstr(k->remedy, "this machine has 470.256.02"));
+	assert_int_equal(ml_verdict_exit_code(v), 6);
+	ml_verdict_free(v);
+
+	/* The installed manifest's minimum wins. */
+	v = diagnose(&r, &fm.m, "requirements_blackwell.txt");
+	k = find(v->checks, v->n_checks, "torch_cuda");
+	assert_non_null(
+	        strstr(k->remedy, "570.26 or newer (the minimum of requirements_blackwell.txt)"));
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_out_of_memory_is_classified(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("oom");
+	assert_int_equal(r.cls, ML_FW_OOM);
+	const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "alloc");
+	assert_int_equal(c->status, ML_CHECK_FAIL);
+	assert_int_equal(c->cls, ML_FW_OOM);
+	assert_non_null(strstr(c->detail, "OutOfMemoryError: CUDA out of memory"));
+	assert_int_equal(fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "fp32_matmul")->status,
+	                 ML_CHECK_PASS);
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	const ml_check *k = find(v->gpus[0].checks, v->gpus[0].n_checks, "alloc");
+	assert_int_equal(k->cause, ML_CAUSE_OOM);
+	assert_non_null(strstr(k->remedy, "nvidia-smi"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_wrong_results_are_caught_against_the_cpu(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("wrong_results");
+	assert_int_equal(r.cls, ML_FW_WRONG_RESULTS);
+	const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "fp32_matmul");
+	assert_int_equal(c->status, ML_CHECK_FAIL);
+	assert_int_equal(c->cls, ML_FW_WRONG_RESULTS);
+	assert_true(c->max_abs_error > c->tolerance);
+	assert_non_null(strstr(c->detail, "wrong results: max abs error"));
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->cause, ML_CAUSE_WRONG_RESULTS);
+	const ml_check *k = find(v->gpus[0].checks, v->gpus[0].n_checks, "fp32_matmul");
+	assert_non_null(strstr(k->remedy, "Xid"));
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_import_errors_are_classified(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("import_error");
+	assert_int_equal(r.cls, ML_FW_IMPORT_ERROR);
+	assert_non_null(strstr(r.detail, "ImportError: libcudnn.so.9"));
+	assert_true(r.gpu_checks_skipped);
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	const ml_check *k = find(v->checks, v->n_checks, "torch_import");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_IMPORT_ERROR);
+	assert_non_null(strstr(k->remedy, "reinstall the environment"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+
+	r = run_mode(NULL); /* no torch at all */
+	assert_int_equal(r.cls, ML_FW_IMPORT_ERROR);
+	assert_non_null(strstr(r.detail, "ModuleNotFoundError: No module named 'torch'"));
+	ml_framework_result_release(&r);
+}
+
+static void test_missing_interpreter_is_an_error(void **state)
+{
+	(void)state;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, "/nonexistent/bin/python", NULL, &err), ML_ENOENT);
+	assert_non_null(strstr(err.msg, "/nonexistent/bin/python"));
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.matmul_size = 1;
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), ML_EUSAGE);
+}
+
+static void test_interpreter_without_a_result_is_other_with_its_output(void **state)
+{
+	(void)state;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, "/bin/false", NULL, &err), 0);
+	assert_int_equal(r.cls, ML_FW_OTHER);
+	assert_int_equal(r.exit_status, 1);
+	assert_non_null(r.output);
+	assert_non_null(strstr(r.detail, "exited with status 1 before the smoke script reported"));
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->status, ML_CHECK_FAIL);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+static void test_hanging_interpreter_is_killed_after_the_timeout(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[64];
+	snprintf(path, sizeof(path), "%s/python", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexec sleep 30\n", f);
+	fclose(f);
+	chmod(path, 0755);
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.timeout_s = 1;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(r.cls, ML_FW_OTHER);
+	assert_int_equal(r.exit_status, -1);
+	assert_non_null(strstr(r.detail, "did not finish within 1 s"));
+	ml_framework_result_release(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_classifier_knows_torch_messages(void **state)
+{
+	(void)state;
+	assert_int_equal(ml_fw_classify("RuntimeError: CUDA error: no kernel image is available "
+	                                "for execution on the device"),
+	                 ML_FW_NO_KERNEL_IMAGE);
+	assert_int_equal(ml_fw_classify("torch.AcceleratorError: CUDA error: NO KERNEL IMAGE IS "
+	                                "AVAILABLE for execution on the device"),
+	                 ML_FW_NO_KERNEL_IMAGE);
+	assert_int_equal(ml_fw_classify("The NVIDIA driver on your system is too old (found "
+	                                "version 11040)"),
+	                 ML_FW_DRIVER_TOO_OLD);
+	assert_int_equal(ml_fw_classify("torch.OutOfMemoryError: CUDA out of memory. Tried to "
+	                                "allocate 2.00 GiB"),
+	                 ML_FW_OOM);
+	assert_int_equal(ml_fw_classify("AssertionError: Torch not compiled with CUDA enabled"),
+	                 ML_FW_CPU_ONLY_BUILD);
+	assert_int_equal(ml_fw_classify("RuntimeError: Found no NVIDIA driver on your system."),
+	                 ML_FW_CUDA_UNAVAILABLE);
+	assert_int_equal(ml_fw_classify("OSError: libcudnn.so.9: cannot open shared object file"),
+	                 ML_FW_IMPORT_ERROR);
+	assert_int_equal(ml_fw_classify("ValueError: something else"), ML_FW_OTHER);
+	assert_int_equal(ml_fw_classify(NULL), ML_FW_OTHER);
+	assert_string_equal(ml_fw_class_name(ML_FW_NO_KERNEL_IMAGE), "no_kernel_image");
+	assert_string_equal(ml_cause_name(ML_CAUSE_GPU_NOT_VISIBLE), "gpu_not_visible");
+}
+
+static void test_framework_json_carries_classes_and_timings(void **state)
+{
+	(void)state;
+	ml_framework_result r = run_mode("oom");
+	cJSON *j = ml_framework_result_to_json(&r);
+	assert_non_null(j);
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(text, "\"class\":\"oom\""));
+	assert_non_null(strstr(text, "\"torch_cuda\":\"12.4\""));
+	assert_non_null(strstr(text, "\"arch_list\":[\"sm_50\""));
+	assert_non_null(
+	        strstr(text, "\"name\":\"fp32_matmul\",\"status\":\"pass\",\"class\":null"));
+	assert_non_null(strstr(text, "\"gflops\":"));
+	free(text);
+	cJSON_Delete(j);
+	ml_framework_result_release(&r);
+	ml_framework_result_release(NULL);
+	ml_verdict_free(NULL);
+	assert_int_equal(ml_verdict_exit_code(NULL), 1);
+}
+
+static void test_embedded_script_matches_its_source(void **state)
+{
+	(void)state;
+	FILE *f = fopen("src/verify/torch_smoke.py", "rb");
+	assert_non_null(f);
+	static char src[1 << 17];
+	size_t n = fread(src, 1, sizeof(src) - 1, f);
+	fclose(f);
+	src[n] = '\0';
+	if (strcmp(src, ml_torch_smoke_script()) != 0)
+		fail_msg("torch_smoke_py.c is stale: run sh src/verify/embed_torch_smoke.sh");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_healthy_torch_passes_every_check),
+	        cmocka_unit_test(test_no_kernel_image_on_sm120_names_the_blackwell_manifest),
+	        cmocka_unit_test(test_gpu_no_manifest_covers_gets_a_general_remedy),
+	        cmocka_unit_test(test_each_gpu_is_checked_against_the_arch_list),
+	        cmocka_unit_test(test_cpu_only_build_is_fine_without_a_gpu_and_fails_with_one),
+	        cmocka_unit_test(test_hidden_gpus_name_cuda_visible_devices),
+	        cmocka_unit_test(test_driver_too_old_names_the_minimum),
+	        cmocka_unit_test(test_out_of_memory_is_classified),
+	        cmocka_unit_test(test_wrong_results_are_caught_against_the_cpu),
+	        cmocka_unit_test(test_import_errors_are_classified),
+	        cmocka_unit_test(test_missing_interpreter_is_an_error),
+	        cmocka_unit_test(test_interpreter_without_a_result_is_other_with_its_output),
+	        cmocka_unit_test(test_hanging_interpreter_is_killed_after_the_timeout),
+	        cmocka_unit_test(test_classifier_knows_torch_messages),
+	        cmocka_unit_test(test_framework_json_carries_classes_and_timings),
+	        cmocka_unit_test(test_embedded_script_matches_its_source),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
