@@ -515,6 +515,7 @@ typedef struct ml_python_plan {
 	char *pin_name;   /* "cpython-3.12.8-linux-x86_64-gnu" from python.json */
 	char *url;        /* its archive URL */
 	char sha256[65];
+	int64_t size;     /* archive bytes from the pins, -1 when not pinned */
 } ml_python_plan;
 
 typedef struct ml_plan_opts {
@@ -523,9 +524,12 @@ typedef struct ml_plan_opts {
 	const char *target;    /* --target DIR, NULL for ./.venv */
 	const char *cache_dir; /* --cache-dir, NULL for ml_cache_dir()'s default */
 	bool offline;          /* --offline: contact no index */
+	const char *python_pins; /* --python-pins FILE: interpreter pins in the
+	                          * format of manifests/python.json; NULL:
+	                          * $MLSETUP_PYTHON_PINS, else the embedded file */
 } ml_plan_opts;
 
-#define ML_PLAN_OPTS_INIT {NULL, NULL, NULL, NULL, false}
+#define ML_PLAN_OPTS_INIT {NULL, NULL, NULL, NULL, false, NULL}
 
 typedef struct ml_plan {
 	ml_selection *selection; /* owned; selection->manifest NULL: nothing fits */

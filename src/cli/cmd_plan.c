@@ -13,7 +13,7 @@
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 
-enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_OFFLINE };
+enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_OFFLINE, OPT_PINS };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
@@ -34,6 +34,9 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_OFFLINE:
 		o->offline = true;
+		break;
+	case OPT_PINS:
+		o->python_pins = arg;
 		break;
 	}
 	return 0;
@@ -109,6 +112,7 @@ static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"cache-dir", required_argument, NULL, OPT_CACHE},
 		{"offline", no_argument, NULL, OPT_OFFLINE},
+		{"python-pins", required_argument, NULL, OPT_PINS},
 		{NULL, 0, NULL, 0},
 	};
 	ml_plan_opts o = ML_PLAN_OPTS_INIT;
@@ -164,5 +168,7 @@ const ml_command ml_cmd_plan = {
 	"  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
 	"  --target DIR          where the environment would go (default ./.venv)\n"
 	"  --cache-dir DIR       cache to check for files already downloaded\n"
-	"  --offline             contact no index (plan never needs one for shipped manifests)\n",
+	"  --offline             contact no index (plan never needs one for shipped manifests)\n"
+	"  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
+	"                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
 };

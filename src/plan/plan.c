@@ -46,29 +46,60 @@ static const char *pbs_libc(const ml_machine *m)
 	return strcmp(m->os.libc_kind, "musl") == 0 ? "musl" : "gnu";
 }
 
-/* Picks the newest python.json pin of version xy for this machine. */
-static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *xy, ml_err *err)
+/* Loads the interpreter pins: --python-pins, $MLSETUP_PYTHON_PINS, or the
+ * embedded manifests/python.json. Returns a cJSON document or NULL (err). */
+static cJSON *load_pins(const char *path, ml_err *err)
 {
+	if (!path || !*path)
+		path = getenv("MLSETUP_PYTHON_PINS");
+	if (path && *path) {
+		char *text = NULL;
+		size_t len = 0;
+		if (ml_os_read_file(&text, &len, NULL, path, 4u << 20, err) != 0) {
+			ml_err_hint(err, "check --python-pins / MLSETUP_PYTHON_PINS");
+			return NULL;
+		}
+		cJSON *doc = cJSON_ParseWithLength(text, len);
+		free(text);
+		if (!doc)
+			ml_err_set(err, ML_EPARSE, "interpreter pins '%s' are not valid JSON", path);
+		return doc;
+	}
 	const ml_embedded_file *f = ml_embedded_find("python.json");
 	cJSON *doc = f ? cJSON_ParseWithLength(f->data, f->size) : NULL;
 	if (!doc)
-		return ml_err_set(err, ML_EPARSE, "embedded python.json is missing or invalid");
+		ml_err_set(err, ML_EPARSE, "embedded python.json is missing or invalid");
+	return doc;
+}
+
+static const char *pin_str(const cJSON *e, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, key));
+}
+
+/* Picks the newest pin of version py->xy (the pins' default when empty)
+ * for this machine. */
+static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *pins_path,
+		      ml_err *err)
+{
+	cJSON *doc = load_pins(pins_path, err);
+	if (!doc)
+		return err ? err->code : ML_EPARSE;
+	if (!py->xy[0]) {
+		const char *d = pin_str(doc, "default");
+		ml_strlcpy(py->xy, d ? d : "3.12", sizeof(py->xy));
+	}
+	const char *xy = py->xy;
 	const cJSON *best = NULL, *e;
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "pythons");
-	cJSON_ArrayForEach(e, list)
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "pythons"))
 	{
-		const char *os = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "os"));
-		const char *arch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "arch"));
-		const char *libc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "libc"));
-		const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "version"));
+		const char *os = pin_str(e, "os"), *arch = pin_str(e, "arch");
+		const char *libc = pin_str(e, "libc"), *ver = pin_str(e, "version");
 		if (!os || !arch || !libc || !ver || strcmp(os, m->os.name) ||
 		    strcmp(arch, m->os.arch) || strcmp(libc, pbs_libc(m)) ||
 		    strncmp(ver, xy, strlen(xy)) || ver[strlen(xy)] != '.')
 			continue;
-		const char *bv = best ? cJSON_GetStringValue(
-						cJSON_GetObjectItemCaseSensitive(best, "version"))
-				      : NULL;
-		if (!bv || ml_version_cmp(ver, bv) > 0)
+		if (!best || ml_version_cmp(ver, pin_str(best, "version")) > 0)
 			best = e;
 	}
 	int rc = 0;
@@ -79,45 +110,36 @@ static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *xy, m
 		ml_err_hint(err, "use --python PATH to build the environment on an existing "
 				 "interpreter");
 	} else {
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "name"));
-		const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "url"));
-		const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "sha256"));
-		ml_strlcpy(py->version,
-			   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(best, "version")),
-			   sizeof(py->version));
+		const char *name = pin_str(best, "name"), *url = pin_str(best, "url");
+		const char *sha = pin_str(best, "sha256");
+		const cJSON *size = cJSON_GetObjectItemCaseSensitive(best, "size");
+		ml_strlcpy(py->version, pin_str(best, "version"), sizeof(py->version));
 		ml_strlcpy(py->sha256, sha ? sha : "", sizeof(py->sha256));
+		py->size = cJSON_IsNumber(size) ? (int64_t)size->valuedouble : -1;
 		py->pin_name = strdup(name ? name : "");
 		py->url = strdup(url ? url : "");
 		if (!py->pin_name || !py->url)
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		else if (strlen(py->sha256) != 64)
+			rc = ml_err_set(err, ML_EPARSE, "interpreter pin '%s' has no sha256", name);
 	}
 	cJSON_Delete(doc);
 	return rc;
 }
 
-static const char *default_python(void)
-{
-	static char xy[8] = "3.12";
-	const ml_embedded_file *f = ml_embedded_find("python.json");
-	cJSON *doc = f ? cJSON_ParseWithLength(f->data, f->size) : NULL;
-	const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "default"));
-	if (d)
-		ml_strlcpy(xy, d, sizeof(xy));
-	cJSON_Delete(doc);
-	return xy;
-}
-
 /* --python X.Y picks a pin; --python PATH asks that interpreter. */
-static int choose_python(ml_python_plan *py, const ml_machine *m, const char *want, ml_err *err)
+static int choose_python(ml_python_plan *py, const ml_machine *m, const char *want,
+			 const char *pins, ml_err *err)
 {
 	int a, b;
 	char tail;
 	struct stat st;
+	py->size = -1;
 	if (!want)
-		want = default_python();
+		return choose_pin(py, m, pins, err); /* the pins' default version */
 	if (sscanf(want, "%d.%d%c", &a, &b, &tail) == 2 && stat(want, &st) != 0) {
 		snprintf(py->xy, sizeof(py->xy), "%d.%d", a, b);
-		return choose_pin(py, m, py->xy, err);
+		return choose_pin(py, m, pins, err);
 	}
 	const char *argv[] = {want, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])",
 			      NULL};
@@ -286,7 +308,7 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 	ml_strlcpy(p->target, o->target ? o->target : ".venv", sizeof(p->target));
 	if (ml_cache_dir(p->cache_dir, sizeof(p->cache_dir), o->cache_dir) != 0)
 		p->cache_dir[0] = '\0';
-	int rc = choose_python(&p->python, m, o->python, err);
+	int rc = choose_python(&p->python, m, o->python, o->python_pins, err);
 	if (!rc) {
 		ml_select_opts so = ML_SELECT_OPTS_INIT;
 		so.manifest = o->manifest;

@@ -1,0 +1,104 @@
+# installlib.sh - setup shared by the install CLI tests (t06*.sh): a
+# loopback index serving fixture wheels and an interpreter archive built
+# from the system Python, interpreter pins pointing at it through
+# --python-mirror, and helpers to write manifests and run install.
+# Source after lib.sh and tests/mirror/testlib.sh.
+
+SYSPY=/usr/bin/python3.11
+have_syspy() { [ -x "$SYSPY" ]; }
+
+# A private interpreter directory, so every test file unpacks its own.
+XDG_DATA_HOME="$TRASH/data"
+export XDG_DATA_HOME
+
+# install_setup: starts the mirror "web", writes the fixture wheels into
+# $TRASH/wheels and copies the good ones to the index, builds the
+# interpreter archive and $TRASH/pins.json.
+install_setup() {
+	mirror_start web
+	python3 "$top/tests/fixtures/make_wheels.py" "$TRASH/wheels" >/dev/null
+	for w in purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl \
+		datapkg-0.5-py3-none-any.whl; do
+		cp "$TRASH/wheels/$w" "$TRASH/web/files/"
+	done
+	arch="cpython-3.11-mlsetup-test-x86_64-unknown-linux-gnu-install_only.tar.gz"
+	set -- $(sh "$top/tests/fixtures/make_python_archive.sh" "$TRASH/web/files/$arch" "$SYSPY")
+	pyver=$("$SYSPY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+	cat >"$TRASH/pins.json" <<-EOF
+	{"schema": "mlsetup.python/1", "default": "3.11", "pythons": [
+	 {"name": "cpython-$pyver-linux-x86_64-gnu-test", "version": "$pyver", "os": "linux",
+	  "arch": "x86_64", "libc": "gnu", "sha256": "$1", "size": $2,
+	  "url": "https://example.org/python-build-standalone/releases/download/$arch"}]}
+	EOF
+}
+
+# wheel_manifest OUT WHEEL...: a hashed manifest for the given wheel files
+# of $TRASH/web/files (all requested), for CPython 3.11 on linux-x86_64.
+wheel_manifest() {
+	out=$1
+	shift
+	{
+		echo "# mlsetup: python = 3.11"
+		echo "# mlsetup: platforms = linux-x86_64"
+		printf "# mlsetup: requested ="
+		for w in "$@"; do printf " %s" "$(echo "$w" | cut -d- -f1)"; done
+		echo
+		echo "--index-url $web_url"
+		for w in "$@"; do
+			f="$TRASH/web/files/$w"
+			echo "$(echo "$w" | cut -d- -f1)==$(echo "$w" | cut -d- -f2) --hash=sha256:$(sha256sum "$f" | cut -d" " -f1)"
+		done
+		for w in "$@"; do
+			f="$TRASH/web/files/$w"
+			echo "# mlsetup-file: $(sha256sum "$f" | cut -d" " -f1) $(wc -c <"$f" | tr -d " ") $w"
+		done
+	} >"$out"
+}
+
+GOOD_WHEELS="purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl datapkg-0.5-py3-none-any.whl"
+
+# inst ARGS...: mlsetup install with the test defaults.
+inst() {
+	"$MLSETUP" install --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/cache" \
+		--python-pins "$TRASH/pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
+		--no-progress --retries 1 --connect-timeout 2 --low-speed-time 2 "$@"
+}
+
+# tree_hash DIR: one hash over every path, type, mode, link target and
+# file content under DIR (what "byte-identical" means in these tests).
+tree_hash() {
+	python3 - "$1" <<-'EOF'
+	import hashlib, os, stat, sys
+	h = hashlib.sha256()
+	root = sys.argv[1]
+	for d, dirs, files in os.walk(root):
+	    dirs.sort()
+	    for n in sorted(dirs + files):
+	        p = os.path.join(d, n)
+	        st = os.lstat(p)
+	        h.update(os.path.relpath(p, root).encode() + b"\0" + oct(st.st_mode).encode())
+	        if stat.S_ISLNK(st.st_mode):
+	            h.update(os.readlink(p).encode())
+	        elif stat.S_ISREG(st.st_mode):
+	            h.update(open(p, "rb").read())
+	print(h.hexdigest())
+	EOF
+}
+
+# no_staging DIR: fails when a staging or moved-aside directory is left
+# beside the targets in DIR.
+no_staging() {
+	left=$(ls -a "$1" | grep -E '\.mlsetup-(stage|old)-' || true)
+	if [ -n "$left" ]; then
+		echo "left behind in $1: $left" >&2
+		return 1
+	fi
+}
+
+# env_works ENV: the environment's python is the environment and the
+# fixture packages import.
+env_works() {
+	expect_eq "$1" "$("$1/bin/python" -c 'import sys; print(sys.prefix)')" &&
+	"$1/bin/python" -c 'import purepkg, platpkg' &&
+	test -f "$1/.mlsetup-complete"
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+# mlsetup install end to end from the loopback index: a pinned interpreter
+# (built from the system Python, served through --python-mirror), fixture
+# wheels with entry points, .data/scripts, headers, purelib and platlib;
+# the environment works, pip sees it, the report is written, and a second
+# environment from the same manifest needs no download and no decompression.
+. "$(dirname "$0")/lib.sh"
+. "$top/tests/mirror/testlib.sh"
+. "$(dirname "$0")/installlib.sh"
+
+if ! have_syspy; then
+	echo "# skipping: $SYSPY is missing"
+	test_done
+	exit 0
+fi
+install_setup
+wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS
+
+test_expect_success 'install builds a working environment' '
+	inst --manifest m.txt --target "$TRASH/env" >out 2>err &&
+	env_works "$TRASH/env" &&
+	grep -q "^environment  $TRASH/env" out &&
+	no_staging "$TRASH" && no_parts
+'
+test_expect_success 'sys.prefix is the environment, sys.base_prefix the interpreter' '
+	base=$("$TRASH/env/bin/python" -c "import sys; print(sys.base_prefix)") &&
+	case "$base" in "$TRASH/data/mlsetup/pythons/"*) ;; *) echo "base_prefix $base"; exit 1 ;; esac &&
+	grep -q "^include-system-site-packages = false" "$TRASH/env/pyvenv.cfg"
+'
+test_expect_success 'console and gui script launchers run' '
+	expect_eq "purepkg-hello ok" "$("$TRASH/env/bin/purepkg-hello")" &&
+	expect_eq "purepkg-gui ok" "$("$TRASH/env/bin/purepkg-gui")" &&
+	head -1 "$TRASH/env/bin/purepkg-hello" | grep -q "^#!$TRASH/env/bin/python"
+'
+test_expect_success '.data/scripts get the environment python, headers and data land' '
+	ls "$TRASH/env/bin" >bins &&
+	for s in $(unzip -Z1 wheels/datapkg-0.5-py3-none-any.whl | sed -n "s#^datapkg-0.5.data/scripts/##p"); do
+		test -x "$TRASH/env/bin/$s" || exit 1
+		if head -c 20 "$TRASH/env/bin/$s" | grep -q "^#!"; then
+			head -1 "$TRASH/env/bin/$s" | grep -vq "^#!python" || exit 1
+		fi
+	done &&
+	test -n "$(ls "$TRASH/env/include/site/python3.11/datapkg" 2>/dev/null)"
+'
+test_expect_success 'pip inside the environment lists the packages, installed by mlsetup' '
+	python3 -m pip --python "$TRASH/env/bin/python" list --format=json >pl 2>/dev/null &&
+	json pl "sorted(p[\"name\"] for p in d)" | grep -q "datapkg" &&
+	json pl "sorted(p[\"name\"] for p in d)" | grep -q "purepkg" &&
+	json pl "sorted(p[\"name\"] for p in d)" | grep -q "platpkg" &&
+	expect_eq mlsetup "$(cat "$TRASH"/env/lib/python3.11/site-packages/purepkg-1.0.dist-info/INSTALLER)" &&
+	test -f "$TRASH"/env/lib/python3.11/site-packages/purepkg-1.0.dist-info/REQUESTED
+'
+test_expect_success 'the report names the machine, plan, files and stages' '
+	r="$TRASH/env/mlsetup-report.json" &&
+	expect_eq mlsetup.report/1 "$(json "$r" "d[\"schema\"]")" &&
+	expect_eq ok "$(json "$r" "d[\"status\"]")" &&
+	expect_eq 3 "$(json "$r" "len(d[\"installed\"])")" &&
+	expect_eq pass "$(json "$r" "d[\"verification\"][\"status\"]")" &&
+	expect_eq 4 "$(json "$r" "d[\"counters\"][\"downloaded_files\"]")" &&
+	test "$(json "$r" "d[\"counters\"][\"bytes_extracted\"]")" -gt 0 &&
+	expect_eq true "$(json "$r" "d[\"stages\"][\"fetch_s\"] >= 0 and d[\"stages\"][\"install_s\"] > 0")"
+'
+test_expect_success 'a second environment needs no download and no decompression' '
+	inst --manifest m.txt --target "$TRASH/env2" >/dev/null 2>err &&
+	env_works "$TRASH/env2" &&
+	r="$TRASH/env2/mlsetup-report.json" &&
+	expect_eq 0 "$(json "$r" "d[\"counters\"][\"downloaded_files\"]")" &&
+	expect_eq 0 "$(json "$r" "d[\"counters\"][\"downloaded_bytes\"]")" &&
+	expect_eq 0 "$(json "$r" "d[\"counters\"][\"bytes_extracted\"]")" &&
+	expect_eq 3 "$(json "$r" "d[\"counters\"][\"unpacked_cache_hits\"]")" &&
+	expect_eq true "$(json "$r" "d[\"python\"][\"already_unpacked\"]")"
+'
+test_expect_success 'installing again over an environment replaces it and it still works' '
+	echo stale >"$TRASH/env/stale-file" &&
+	inst --manifest m.txt --target "$TRASH/env" >/dev/null 2>&1 &&
+	test ! -e "$TRASH/env/stale-file" &&
+	env_works "$TRASH/env" && no_staging "$TRASH"
+'
+test_expect_success '--python PATH builds on an existing interpreter' '
+	inst --manifest m.txt --python "$SYSPY" --target "$TRASH/env3" >/dev/null 2>&1 &&
+	env_works "$TRASH/env3" &&
+	grep -q "^home = $(dirname "$(readlink -f "$SYSPY")")" "$TRASH/env3/pyvenv.cfg"
+'
+test_expect_success '--json prints the report and nothing else on stdout' '
+	inst --manifest m.txt --target "$TRASH/env4" --json >j 2>/dev/null &&
+	expect_eq mlsetup.report/1 "$(json j "d[\"schema\"]")"
+'
+test_expect_success '--require-gpu on a machine without a GPU fails with exit 5 before fetching' '
+	expect_exit 5 inst --manifest m.txt --target "$TRASH/env5" --require-gpu 2>err &&
+	grep -q "no NVIDIA GPU found" err && test ! -e "$TRASH/env5"
+'
+test_done
