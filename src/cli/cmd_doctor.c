@@ -17,12 +17,15 @@ enum { OPT_TARGET = 't', OPT_PYTHON = 1400 };
 
 struct doctor_args {
 	const char *target, *python;
+	ml_framework_opts fo;
 };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	(void)err;
 	struct doctor_args *a = data;
+	int r = ml_verify_option(&a->fo, opt, arg, err);
+	if (r)
+		return r < 0 ? ML_EUSAGE : 0;
 	if (opt == OPT_TARGET)
 		a->target = arg;
 	else if (opt == OPT_PYTHON)
@@ -55,9 +58,10 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	static const struct option opts[] = {
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"python", required_argument, NULL, OPT_PYTHON},
+		ML_VERIFY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	struct doctor_args a = {".venv", NULL};
+	struct doctor_args a = {".venv", NULL, ML_FRAMEWORK_OPTS_INIT};
 	int first;
 	bool help;
 	int rc = ml_cli_parse(&ml_cmd_doctor, argc, argv, opts, on_option, &a, &first, &help, err);
@@ -79,7 +83,7 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	bool have_run = false;
 	rc = ml_plan_make(&p, m, &po, err);
 	if (!rc) {
-		rc = ml_verify_run_do(&r, m, a.target, a.python, false, ctx->sysroot, err);
+		rc = ml_verify_run_do(&r, m, a.target, a.python, false, ctx->sysroot, &a.fo, err);
 		have_run = rc == 0;
 	}
 	if (!rc) {
@@ -117,5 +121,5 @@ const ml_command ml_cmd_doctor = {
 	"diagnose a machine and its environment: detect, selection rules, verify, remedies",
 	"mlsetup doctor [--target DIR | --python PATH] [--json]",
 	"  -t, --target DIR     the environment (default ./.venv)\n"
-	"  --python PATH        check this interpreter instead of an environment\n",
+	"  --python PATH        check this interpreter instead of an environment\n" ML_VERIFY_HELP,
 };

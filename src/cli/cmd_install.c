@@ -26,6 +26,8 @@
 #include "mlsetup/detect.h"
 #include "mlsetup/fetch.h"
 #include "mlsetup/plan.h"
+#include "mlsetup/verify.h"
+#include "verify_run.h"
 
 enum {
 	OPT_MANIFEST = 'm',
@@ -45,6 +47,7 @@ enum {
 	OPT_REQUIRE_GPU,
 	OPT_COMPILE,
 	OPT_LINK,
+	OPT_FORCE,
 };
 
 struct install_args {
@@ -54,7 +57,8 @@ struct install_args {
 	const char *link;
 	int jobs, retries;
 	long connect_timeout, low_speed_time;
-	bool no_progress, no_wait, no_verify, require_gpu, compile_bytecode;
+	bool no_progress, no_wait, no_verify, require_gpu, compile_bytecode, force;
+	ml_framework_opts fo;
 };
 
 static int parse_long(long *out, const char *arg, long min, const char *opt, ml_err *err)
@@ -71,6 +75,8 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
 	struct install_args *a = data;
 	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (!r)
+		r = ml_verify_option(&a->fo, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
 	long v = 0;
@@ -132,6 +138,9 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_COMPILE:
 		a->compile_bytecode = true;
 		break;
+	case OPT_FORCE:
+		a->force = true;
+		break;
 	}
 	return 0;
 }
@@ -160,6 +169,9 @@ typedef struct install_run {
 	uint64_t n_downloaded, bytes_downloaded, n_from_cache;
 	cJSON *verification;
 	bool verified_ok;
+	cJSON *preaudit;      /* the audit of the downloaded wheels, or NULL */
+	ml_verify_run vrun;   /* the GPU checks, when the environment has torch */
+	bool vrun_done;
 } install_run;
 
 static double now_s(void)
@@ -300,6 +312,89 @@ static int fetch_wheels(install_run *r, ml_err *err)
 		r->n_downloaded += r->items[i].done && !r->items[i].from_cache;
 		r->bytes_downloaded += r->items[i].bytes;
 	}
+	return rc;
+}
+
+/* --- audit before building -------------------------------------------------------- */
+
+/* The shipped manifest whose torch build runs on compute capability
+ * major.minor, in selection preference order; "" when none. */
+static void covering_manifest(char *dst, size_t sz, int major, int minor)
+{
+	static const char *const names[] = {"requirements.txt", "requirements_blackwell.txt"};
+	dst[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !dst[0]; i++) {
+		ml_manifest *mf = NULL;
+		if (ml_manifest_open(&mf, names[i], NULL) != 0)
+			continue;
+		if (mf->n_code && ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
+			const char *drv = mf->min_driver_linux;
+			snprintf(dst, sz, "%s%s%s%s", names[i], drv ? " (driver " : "", drv ? drv : "",
+				 drv ? " or newer)" : "");
+		}
+		ml_manifest_free(mf);
+	}
+}
+
+/* Audits the requested packages' binary wheels, as downloaded, before
+ * anything is extracted: when a GPU of this machine cannot run their CUDA
+ * code, stop with the diagnosis (exit 5) unless --force. */
+static int audit_before_build(install_run *r, ml_err *err)
+{
+	ml_cuda_arch devs[64];
+	size_t nd = 0;
+	for (size_t i = 0; i < r->m->n_gpus && nd < 64; i++)
+		if (r->m->gpus[i].cc_major >= 0)
+			devs[nd++] = (ml_cuda_arch){r->m->gpus[i].cc_major, r->m->gpus[i].cc_minor, 0,
+						    false};
+	if (!nd)
+		return 0;
+	const char *paths[512];
+	size_t np = 0;
+	for (size_t i = 0; i < r->plan->n_files && np < 512; i++) {
+		const ml_artifact *a = &r->plan->files[i];
+		if (a->requested && a->filename && !strstr(a->filename, "-none-any.whl"))
+			paths[np++] = r->items[i].path;
+	}
+	if (!np)
+		return 0;
+	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
+	ao.devices = devs;
+	ao.n_devices = nd;
+	ml_audit *au = NULL;
+	if (ml_audit_paths(&au, paths, np, &ao, err) != 0)
+		return ML_ENOMEM;
+	r->preaudit = ml_audit_to_json(au);
+	int rc = 0;
+	for (size_t d = 0; d < au->n_devices && !rc; d++) {
+		if (au->overall[d].runs)
+			continue;
+		const ml_gpu *g = NULL;
+		for (size_t i = 0; i < r->m->n_gpus && !g; i++)
+			if (r->m->gpus[i].cc_major == au->devices[d].major &&
+			    r->m->gpus[i].cc_minor == au->devices[d].minor)
+				g = &r->m->gpus[i];
+		char sm[16], cover[128];
+		ml_cuda_arch_format(sm, sizeof(sm), &au->devices[d]);
+		covering_manifest(cover, sizeof(cover), au->devices[d].major, au->devices[d].minor);
+		if (r->a->force) {
+			ml_warn("%s (%s) cannot run this manifest's CUDA code: %s; building anyway "
+				"(--force)", g ? g->name : "GPU", sm, au->overall[d].why);
+			continue;
+		}
+		rc = ml_err_set(err, ML_EGPU,
+				"%s (%s) cannot run the CUDA code of manifest '%s': %s; expect 'no "
+				"kernel image is available for execution on the device'",
+				g ? g->name : "GPU", sm, r->plan->selection->manifest->name,
+				au->overall[d].why);
+		if (cover[0])
+			ml_err_hint(err, "install with --manifest %s; nothing was extracted (--force "
+					 "builds anyway)", cover);
+		else
+			ml_err_hint(err, "no shipped manifest has code for %s; nothing was extracted "
+					 "(--force builds anyway)", sm);
+	}
+	ml_audit_free(au);
 	return rc;
 }
 
@@ -535,8 +630,6 @@ static int verify_imports(install_run *r, ml_err *err)
 	cJSON_AddNumberToObject(r->verification, "modules", (double)(n - 3));
 	cJSON_AddNumberToObject(r->verification, "failed_requested", (double)failed_required);
 	cJSON_AddNumberToObject(r->verification, "failed_other", (double)failed_other);
-	cJSON_AddStringToObject(r->verification, "gpu_checks",
-				"not yet run (mlsetup verify adds the GPU smoke tests)");
 	if (!rc && failed_required) {
 		rc = ml_err_set(err, ML_EFAIL,
 				"%zu top-level module%s of the requested packages failed to import",
@@ -619,6 +712,12 @@ static cJSON *report_json(const install_run *r, int rc, const ml_err *err)
 	cJSON_AddNumberToObject(c, "files_copied", (double)copied);
 	if (r->verification)
 		cJSON_AddItemReferenceToObject(doc, "verification", r->verification);
+	if (r->preaudit)
+		cJSON_AddItemReferenceToObject(doc, "audit_before_build", r->preaudit);
+	if (r->vrun_done) {
+		cJSON *g = cJSON_AddObjectToObject(doc, "gpu_verification");
+		ml_verify_run_json(&r->vrun, g);
+	}
 	return doc;
 }
 
@@ -687,6 +786,9 @@ static void run_release(install_run *r)
 	ml_plan_free(r->plan);
 	ml_machine_free(r->m);
 	cJSON_Delete(r->verification);
+	cJSON_Delete(r->preaudit);
+	if (r->vrun_done)
+		ml_verify_run_release(&r->vrun);
 }
 
 /* Runs fn as stage st, timing it. */
@@ -753,11 +855,27 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 	TIMED(r, ST_FETCH, fetch_wheels(r, err));
 	if (rc)
 		return rc;
+	TIMED(r, ST_VERIFY, audit_before_build(r, err));
+	if (rc)
+		return rc;
 	TIMED(r, ST_INSTALL, build_env(r, err));
 	if (rc)
 		return rc;
 	if (!a->no_verify)
 		TIMED(r, ST_VERIFY, verify_imports(r, err));
+	bool has_torch = false;
+	for (size_t i = 0; i < r->plan->n_files; i++)
+		has_torch |= !strcmp(r->plan->files[i].name, "torch");
+	if (!rc && !a->no_verify && has_torch) {
+		TIMED(r, ST_VERIFY,
+		      ml_verify_run_do(&r->vrun, r->m, ml_env_lock_target(r->lock), NULL,
+				       a->require_gpu, ctx->sysroot, &a->fo, err));
+		r->vrun_done = rc == 0;
+		if (r->vrun_done) {
+			ml_verify_run_print(&r->vrun);
+			rc = ml_verify_run_status(&r->vrun, err);
+		}
+	}
 	return rc;
 }
 
@@ -781,6 +899,8 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		{"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
 		{"compile-bytecode", no_argument, NULL, OPT_COMPILE},
 		{"link", required_argument, NULL, OPT_LINK},
+		{"force", no_argument, NULL, OPT_FORCE},
+		ML_VERIFY_LONGOPTS,
 		ML_CLI_INDEX_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -849,5 +969,7 @@ const ml_command ml_cmd_install = {
 	"  --no-verify             skip the import check after building\n"
 	"  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
 	"  --compile-bytecode      compile .pyc files after installing\n"
-	"  --link METHOD           auto (default), reflink, hardlink or copy\n" ML_CLI_INDEX_HELP,
+	"  --link METHOD           auto (default), reflink, hardlink or copy\n"
+	"  --force                 build even when the audit of the downloaded wheels says the\n"
+	"                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
 };

@@ -18,12 +18,15 @@ enum { OPT_TARGET = 't', OPT_PYTHON = 1300, OPT_REQUIRE_GPU };
 struct verify_args {
 	const char *target, *python;
 	bool require_gpu;
+	ml_framework_opts fo;
 };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	(void)err;
 	struct verify_args *a = data;
+	int r = ml_verify_option(&a->fo, opt, arg, err);
+	if (r)
+		return r < 0 ? ML_EUSAGE : 0;
 	if (opt == OPT_TARGET)
 		a->target = arg;
 	else if (opt == OPT_PYTHON)
@@ -39,9 +42,10 @@ static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"python", required_argument, NULL, OPT_PYTHON},
 		{"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
+		ML_VERIFY_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	struct verify_args a = {".venv", NULL, false};
+	struct verify_args a = {".venv", NULL, false, ML_FRAMEWORK_OPTS_INIT};
 	int first;
 	bool help;
 	int rc = ml_cli_parse(&ml_cmd_verify, argc, argv, opts, on_option, &a, &first, &help, err);
@@ -56,7 +60,7 @@ static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	if ((rc = ml_detect(&m, &d, err)) != 0)
 		return rc;
 	ml_verify_run r;
-	rc = ml_verify_run_do(&r, m, a.target, a.python, a.require_gpu, ctx->sysroot, err);
+	rc = ml_verify_run_do(&r, m, a.target, a.python, a.require_gpu, ctx->sysroot, &a.fo, err);
 	if (!rc) {
 		if (ctx->json) {
 			cJSON *doc = cJSON_CreateObject();
@@ -83,5 +87,5 @@ const ml_command ml_cmd_verify = {
 	"mlsetup verify [--target DIR | --python PATH] [--require-gpu] [--json]",
 	"  -t, --target DIR     the environment (default ./.venv)\n"
 	"  --python PATH        check this interpreter instead of an environment\n"
-	"  --require-gpu        no NVIDIA GPU is a failure (exit 5), not a skipped check\n",
+	"  --require-gpu        no NVIDIA GPU is a failure (exit 5), not a skipped check\n" ML_VERIFY_HELP,
 };

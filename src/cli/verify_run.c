@@ -33,8 +33,28 @@ static void read_manifest_name(char *dst, size_t sz, const char *target)
 	cJSON_Delete(doc);
 }
 
+int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *err)
+{
+	if (opt != ML_OPT_SMOKE_SIZE && opt != ML_OPT_ALLOC_MIB)
+		return 0;
+	char *end = NULL;
+	long v = strtol(arg, &end, 10);
+	long lo = opt == ML_OPT_SMOKE_SIZE ? 2 : 1, hi = opt == ML_OPT_SMOKE_SIZE ? 16384 : 1048576;
+	if (!*arg || *end || v < lo || v > hi) {
+		ml_err_set(err, ML_EUSAGE, "%s takes a number from %ld to %ld, not '%s'",
+			   opt == ML_OPT_SMOKE_SIZE ? "--smoke-size" : "--alloc-mib", lo, hi, arg);
+		return -1;
+	}
+	if (opt == ML_OPT_SMOKE_SIZE)
+		fo->matmul_size = (int)v;
+	else
+		fo->alloc_mib = (size_t)v;
+	return 1;
+}
+
 int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
-		     const char *python, bool require_gpu, const char *sysroot, ml_err *err)
+		     const char *python, bool require_gpu, const char *sysroot,
+		     const ml_framework_opts *fo, ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	r->m = m;
@@ -67,7 +87,7 @@ int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
 	ml_err e2 = ML_ERR_INIT;
 	if (ml_smoke_driver(&r->driver, NULL, &e2) == ML_ENOMEM)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	int rc = ml_smoke_framework(&r->framework, r->python, NULL, err);
+	int rc = ml_smoke_framework(&r->framework, r->python, fo, err);
 	if (rc == ML_ENOENT || rc == ML_EUSAGE)
 		return rc;
 	r->framework_ran = rc == 0;

@@ -27,7 +27,22 @@ typedef struct ml_verify_run {
  * verdict; ML_ENOENT / ML_EUSAGE when there is no environment or
  * interpreter to check, ML_ENOMEM. */
 int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
-		     const char *python, bool require_gpu, const char *sysroot, ml_err *err);
+		     const char *python, bool require_gpu, const char *sysroot,
+		     const ml_framework_opts *fo, ml_err *err);
+
+/* The verify options verify, doctor and install share: --smoke-size N (the
+ * n of the n x n matmuls) and --alloc-mib M (the allocation check). */
+enum { ML_OPT_SMOKE_SIZE = 1500, ML_OPT_ALLOC_MIB };
+#define ML_VERIFY_LONGOPTS                                                                         \
+	{"smoke-size", required_argument, NULL, ML_OPT_SMOKE_SIZE},                                \
+		{"alloc-mib", required_argument, NULL, ML_OPT_ALLOC_MIB}
+#define ML_VERIFY_HELP                                                                             \
+	"  --smoke-size N       n of the n x n matmuls of the torch smoke test (default 2048)\n"   \
+	"  --alloc-mib M        size of the GPU allocation check in MiB (default 256)\n"
+
+/* Records --smoke-size / --alloc-mib in fo. Returns 1 when opt was one of
+ * them, 0 when not, -1 (err set, ML_EUSAGE) for a bad value. */
+int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *err);
 
 /* The exit-code error of a verdict: 0, ML_EGPU (a GPU check failed) or
  * ML_EUNSUPPORTED (driver too old), with err describing it. */

@@ -102,3 +102,33 @@ env_works() {
 	"$1/bin/python" -c 'import purepkg, platpkg' &&
 	test -f "$1/.mlsetup-complete"
 }
+
+# wheel_from_dir DIST VERSION TAG SRCDIR OUTDIR: builds a valid wheel
+# (PEP 427: dist-info with METADATA, WHEEL, RECORD with sha256 and sizes)
+# holding every file under SRCDIR, named DIST-VERSION-TAG.whl in OUTDIR.
+wheel_from_dir() {
+	python3 - "$@" <<-'EOF'
+	import base64, hashlib, os, sys, zipfile
+	dist, ver, tag, src, out = sys.argv[1:6]
+	name = "%s-%s-%s.whl" % (dist, ver, tag)
+	di = "%s-%s.dist-info" % (dist, ver)
+	rows = []
+	def add(z, arc, data):
+	    z.writestr(arc, data)
+	    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+	    rows.append("%s,sha256=%s,%d" % (arc, h, len(data)))
+	with zipfile.ZipFile(os.path.join(out, name), "w", zipfile.ZIP_DEFLATED) as z:
+	    for d, dirs, files in sorted(os.walk(src)):
+	        dirs.sort()
+	        for f in sorted(files):
+	            if f.endswith(".pyc"):
+	                continue
+	            p = os.path.join(d, f)
+	            add(z, os.path.relpath(p, src), open(p, "rb").read())
+	    add(z, di + "/METADATA", b"Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (dist.encode(), ver.encode()))
+	    purelib = b"true" if tag.endswith("none-any") else b"false"
+	    add(z, di + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: mlsetup-tests\nRoot-Is-Purelib: " + purelib + b"\nTag: " + tag.encode() + b"\n")
+	    rows.append(di + "/RECORD,,")
+	    z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+	EOF
+}
