@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "fetch_ui.h"
 #include "index_opts.h"
 #include "mlsetup/detect.h"
 #include "mlsetup/fetch.h"
@@ -339,39 +340,6 @@ static int write_index(const char *dir, ml_download *items, size_t n, ml_err *er
 	return 0;
 }
 
-/* --- progress ------------------------------------------------------------------ */
-
-struct progress_ctx {
-	ml_progress *display;
-	ml_progress_line lines[256];
-};
-
-static void on_progress(const ml_fetch_progress *p, void *data)
-{
-	struct progress_ctx *pc = data;
-	if (p->note) {
-		char line[1400];
-		snprintf(line, sizeof(line), "warning: %s", p->note);
-		ml_progress_note(pc->display, line);
-		return;
-	}
-	ml_progress_state s = {0};
-	s.title = "downloading";
-	s.items_done = p->n_done;
-	s.items_total = p->n_items;
-	s.bytes_done = p->done_bytes;
-	s.bytes_total = p->total_bytes;
-	s.rate = p->rate;
-	size_t n = p->n_active < 256 ? p->n_active : 256;
-	for (size_t i = 0; i < n; i++)
-		pc->lines[i] = (ml_progress_line){p->active[i].name, p->active[i].have,
-		                                  p->active[i].size, p->active[i].attempt};
-	s.lines = pc->lines;
-	s.n_lines = n;
-	if (!p->final)
-		ml_progress_update(pc->display, &s);
-}
-
 /* --- output ---------------------------------------------------------------------- */
 
 static const char *status_of(const ml_download *d)
@@ -517,7 +485,7 @@ static int cmd_download(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	ml_download *items = NULL;
 	size_t n = 0;
 	char *extra_fl[ML_CLI_INDEX_MAX] = {0};
-	struct progress_ctx pc = {0};
+	ml_fetch_ui pc = {NULL, "downloading", {{0}}};
 	char cache_dir[PATH_MAX];
 
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
@@ -590,7 +558,7 @@ static int cmd_download(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	fo.n_trusted = cfg->n_trusted;
 	fo.cert = cfg->cert;
 	fo.offline = a.offline;
-	fo.on_progress = on_progress;
+	fo.on_progress = ml_fetch_ui_progress;
 	fo.progress_data = &pc;
 	pc.display = ml_progress_new(!a.no_progress);
 
