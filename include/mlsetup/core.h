@@ -115,6 +115,12 @@ size_t ml_strlcpy(char *dst, const char *src, size_t dstsz);
 char *ml_strtrim(char *s);
 /* Returns true when s begins with prefix. */
 bool ml_startswith(const char *s, const char *prefix);
+/* Returns a new string (caller frees) holding the PEP 503 normalized form
+ * of the name s[0..n): lower case, every run of '-', '_' and '.' replaced
+ * by one '-' ("Foo__Bar.baz" -> "foo-bar-baz"); also PEP 685 for extras.
+ * NULL on allocation failure. The one normalizer every stage uses. */
+char *ml_pep503_normalize(const char *s, size_t n);
+
 /* Returns a malloc'd printf-style string, or NULL on allocation failure. */
 char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

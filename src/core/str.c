@@ -124,3 +124,22 @@ char *ml_asprintf(const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
+
+char *ml_pep503_normalize(const char *s, size_t n)
+{
+	char *d = malloc(n + 1);
+	if (!d)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '-' || c == '_' || c == '.') {
+			if (j == 0 || d[j - 1] != '-')
+				d[j++] = '-';
+		} else {
+			d[j++] = (char)tolower((unsigned char)c);
+		}
+	}
+	d[j] = '\0';
+	return d;
+}

@@ -32,26 +32,6 @@
 
 /* --- small helpers ---------------------------------------------------------- */
 
-/* PEP 503 "Normalized Names": lower case, runs of [-_.] become one '-'. */
-static char *normalize_name(const char *s, size_t n)
-{
-	char *d = malloc(n + 1);
-	if (!d)
-		return NULL;
-	size_t j = 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '-' || c == '_' || c == '.') {
-			if (j == 0 || d[j - 1] != '-')
-				d[j++] = '-';
-		} else {
-			d[j++] = (char)tolower((unsigned char)c);
-		}
-	}
-	d[j] = '\0';
-	return d;
-}
-
 static bool is_hex64(const char *s)
 {
 	if (!s || strlen(s) != 64)
@@ -459,7 +439,7 @@ int ml_index_parse_json(ml_project **out, const char *base_url, const char *text
 	}
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
 	if (cJSON_IsString(name) && name->valuestring[0]) {
-		b.p->name = normalize_name(name->valuestring, strlen(name->valuestring));
+		b.p->name = ml_pep503_normalize(name->valuestring, strlen(name->valuestring));
 		if (!b.p->name) {
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 			goto out;
@@ -890,7 +870,7 @@ int ml_index_project_opts(ml_project **out, const ml_index_source *src, const ch
 {
 	if (!src || !src->url || !src->url[0] || !name || !name[0])
 		return ml_err_set(err, ML_EFAIL, "no index URL or project name given");
-	char *norm = normalize_name(name, strlen(name));
+	char *norm = ml_pep503_normalize(name, strlen(name));
 	if (!norm)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	ml_http_response r = {0};
@@ -962,7 +942,7 @@ static bool filename_matches(const char *filename, const char *norm)
 	size_t nl = strlen(norm);
 	if (ends_with_ci(filename, ".whl")) {
 		size_t n = strcspn(filename, "-");
-		char *d = normalize_name(filename, n);
+		char *d = ml_pep503_normalize(filename, n);
 		bool ok = d && strcmp(d, norm) == 0;
 		free(d);
 		return ok;
@@ -970,7 +950,7 @@ static bool filename_matches(const char *filename, const char *norm)
 	for (size_t i = 0; i < sizeof(sdist) / sizeof(sdist[0]); i++) {
 		if (!ends_with_ci(filename, sdist[i]))
 			continue;
-		char *d = normalize_name(filename, strlen(filename) - strlen(sdist[i]));
+		char *d = ml_pep503_normalize(filename, strlen(filename) - strlen(sdist[i]));
 		bool ok = d && strncmp(d, norm, nl) == 0 && d[nl] == '-' &&
 		          isdigit((unsigned char)d[nl + 1]);
 		free(d);
@@ -1159,7 +1139,7 @@ int ml_find_links_project_opts(ml_project **out, const ml_index_source *src, con
 {
 	if (!src || !src->url || !src->url[0] || !name || !name[0])
 		return ml_err_set(err, ML_EFAIL, "no find-links location or project name given");
-	char *norm = normalize_name(name, strlen(name));
+	char *norm = ml_pep503_normalize(name, strlen(name));
 	builder b = {0};
 	ml_http_response r = {0};
 	int rc = 0;

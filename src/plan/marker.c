@@ -250,26 +250,6 @@ static int parse_op(mparser *p, mop *out)
 	                : "expected an operator (==, !=, <, <=, >, >=, ~=, ===, in, not in)");
 }
 
-/* PEP 685 / PEP 503 normalization into a new string. */
-static char *normalized_dup(const char *s, size_t n)
-{
-	char *d = malloc(n + 1);
-	if (!d)
-		return NULL;
-	size_t j = 0;
-	for (size_t k = 0; k < n; k++) {
-		char c = s[k];
-		if (c == '-' || c == '_' || c == '.') {
-			if (j == 0 || d[j - 1] != '-')
-				d[j++] = '-';
-		} else {
-			d[j++] = (char)tolower((unsigned char)c);
-		}
-	}
-	d[j] = '\0';
-	return d;
-}
-
 /* Comparisons of values that are not both versions (Dependency
  * specifiers, "Environment Markers"): no ordering is assumed, so <= and >=
  * test equality and < and > are false; in and not in test containment. */
@@ -304,8 +284,8 @@ static int compare(mparser *p, size_t op_at, const operand *lhs, mop op, const o
 {
 	char *l, *r, *spec = NULL;
 	if (lhs->extra || rhs->extra) {
-		l = normalized_dup(lhs->p, lhs->n);
-		r = normalized_dup(rhs->p, rhs->n);
+		l = ml_pep503_normalize(lhs->p, lhs->n);
+		r = ml_pep503_normalize(rhs->p, rhs->n);
 	} else {
 		l = ml_asprintf("%.*s", (int)lhs->n, lhs->p);
 		r = ml_asprintf("%.*s", (int)rhs->n, rhs->p);

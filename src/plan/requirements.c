@@ -23,25 +23,15 @@
 
 int ml_name_normalize(char *dst, size_t dstsz, const char *name)
 {
-	size_t j = 0;
-	bool full = dstsz == 0;
-	for (const char *s = name; *s; s++) {
-		char c = *s;
-		if (c == '-' || c == '_' || c == '.') {
-			if (j > 0 && dst[j - 1] == '-')
-				continue;
-			c = '-';
-		} else {
-			c = (char)tolower((unsigned char)c);
-		}
-		if (j + 1 < dstsz)
-			dst[j++] = c;
-		else
-			full = true;
+	char *n = ml_pep503_normalize(name, strlen(name));
+	if (!n) {
+		if (dstsz)
+			dst[0] = '\0';
+		return ML_EFAIL;
 	}
-	if (dstsz)
-		dst[j] = '\0';
-	return full ? ML_EFAIL : 0;
+	size_t len = ml_strlcpy(dst, n, dstsz);
+	free(n);
+	return len < dstsz ? 0 : ML_EFAIL;
 }
 
 /* --- small helpers ------------------------------------------------------- */
