@@ -130,5 +130,9 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
 
+# The main job on real packages (network, ~20 GB disk); not part of check.
+e2e: build/mlsetup
+	sh tests/e2e/run.sh
+
 clean:
 	rm -rf build

@@ -305,8 +305,12 @@ static int fetch_wheels(install_run *r, ml_err *err)
 	if (!rc)
 		rc = ml_fetch_all(r->items, n, r->cache, &fo, err);
 	ml_progress_finish(ui.display);
+	size_t n_failed = 0;
+	for (size_t i = 0; i < n; i++)
+		n_failed += r->items[i].result != 0;
 	for (size_t i = 0; i < n; i++) {
-		if (rc && r->items[i].result && r->items[i].err.msg[0])
+		/* With one failure the summary error already says it all. */
+		if (rc && n_failed > 1 && r->items[i].result && r->items[i].err.msg[0])
 			ml_report_error(&r->items[i].err);
 		r->n_from_cache += r->items[i].from_cache;
 		r->n_downloaded += r->items[i].done && !r->items[i].from_cache;

@@ -1,0 +1,103 @@
+#!/bin/sh
+# run.sh - the main job on real packages (make e2e; not part of make check).
+# Needs the public package index reachable through pip's configuration and
+# about 20 GB of disk. Installs the real torch 2.6.0 + CUDA 12.4 stack with
+# --python /usr/bin/python3.11 (this kind of machine cannot reach the
+# interpreter release host), verifies it, audits it for sm_120 and sm_90,
+# audits the real torch 2.8.0 wheel for sm_120, and shows a tampered copy of
+# a real wheel refused with the environment untouched. Transcripts go to
+# tests/e2e/*.txt. Usage: sh tests/e2e/run.sh [WORKDIR]
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+M="$top/build/mlsetup"
+W=${1:-${TMPDIR:-/tmp}/mlsetup-e2e}
+OUT="$top/tests/e2e"
+PY=${E2E_PYTHON:-/usr/bin/python3.11}
+mkdir -p "$W"
+export MLSETUP_CACHE_DIR="$W/cache"
+
+# step NAME CMD...: runs CMD, writing what was run, its output, exit code
+# and time to tests/e2e/NAME.txt (index host names are masked).
+step() {
+	name=$1
+	shift
+	f="$OUT/$name.txt"
+	{
+		echo "\$ $*"
+		echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm), $(nproc) cores"
+	} >"$f"
+	t0=$(date +%s.%N)
+	"$@" >>"$f" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	printf '# exit %d after %.1f s\n' "$rc" "$(echo "$t1 - $t0" | bc)" >>"$f"
+	sed -i -E 's#(https?://)[^/ ]*(pypi|pythonhosted)[^/ ]*#\1<index-host>#g' "$f"
+	echo "$name: exit $rc"
+	return $rc
+}
+
+"$M" --version >"$OUT/versions.txt"
+"$PY" --version >>"$OUT/versions.txt" 2>&1
+rm -rf "$W/env"
+step install-requirements "$M" install --manifest requirements.txt --python "$PY" \
+	--target "$W/env" --no-progress --smoke-size 512
+step imports "$W/env/bin/python" -c 'import torch, transformers, datasets, accelerate; print(torch.__version__, torch.version.cuda, transformers.__version__, datasets.__version__, accelerate.__version__)'
+step verify "$M" verify --target "$W/env" --smoke-size 512
+step audit-sm120 "$M" audit --arch sm_120 "$W/env"
+step audit-sm90 "$M" audit --arch sm_90 "$W/env"
+step report sh -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({k: d[k] for k in (\"status\", \"stages\", \"counters\")}, indent=1)); print(len(d[\"installed\"]), \"wheels\")' '$W/env/mlsetup-report.json'; du -sh --apparent-size '$W/env' '$W/cache'"
+
+# Warm: a second environment from the same manifest.
+rm -rf "$W/env2"
+step install-warm "$M" install --manifest requirements.txt --python "$PY" \
+	--target "$W/env2" --no-progress --no-verify
+
+# The real torch 2.8.0 wheel (CUDA 12.8) has sm_120; audit it in place.
+rm -rf "$W/bw"
+step download-blackwell-torch sh -c "grep -v '^torch==\\|^torchvision\\|^torchaudio' /dev/null; '$M' download -r requirements_blackwell.txt -d '$W/bw' --python 3.11 --no-progress"
+step audit-torch28-sm120 sh -c "'$M' audit --arch sm_120 --arch sm_90 '$W'/bw/torch-2.8.0-*.whl"
+
+# A tampered copy of one real wheel, served from a loopback index, is
+# refused; the environment stays byte-identical.
+rm -rf "$W/tamper" && mkdir -p "$W/tamper/files"
+idna=$(ls "$W"/bw/idna-*.whl | head -1)
+cp "$idna" "$W/tamper/files/"
+python3 "$top/tests/mirror/server.py" --root "$W/tamper" --port-file "$W/tamper/port" 2>/dev/null &
+srv=$!
+while [ ! -s "$W/tamper/port" ]; do sleep 0.1; done
+port=$(cat "$W/tamper/port")
+tree_sum() {
+	python3 - "$1" <<'PY'
+import hashlib, os, sys
+h = hashlib.sha256()
+for d, dirs, files in sorted(os.walk(sys.argv[1])):
+    dirs.sort()
+    for f in sorted(files):
+        p = os.path.join(d, f)
+        h.update(p.encode())
+        if not os.path.islink(p):
+            h.update(open(p, "rb").read())
+print(h.hexdigest())
+PY
+}
+sum_before=$(tree_sum "$W/env")
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" "$W/tamper/files/$(basename "$idna")"
+# A manifest pinning only that wheel, with its real hashes from requirements.txt.
+python3 - "$top/manifests/requirements.txt" "$(basename "$idna")" "$W/tamper/m.txt" <<'PY'
+import re, sys
+text, wheel, out = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+block = re.search(r"^idna==\S+(?: \\\n    --hash=sha256:[0-9a-f]{64})+", text, re.M).group(0)
+files = [l for l in text.splitlines() if l.startswith("# mlsetup-file:") and l.endswith(" " + wheel)]
+open(out, "w").write("# mlsetup: python = 3.11\n# mlsetup: platforms = linux-x86_64\n" + block + "\n" + "\n".join(files) + "\n")
+PY
+rm -rf "$W/cache-tamper"
+step tampered-wheel "$M" install --manifest "$W/tamper/m.txt" --index-url "http://127.0.0.1:$port/simple/" \
+	--python "$PY" --target "$W/env" --no-progress --cache-dir "$W/cache-tamper"
+sum_after=$(tree_sum "$W/env")
+kill $srv
+if [ "$sum_before" = "$sum_after" ]; then
+	echo "environment byte-identical after the refused install" >>"$OUT/tampered-wheel.txt"
+else
+	echo "ENVIRONMENT CHANGED after the refused install" >>"$OUT/tampered-wheel.txt"
+fi
+tail -1 "$OUT/tampered-wheel.txt"
