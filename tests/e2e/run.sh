@@ -17,7 +17,7 @@ mkdir -p "$W"
 export MLSETUP_CACHE_DIR="$W/cache"
 
 # step NAME CMD...: runs CMD, writing what was run, its output, exit code
-# and time to tests/e2e/NAME.txt (index host names are masked).
+# and time to tests/e2e/NAME.txt (https hosts are masked).
 step() {
 	name=$1
 	shift
@@ -31,7 +31,7 @@ step() {
 	rc=$?
 	t1=$(date +%s.%N)
 	printf '# exit %d after %.1f s\n' "$rc" "$(echo "$t1 - $t0" | bc)" >>"$f"
-	sed -i -E 's#(https?://)[^/ ]*(pypi|pythonhosted)[^/ ]*#\1<index-host>#g' "$f"
+	sed -i -E 's#https://[^/ ]*#https://<host>#g' "$f"
 	echo "$name: exit $rc"
 	return $rc
 }
