@@ -355,6 +355,13 @@ typedef struct ml_unpacked {
 int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
                     const char *sha256, const ml_unpack_opts *opts, ml_err *err);
 
+/* Returns true when the wheel with this sha256 is already unpacked in the
+ * cache at cache_dir (its completion marker exists), so ml_wheel_unpack()
+ * would not open the wheel file at all: callers can skip fetching and
+ * verifying the wheel itself. The unpacked tree is still checked against
+ * its RECORD when it is installed. */
+bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256);
+
 typedef struct ml_install_opts {
 	bool requested;      /* write REQUESTED (PEP 376): named in the manifest */
 	ml_link_method link; /* ML_LINK_AUTO, or force one method (tests) */

@@ -549,10 +549,14 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 		goto out;
 	u.bytes_extracted = res.bytes;
 	u.n_files = res.n_files;
-	if ((e = mlb_sync_tree(tmp))) {
-		rc = ml_err_set(err, ML_EIO, "cannot sync '%s': %s", tmp, strerror(-e));
-		goto out;
-	}
+	/* No syncfs here: flushing the whole file system once per wheel
+	 * serialised the workers on the disk (60 flushes for the torch stack).
+	 * Durability comes from the one sync before an environment is committed
+	 * (ml_env_stage_commit syncs the file system the cache shares), and every
+	 * use of the tree checks each file's type and size against RECORD, which
+	 * catches the truncated files a power loss leaves. Process crashes
+	 * (kill -9) need no sync: the marker is written after the tree and the
+	 * directory appears by rename. */
 	if ((rc = write_marker(tmp, &u, filename, sha256, err)))
 		goto out;
 	if (mlb_fsync_path(tmp) != 0 || rename(tmp, final) != 0) {
@@ -1135,4 +1139,15 @@ out:
 	free(rel);
 	free(recp);
 	return rc;
+}
+
+bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256)
+{
+	char path[ML_PATH_MAX];
+	struct stat st;
+	if (!cache_dir || !sha256 || strlen(sha256) != 64 ||
+	    snprintf(path, sizeof path, "%s/unpacked/sha256/%s/%s", cache_dir, sha256,
+		     MARKER_NAME) >= (int)sizeof path)
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -48,6 +48,7 @@ enum {
 	OPT_COMPILE,
 	OPT_LINK,
 	OPT_FORCE,
+	OPT_REINSTALL,
 };
 
 struct install_args {
@@ -57,7 +58,7 @@ struct install_args {
 	const char *link;
 	int jobs, retries;
 	long connect_timeout, low_speed_time;
-	bool no_progress, no_wait, no_verify, require_gpu, compile_bytecode, force;
+	bool no_progress, no_wait, no_verify, require_gpu, compile_bytecode, force, reinstall;
 	ml_framework_opts fo;
 };
 
@@ -141,6 +142,9 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_FORCE:
 		a->force = true;
 		break;
+	case OPT_REINSTALL:
+		a->reinstall = true;
+		break;
 	}
 	return 0;
 }
@@ -172,6 +176,7 @@ typedef struct install_run {
 	cJSON *preaudit;      /* the audit of the downloaded wheels, or NULL */
 	ml_verify_run vrun;   /* the GPU checks, when the environment has torch */
 	bool vrun_done;
+	bool up_to_date;      /* the target already is exactly this plan */
 } install_run;
 
 static double now_s(void)
@@ -290,32 +295,109 @@ static int ensure_interpreter(install_run *r, ml_err *err)
 	return rc ? rc : ml_python_probe(&r->py, r->interpreter, err);
 }
 
+/* True when the target is a complete environment whose report shows this
+ * very plan: the same manifest, interpreter version and set of wheel
+ * hashes, and a successful build. Then there is nothing to do. */
+static bool already_up_to_date(const install_run *r)
+{
+	const char *t = ml_env_lock_target(r->lock);
+	if (!ml_env_is_complete(t))
+		return false;
+	char path[4200];
+	char *text = NULL;
+	snprintf(path, sizeof(path), "%s/mlsetup-report.json", t);
+	if (ml_os_read_file(&text, NULL, NULL, path, 64u << 20, NULL) != 0)
+		return false;
+	cJSON *doc = cJSON_Parse(text);
+	free(text);
+	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "status"));
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(doc, "plan");
+	const char *man = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(plan, "manifest"), "name"));
+	const char *pyv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "python"), "version"));
+	const cJSON *inst = cJSON_GetObjectItemCaseSensitive(doc, "installed");
+	const ml_plan *p = r->plan;
+	bool same = status && !strcmp(status, "ok") && man &&
+		    !strcmp(man, p->selection->manifest->name) && pyv &&
+		    !strcmp(pyv, p->python.version) && cJSON_IsArray(inst) &&
+		    (size_t)cJSON_GetArraySize(inst) == p->n_files;
+	for (size_t i = 0; same && i < p->n_files; i++) {
+		bool found = false;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, inst)
+		{
+			const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sha256"));
+			if (h && !strcmp(h, p->files[i].sha256)) {
+				found = true;
+				break;
+			}
+		}
+		same = found;
+	}
+	cJSON_Delete(doc);
+	return same;
+}
+
 /* --- fetching the wheels ------------------------------------------------------------ */
 
+/* Gets every wheel the build will read into the cache, verified. Wheels
+ * already unpacked in the cache are not read at all (ml_wheel_unpack uses
+ * the unpacked tree), so they are neither fetched nor re-hashed. */
 static int fetch_wheels(install_run *r, ml_err *err)
 {
 	size_t n = r->plan->n_files;
 	r->items = calloc(n ? n : 1, sizeof(*r->items));
-	if (!r->items)
+	ml_artifact *need = calloc(n ? n : 1, sizeof(*need));
+	size_t *where = calloc(n ? n : 1, sizeof(*where));
+	if (!r->items || !need || !where) {
+		free(need);
+		free(where);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	ml_fetch_ui ui = {ml_progress_new(!r->a->no_progress), "downloading", {{0}}};
-	ml_fetch_opts fo;
-	fetch_opts_for(&fo, r, &ui);
-	int rc = ml_fetch_resolve(r->items, r->plan, r->cfg, r->cache, &fo, err);
-	if (!rc)
-		rc = ml_fetch_all(r->items, n, r->cache, &fo, err);
-	ml_progress_finish(ui.display);
-	size_t n_failed = 0;
-	for (size_t i = 0; i < n; i++)
-		n_failed += r->items[i].result != 0;
-	for (size_t i = 0; i < n; i++) {
-		/* With one failure the summary error already says it all. */
-		if (rc && n_failed > 1 && r->items[i].result && r->items[i].err.msg[0])
-			ml_report_error(&r->items[i].err);
-		r->n_from_cache += r->items[i].from_cache;
-		r->n_downloaded += r->items[i].done && !r->items[i].from_cache;
-		r->bytes_downloaded += r->items[i].bytes;
 	}
+	size_t k = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ml_artifact *a = &r->plan->files[i];
+		if (ml_wheel_unpacked_ready(ml_cache_root(r->cache), a->sha256)) {
+			rc = ml_download_init(&r->items[i], a->filename, a->sha256, a->size, err);
+			r->items[i].done = r->items[i].from_cache = true;
+			r->n_from_cache++;
+		} else {
+			need[k] = *a;
+			where[k++] = i;
+		}
+	}
+	ml_download *sub = rc || !k ? NULL : calloc(k, sizeof(*sub));
+	if (!rc && k && !sub)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (!rc && k) {
+		ml_plan part = *r->plan; /* the same plan, only the files still to read */
+		part.files = need;
+		part.n_files = k;
+		ml_fetch_ui ui = {ml_progress_new(!r->a->no_progress), "downloading", {{0}}};
+		ml_fetch_opts fo;
+		fetch_opts_for(&fo, r, &ui);
+		rc = ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err);
+		if (!rc)
+			rc = ml_fetch_all(sub, k, r->cache, &fo, err);
+		ml_progress_finish(ui.display);
+		size_t n_failed = 0;
+		for (size_t j = 0; j < k; j++)
+			n_failed += sub[j].result != 0;
+		for (size_t j = 0; j < k; j++) {
+			/* With one failure the summary error already says it all. */
+			if (rc && n_failed > 1 && sub[j].result && sub[j].err.msg[0])
+				ml_report_error(&sub[j].err);
+			r->n_from_cache += sub[j].from_cache;
+			r->n_downloaded += sub[j].done && !sub[j].from_cache;
+			r->bytes_downloaded += sub[j].bytes;
+			r->items[where[j]] = sub[j]; /* moves ownership */
+		}
+	}
+	free(sub);
+	free(need);
+	free(where);
 	return rc;
 }
 
@@ -354,11 +436,20 @@ static int audit_before_build(install_run *r, ml_err *err)
 	if (!nd)
 		return 0;
 	const char *paths[512];
+	static char unpacked[512][4200];
 	size_t np = 0;
 	for (size_t i = 0; i < r->plan->n_files && np < 512; i++) {
 		const ml_artifact *a = &r->plan->files[i];
-		if (a->requested && a->filename && !strstr(a->filename, "-none-any.whl"))
+		if (!a->requested || !a->filename || strstr(a->filename, "-none-any.whl"))
+			continue;
+		if (r->items[i].path[0]) {
 			paths[np++] = r->items[i].path;
+		} else { /* already unpacked in the cache: audit the unpacked tree */
+			snprintf(unpacked[np], sizeof(unpacked[np]), "%s/unpacked/sha256/%s/tree",
+				 ml_cache_root(r->cache), a->sha256);
+			paths[np] = unpacked[np];
+			np++;
+		}
 	}
 	if (!np)
 		return 0;
@@ -840,6 +931,10 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 	}
 	if ((rc = ml_env_lock(&r->lock, r->plan->target, !a->no_wait, err)) != 0)
 		return rc;
+	if (!a->reinstall && r->plan->python.version[0] && already_up_to_date(r)) {
+		r->up_to_date = true;
+		return 0;
+	}
 	if ((rc = ml_cache_open(&r->cache, r->plan->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
 	ml_index_flags flags;
@@ -904,6 +999,7 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		{"compile-bytecode", no_argument, NULL, OPT_COMPILE},
 		{"link", required_argument, NULL, OPT_LINK},
 		{"force", no_argument, NULL, OPT_FORCE},
+		{"reinstall", no_argument, NULL, OPT_REINSTALL},
 		ML_VERIFY_LONGOPTS,
 		ML_CLI_INDEX_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -943,7 +1039,11 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 			ml_out_json(doc);
 		cJSON_Delete(doc);
 	}
-	print_summary(&r, rc);
+	if (r.up_to_date)
+		ml_say("environment %s is up to date: manifest %s, %zu packages; nothing to do",
+		       ml_env_lock_target(r.lock), r.plan->selection->manifest->name, r.plan->n_files);
+	else
+		print_summary(&r, rc);
 	run_release(&r);
 	return rc;
 }
@@ -974,6 +1074,7 @@ const ml_command ml_cmd_install = {
 	"  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
 	"  --compile-bytecode      compile .pyc files after installing\n"
 	"  --link METHOD           auto (default), reflink, hardlink or copy\n"
+	"  --reinstall             rebuild the target even when it already is this plan\n"
 	"  --force                 build even when the audit of the downloaded wheels says the\n"
 	"                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
 };

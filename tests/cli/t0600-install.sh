@@ -70,11 +70,24 @@ test_expect_success 'a second environment needs no download and no decompression
 	expect_eq 3 "$(json "$r" "d[\"counters\"][\"unpacked_cache_hits\"]")" &&
 	expect_eq true "$(json "$r" "d[\"python\"][\"already_unpacked\"]")"
 '
-test_expect_success 'installing again over an environment replaces it and it still works' '
+test_expect_success 'installing the same plan again is a no-op that changes nothing' '
+	tree_hash "$TRASH/env" >before &&
+	inst --manifest m.txt --target "$TRASH/env" >out 2>&1 &&
+	grep -q "is up to date" out &&
+	expect_eq "$(cat before)" "$(tree_hash "$TRASH/env")"
+'
+test_expect_success '--reinstall replaces the environment and it still works' '
 	echo stale >"$TRASH/env/stale-file" &&
-	inst --manifest m.txt --target "$TRASH/env" >/dev/null 2>&1 &&
+	inst --manifest m.txt --target "$TRASH/env" --reinstall >/dev/null 2>&1 &&
 	test ! -e "$TRASH/env/stale-file" &&
 	env_works "$TRASH/env" && no_staging "$TRASH"
+'
+test_expect_success 'a changed plan (another manifest) rebuilds the environment' '
+	wheel_manifest "$TRASH/m2.txt" purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl &&
+	inst --manifest m2.txt --target "$TRASH/env" >out 2>&1 &&
+	! grep -q "is up to date" out &&
+	env_works "$TRASH/env" &&
+	test ! -e "$TRASH"/env/lib/python3.11/site-packages/datapkg-0.5.dist-info
 '
 test_expect_success '--python PATH builds on an existing interpreter' '
 	inst --manifest m.txt --python "$SYSPY" --target "$TRASH/env3" >/dev/null 2>&1 &&
