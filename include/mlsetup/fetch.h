@@ -492,21 +492,25 @@ int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml
 /* Counts (entries and bytes) per kind of cache entry. */
 typedef struct ml_cache_stats {
 	uint64_t blobs, blob_bytes;
-	uint64_t pages, page_bytes; /* index pages (body + validators) */
-	uint64_t parts, part_bytes; /* partial downloads in <cache>/tmp */
+	uint64_t pages, page_bytes;        /* index pages (body + validators) */
+	uint64_t parts, part_bytes;        /* partial downloads in <cache>/tmp */
+	uint64_t unpacked, unpacked_bytes; /* wheels unpacked by the build stage
+	                                    * (<cache>/unpacked/sha256/<hash>/) */
 } ml_cache_stats;
 
 /* Fills *out with what the cache holds now. Returns 0 or ML_EIO. */
 int ml_cache_stats_get(ml_cache_stats *out, ml_cache *c, ml_err *err);
 
-/* Removes every blob, index page, partial download and lock file. Needs a
+/* Removes every blob, index page, partial download, lock file and
+ * unpacked wheel tree (environments keep their hard-linked copies). Needs a
  * cache opened ML_CACHE_EXCLUSIVE. *removed (may be NULL) counts what went.
  * Returns 0, ML_EFAIL (not exclusive) or ML_EIO. */
 int ml_cache_clean(ml_cache *c, ml_cache_stats *removed, ml_err *err);
 
 /* Removes blobs and index pages not used for `days` days (mtime older than
- * now - days * 86400 s; every use of an entry sets its mtime), and the
- * lock files of blobs that are gone. Needs ML_CACHE_EXCLUSIVE. *removed
+ * now - days * 86400 s; every use of an entry sets its mtime), the lock
+ * files of blobs that are gone, and unpacked wheel trees whose blob is gone
+ * and that were made before the cutoff. Needs ML_CACHE_EXCLUSIVE. *removed
  * (may be NULL) counts what went. Returns 0, ML_EFAIL or ML_EIO. */
 int ml_cache_prune(ml_cache *c, unsigned days, ml_cache_stats *removed, ml_err *err);
 
@@ -578,8 +582,8 @@ typedef struct ml_fetch_progress {
 /* How to fetch. Zero-initialize with ML_FETCH_OPTS_INIT and set fields. */
 typedef struct ml_fetch_opts {
 	int jobs;                   /* concurrent transfers; <= 0: 16 */
-	int retries;                /* extra requests per source after a retryable
-	                             * failure; < 0: 3 */
+	int retries;                /* extra requests per source after retryable
+	                             * failures that made no progress; < 0: 3 */
 	long connect_timeout_s;     /* <= 0: 10 */
 	long low_speed_time_s;      /* abandon a transfer below 1 byte/s for this
 	                             * long; <= 0: 30 */
@@ -612,8 +616,12 @@ typedef struct ml_fetch_opts {
  *   - retryable failures (connect errors, resets, timeouts, HTTP/2 stream
  *     errors, a body cut short, 408, 429, 5xx; see ml_http_fail) are retried
  *     up to o->retries times with exponential backoff (0.5 s doubling, at
- *     most 30 s) and full jitter, honouring Retry-After (at most 120 s);
- *     a rejected certificate and other 4xx are not;
+ *     most 30 s) and jitter, honouring Retry-After (at most 120 s); a
+ *     failed request that still moved the file 64 KiB past the furthest
+ *     point reached costs no retry (at most 100 requests per source), so
+ *     "503 forever" makes exactly retries+1 requests while a large file on
+ *     a link that keeps breaking still completes; a rejected certificate
+ *     and other 4xx are not retried;
  *   - a retry resumes with Range + If-Range (RFC 9110 §14.2, §13.1.5) from
  *     the bytes already verified-in-progress; a 200 answer restarts from
  *     zero; a Content-Range that does not continue the file (or a 416)
@@ -644,22 +652,28 @@ struct ml_plan;
  * file, in plan order) for ml_fetch_all(): name = file name, sha256, size.
  * A file already in the cache is verified (ml_cache_blob_get: size and
  * sha256) and marked done/from_cache; a corrupted copy is removed
- * (`repaired`). For every other file each project is looked up, in
- * order, on the primary index, the extra indexes and the --find-links
- * locations of cfg (ml_index_project with c as page cache and conditional
- * requests, ml_find_links_project), several projects at a time, retrying
- * retryable failures like ml_fetch_all; every listed file whose sha256
- * equals the plan's (or, where a page gives no hash, whose file name is
- * the plan's) adds its URL, in source order. With o->offline only the
- * cache and local --find-links locations are used. A file found nowhere
- * gets result ML_ENOENT and an err naming the package and file; the call
- * then returns ML_ENOENT with err listing them (offline: "N files are
- * neither in the cache nor in --find-links: ..."); every missing item is
- * marked so callers can list all of them. An index that fails otherwise
- * (network, TLS, parse) fails the call with its code (ML_ENET, ...).
- * Plan files whose name is unknown (no mlsetup-file line) are ML_EFAIL.
- * cfg may be NULL (no sources: cache only). Returns 0, ML_ENOENT, ML_ENET,
- * ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
+ * (`repaired`). For every other file its project is looked up, in order,
+ * on the primary index, the extra indexes and the --find-links locations
+ * of cfg (ml_index_project_opts / ml_find_links_project_opts, with c as
+ * the page cache, so pages are revalidated with conditional requests),
+ * several projects at a time, retrying retryable failures like
+ * ml_fetch_all. Every listed file whose sha256 equals the plan's (or,
+ * where a page gives no hash, whose file name is the plan's) adds its URL,
+ * in source order. With o->offline only the cache and local --find-links
+ * locations are used. A source that fails is ignored when another one
+ * lists the file. Outcomes for files found nowhere, each recorded in the
+ * item's result and err so callers can list every one:
+ *   ML_EINTEGRITY  a source lists the file name with another sha256
+ *                  (message names both hashes): the call returns this
+ *                  first;
+ *   ML_ENET / ML_EPARSE / ...  a source failed (network, TLS, a bad page)
+ *                  and none had the file: the call returns that code;
+ *   ML_ENOENT      nobody lists it: err names the package and file, and
+ *                  the call's err lists them all ("N files are neither in
+ *                  the cache nor in --find-links: ..." when offline).
+ * Plan files without a recorded name, hash or size (no `# mlsetup-file:`
+ * line) are ML_EFAIL. cfg may be NULL (no sources: cache only). Returns
+ * 0, ML_EINTEGRITY, ML_ENOENT, ML_ENET, ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
 

@@ -53,6 +53,8 @@ static void add_stats(cJSON *obj, const char *key, const ml_cache_stats *s)
 	cJSON_AddNumberToObject(o, "index_bytes", (double)s->page_bytes);
 	cJSON_AddNumberToObject(o, "partial_files", (double)s->parts);
 	cJSON_AddNumberToObject(o, "partial_bytes", (double)s->part_bytes);
+	cJSON_AddNumberToObject(o, "unpacked_wheels", (double)s->unpacked);
+	cJSON_AddNumberToObject(o, "unpacked_bytes", (double)s->unpacked_bytes);
 }
 
 static double mib(uint64_t b)
@@ -135,6 +137,8 @@ static int cmd_cache(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 			       mib(s.page_bytes));
 			ml_say("partial   %llu downloads in progress (%.1f MiB)",
 			       (unsigned long long)s.parts, mib(s.part_bytes));
+			ml_say("unpacked  %llu wheels (%.1f MiB)", (unsigned long long)s.unpacked,
+			       mib(s.unpacked_bytes));
 		}
 	} else if (is_clean || is_prune) {
 		rc = is_clean ? ml_cache_clean(c, &s, err)
@@ -142,10 +146,11 @@ static int cmd_cache(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		if (!rc && ctx->json) {
 			rc = emit(action, dir, "removed", &s, NULL, NULL);
 		} else if (!rc) {
-			ml_say("removed %llu files (%.1f MiB) and %llu index pages from %s%s",
+			ml_say("removed %llu files (%.1f MiB), %llu unpacked wheels (%.1f MiB) and "
+			       "%llu index pages from %s",
 			       (unsigned long long)(s.blobs + s.parts),
-			       mib(s.blob_bytes + s.part_bytes), (unsigned long long)s.pages, dir,
-			       is_prune ? " (unused for longer than the given days)" : "");
+			       mib(s.blob_bytes + s.part_bytes), (unsigned long long)s.unpacked,
+			       mib(s.unpacked_bytes), (unsigned long long)s.pages, dir);
 		}
 	} else {
 		rc = ml_cache_verify(c, &s, &s2, err);

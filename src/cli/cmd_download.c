@@ -602,7 +602,8 @@ static int cmd_download(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		n_bad += !items[i].done && items[i].result;
 	if (n_bad > 1 || (n_bad == 1 && rc == 0))
 		for (size_t i = 0; i < n; i++)
-			if (!items[i].done && items[i].result)
+			if (!items[i].done && items[i].result &&
+			    strcmp(items[i].err.msg, err->msg) != 0) /* main() prints that one */
 				fprintf(stderr, "%s: %s\n",
 				        items[i].result == ML_ENOENT ? "missing" : "error",
 				        items[i].err.msg);

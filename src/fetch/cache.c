@@ -714,6 +714,106 @@ static int walk_dir(walk *w, walk_kind kind, const char *dir, int depth)
 	return rc;
 }
 
+/* --- unpacked wheel trees (made by src/build, judged here) ------------------ */
+
+/* Sums the regular files under path (bytes), not following links. */
+static uint64_t tree_bytes(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	uint64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char p[PATH_MAX];
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    !join(p, sizeof(p), path, e->d_name))
+			sum += tree_bytes(p);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* rm -rf path. Unpacked trees are read-only (0555 directories), so each
+ * directory is made writable before its entries go. Returns 0 or -1. */
+static int remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+	chmod(path, 0700);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char p[PATH_MAX];
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (join(p, sizeof(p), path, e->d_name) || remove_tree(p) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rmdir(path) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Calls fn for each entry of <cache>/unpacked/sha256 (trees, their lock
+ * files and any leftovers). */
+static int walk_unpacked(walk *w, bool remove_all)
+{
+	char dir[PATH_MAX];
+	if (join(dir, sizeof(dir), w->c->root, "unpacked/sha256"))
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int rc = 0;
+	time_t cutoff = w->cutoff;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char p[PATH_MAX], blob[PATH_MAX];
+		struct stat st, bs;
+		if (join(p, sizeof(p), dir, e->d_name) || lstat(p, &st) != 0)
+			continue;
+		bool tree = S_ISDIR(st.st_mode) && is_hex64(e->d_name);
+		uint64_t bytes = tree ? tree_bytes(p) : (uint64_t)st.st_size;
+		bool go = remove_all;
+		if (!go && w->fn == NULL && tree) /* prune */
+			go = st.st_mtime < cutoff &&
+			     ml_cache_blob_path(blob, sizeof(blob), w->c->root, e->d_name) == 0 &&
+			     stat(blob, &bs) != 0;
+		if (go) {
+			if (remove_tree(p) != 0)
+				rc = ml_err_set(w->err, ML_EIO, "cannot remove '%s': %s", p,
+				                strerror(errno));
+		}
+		ml_cache_stats *s = go ? w->a : (w->fn == NULL || remove_all ? NULL : w->a);
+		if (s && tree) {
+			s->unpacked++;
+			s->unpacked_bytes += bytes;
+		}
+	}
+	closedir(d);
+	if (remove_all) {
+		char up[PATH_MAX];
+		if (!join(up, sizeof(up), w->c->root, "unpacked"))
+			remove_tree(up);
+	}
+	return rc;
+}
+
 static int walk_cache(walk *w)
 {
 	static const struct {
@@ -760,6 +860,8 @@ int ml_cache_stats_get(ml_cache_stats *out, ml_cache *c, ml_err *err)
 	ml_cache_stats s = {0};
 	walk w = {c, stat_fn, &s, NULL, 0, err};
 	int rc = walk_cache(&w);
+	if (!rc)
+		rc = walk_unpacked(&w, false);
 	if (!rc)
 		*out = s;
 	return rc;
@@ -809,6 +911,8 @@ int ml_cache_clean(ml_cache *c, ml_cache_stats *removed, ml_err *err)
 	ml_cache_stats s = {0};
 	walk w = {c, remove_fn, &s, NULL, 0, err};
 	rc = walk_cache(&w);
+	if (!rc)
+		rc = walk_unpacked(&w, true);
 	remove_empty_dirs(c, "blobs/sha256");
 	remove_empty_dirs(c, "index");
 	if (removed)
@@ -863,6 +967,11 @@ int ml_cache_prune(ml_cache *c, unsigned days, ml_cache_stats *removed, ml_err *
 	ml_cache_stats s = {0};
 	walk w = {c, prune_fn, &s, NULL, time(NULL) - (time_t)days * 86400, err};
 	rc = walk_cache(&w);
+	if (!rc) {
+		/* after the blobs: a tree goes only when its wheel is gone */
+		walk u = {c, NULL, &s, NULL, w.cutoff, err};
+		rc = walk_unpacked(&u, false);
+	}
 	sweep_parts(c, false, &s);
 	remove_empty_dirs(c, "blobs/sha256");
 	remove_empty_dirs(c, "index");

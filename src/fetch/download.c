@@ -44,6 +44,8 @@
 #define RATE_WINDOW_S      2.0
 #define RATE_SAMPLES       32
 #define BUFFER_BYTES       (256L * 1024)
+#define MIN_PROGRESS       (64u * 1024) /* bytes a failed request must add to be "progress" */
+#define MAX_REQUESTS       100          /* per source, progress or not */
 
 typedef enum job_state {
 	JOB_PENDING,    /* not started */
@@ -64,6 +66,8 @@ typedef struct job {
 
 	size_t url_idx;   /* current source */
 	int url_attempts; /* requests to it (redirect hops not counted) */
+	int fails;        /* failed requests to it that made no progress */
+	uint64_t best;    /* the furthest its bytes ever got */
 	char *cur_url;    /* current target (after redirects), owned */
 	int hops;
 
@@ -671,9 +675,17 @@ static void request_failed(engine *e, job *j, int code, const ml_err *why, bool 
 		j->integrity_err = *why;
 	}
 	int n_req = j->url_attempts;
-	if (retryable && n_req <= e->retries) {
+	/* a request that moved the file forward by a real amount costs no
+	 * retry: a big wheel on a link that breaks every few minutes still
+	 * completes, while a server that never gets further runs out */
+	if (j->have >= j->best + MIN_PROGRESS) {
+		j->best = j->have;
+	} else {
+		j->fails++;
+	}
+	if (retryable && j->fails <= e->retries && n_req < MAX_REQUESTS) {
 		double cap = BACKOFF_BASE_S;
-		for (int k = 1; k < n_req && cap < BACKOFF_MAX_S; k++)
+		for (int k = 1; k < j->fails && cap < BACKOFF_MAX_S; k++)
 			cap *= 2;
 		if (cap > BACKOFF_MAX_S)
 			cap = BACKOFF_MAX_S;
@@ -683,8 +695,8 @@ static void request_failed(engine *e, job *j, int code, const ml_err *why, bool 
 			                                          : RETRY_AFTER_MAX_S;
 		j->st = JOB_WAIT_RETRY;
 		j->not_before = now_s() + delay;
-		notef(e, "retrying %s in %.1f s (request %d of %d): %s", j->d->name, delay,
-		      n_req + 1, e->retries + 1, why->msg);
+		notef(e, "retrying %s in %.1f s (%d of %d retries used): %s", j->d->name, delay,
+		      j->fails, e->retries, why->msg);
 		return;
 	}
 	if (retryable) {
@@ -726,6 +738,8 @@ static void next_source(engine *e, job *j, bool first)
 			break;
 		}
 		j->url_attempts = 1;
+		j->fails = 0;
+		j->best = 0;
 		j->hops = 0;
 		rc = start_request(e, j, &why);
 		if (rc == 0)
@@ -888,7 +902,7 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 
 /* Tries to start a job that has no transfer yet: lock, cache, first source.
  * Returns true when it took a transfer slot. */
-static bool job_begin(engine *e, job *j, double t, ml_err *err)
+static bool job_begin(engine *e, job *j, double t)
 {
 	ml_download *d = j->d;
 	if (!j->lock) {
@@ -927,12 +941,11 @@ static bool job_begin(engine *e, job *j, double t, ml_err *err)
 		job_fail(e, j);
 		return false;
 	}
-	(void)err;
 	next_source(e, j, true);
 	return j->st == JOB_ACTIVE;
 }
 
-static void schedule(engine *e, size_t *n_active, ml_err *err)
+static void schedule(engine *e, size_t *n_active)
 {
 	double t = now_s();
 	for (size_t i = 0; i < e->n && (size_t)*n_active < (size_t)e->jobs_max; i++) {
@@ -940,7 +953,7 @@ static void schedule(engine *e, size_t *n_active, ml_err *err)
 		if (j->not_before > t)
 			continue;
 		if (j->st == JOB_PENDING || j->st == JOB_WAIT_LOCK) {
-			if (job_begin(e, j, t, err))
+			if (job_begin(e, j, t))
 				(*n_active)++;
 		} else if (j->st == JOB_WAIT_RETRY) {
 			ml_err why = ML_ERR_INIT;
@@ -966,7 +979,7 @@ static void schedule(engine *e, size_t *n_active, ml_err *err)
 			continue;
 		char p[PATH_MAX];
 		if (ml_cache_blob_path(p, sizeof(p), ml_cache_root(e->cache), j->d->sha256) == 0 &&
-		    access(p, F_OK) == 0 && job_begin(e, j, t, err))
+		    access(p, F_OK) == 0 && job_begin(e, j, t))
 			(*n_active)++;
 	}
 }
@@ -1085,7 +1098,7 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		}
 		if (n_open == 0)
 			break;
-		schedule(&e, &n_active, err);
+		schedule(&e, &n_active);
 		int running = 0;
 		curl_multi_perform(e.multi, &running);
 		CURLMsg *m;

@@ -241,10 +241,10 @@ static int collect_projects(resolver *r)
 	return 0;
 }
 
-static int run_lookups(resolver *r, ml_err *err)
+static void run_lookups(resolver *r)
 {
 	if (r->n_projects == 0 || r->n_sources == 0)
-		return 0;
+		return;
 	size_t n_threads = r->n_projects < LOOKUP_THREADS ? r->n_projects : LOOKUP_THREADS;
 	pthread_t th[LOOKUP_THREADS];
 	size_t started = 0;
@@ -255,8 +255,6 @@ static int run_lookups(resolver *r, ml_err *err)
 		worker(r); /* no threads to be had: do it here */
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	(void)err;
-	return 0;
 }
 
 int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_config *cfg,
@@ -311,8 +309,7 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = run_lookups(&r, err)) != 0)
-		goto out;
+	run_lookups(&r);
 
 	for (size_t i = 0; i < plan->n_files; i++)
 		if (items[i].n_urls > 0 && items[i].result == ML_EINTEGRITY) {

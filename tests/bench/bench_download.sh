@@ -126,7 +126,7 @@ measure() {
 		t0=$(now)
 		"run_$tool" >/dev/null 2>&1 || {
 			echo "bench: $tool failed" >&2
-			"run_$tool" >&2 || true
+			"run_$tool" >&2 || echo "bench: $tool exit $?" >&2
 			exit 1
 		}
 		t1=$(now)

@@ -89,6 +89,12 @@ test_expect_success 'files in DIR are placed whole, by link or copy' '
 	test "$(stat -c %h out/$A)" -ge 1 &&
 	! ls -a out | grep -q "\.tmp$"
 '
+test_expect_success '--platform plans for another machine' '
+	sed "s/platforms = linux-x86_64/platforms = linux-x86_64 linux-aarch64/" m.txt >ma.txt &&
+	dl -r ma.txt -d outa --platform linux-aarch64 --json >j &&
+	expect_eq linux-aarch64 "$(json j "d[\"platform\"]")" &&
+	same_file outa/$A web/files/$A
+'
 test_expect_success 'usage errors: -r and -d are required, bad numbers refused' '
 	expect_exit 2 "$MLSETUP" download -d out 2>err && grep -q "\-r MANIFEST is required" err &&
 	expect_exit 2 "$MLSETUP" download -r m.txt 2>err && grep -q "\-d DIR is required" err &&

@@ -16,8 +16,8 @@ test_expect_success 'connection reset at 50%: resumes with Range, correct hash' 
 	faults web "{\"$A\": \"reset_at:50%\"}" &&
 	dl -r m.txt -d out --json >j 2>err &&
 	same_file out/$A web/files/$A &&
-	n=$(requests web /files/$A) && test "$n" -ge 2 && test "$n" -le 3 &&
-	test "$(requests web "/files/$A range")" -ge 1 &&
+	expect_eq 2 "$(requests web /files/$A)" &&
+	expect_eq 1 "$(requests web "/files/$A range")" &&
 	got=$(json j "d[\"files\"][0][\"bytes_downloaded\"]") &&
 	test "$got" -lt $((SIZE + SIZE / 4)) &&
 	no_parts
@@ -51,12 +51,26 @@ test_expect_success 'wrong Content-Range every time, no retries left: fails, not
 	test ! -e out/$A &&
 	no_parts
 '
-test_expect_success 'resets on every request: exit 4 after retries+1, nothing kept' '
+test_expect_success 'no progress after the first reset: exit 4 once retries run out' '
 	rm -rf cache out &&
 	faults web "{\"$A\": [\"reset_at:50%\", \"ignore_range\"]}" &&
 	expect_exit 4 dl -r m.txt -d out 2>err &&
-	expect_eq 3 "$(requests web /files/$A)" &&
-	grep -q "after 3 requests" err &&
+	# the first request got half the file (progress, free); the next
+	# three restart from zero and get no further: retries (2) + 1
+	expect_eq 4 "$(requests web /files/$A)" &&
+	grep -q "after 4 requests" err &&
+	no_parts
+'
+test_expect_success 'a request that moves the file on costs no retry' '
+	rm -rf cache out &&
+	make_wheel web beta 1.0 4000000 &&
+	make_manifest m2.txt "$web_url" "$TRASH/web/files" beta &&
+	B=$(wheel_file beta 1.0) &&
+	faults web "{\"$B\": \"reset_after:800000x4\"}" &&
+	dl -r m2.txt -d out --retries 1 2>err &&
+	same_file out/$B web/files/$B &&
+	expect_eq 5 "$(requests web /files/$B)" &&
+	expect_eq 4 "$(requests web "/files/$B range")" &&
 	no_parts
 '
 test_done

@@ -33,8 +33,10 @@ test_expect_success 'always truncated with Content-Length: exit 4, nothing kept'
 	rm -rf cache out &&
 	faults web "{\"$A\": \"truncate\"}" &&
 	expect_exit 4 dl -r m.txt -d out 2>err &&
-	grep -q "at byte [0-9]* of $SIZE (after 3 requests)" err &&
-	expect_eq 3 "$(requests web /files/$A)" &&
+	grep -q "at byte [0-9]* of $SIZE (after [0-9]* requests)" err &&
+	# each request brings half of what is left: free while that is more
+	# than 64 KiB, then retries (2) + 1 more
+	test "$(requests web /files/$A)" -ge 3 &&
 	test ! -e out/$A &&
 	no_parts
 '

@@ -49,10 +49,28 @@ test_expect_success 'prune --days takes a number' '
 	expect_exit 2 "$MLSETUP" cache prune --days soon --cache-dir cache 2>err &&
 	grep -q "\-\-days takes a number" err
 '
+test_expect_success 'unpacked wheel trees: counted, pruned with their wheel, read-only or not' '
+	H0=0000000000000000000000000000000000000000000000000000000000000000 &&
+	for h in $H0 $HA; do
+		mkdir -p cache/unpacked/sha256/$h/pkg &&
+		printf 12345 >cache/unpacked/sha256/$h/pkg/mod.py &&
+		chmod 0444 cache/unpacked/sha256/$h/pkg/mod.py &&
+		chmod 0555 cache/unpacked/sha256/$h/pkg cache/unpacked/sha256/$h || return 1
+	done &&
+	"$MLSETUP" cache info --cache-dir cache --json >j &&
+	expect_eq 2 "$(json j "d[\"contents\"][\"unpacked_wheels\"]")" &&
+	expect_eq 10 "$(json j "d[\"contents\"][\"unpacked_bytes\"]")" &&
+	touch -h -d "-40 days" cache/unpacked/sha256/$H0 cache/unpacked/sha256/$HA &&
+	"$MLSETUP" cache prune --days 30 --cache-dir cache --json >j &&
+	expect_eq 1 "$(json j "d[\"removed\"][\"unpacked_wheels\"]")" &&
+	test ! -e cache/unpacked/sha256/$H0 &&
+	test -d cache/unpacked/sha256/$HA
+'
 test_expect_success 'clean removes everything' '
 	"$MLSETUP" cache clean --cache-dir cache >c &&
 	grep -q "^removed 1 files" c &&
 	test -z "$(find cache -type f ! -name .lock)" &&
+	test ! -e cache/unpacked &&
 	"$MLSETUP" cache info --cache-dir cache --json >j &&
 	expect_eq 0 "$(json j "d[\"contents\"][\"blobs\"]")"
 '

@@ -14,6 +14,7 @@ a test can change them while the server runs. See tests/mirror/README.md.
 
 import argparse
 import email.utils
+import fcntl
 import hashlib
 import html
 import json
@@ -24,6 +25,7 @@ import socket
 import ssl
 import struct
 import sys
+import termios
 import threading
 import time
 import urllib.parse
@@ -214,11 +216,24 @@ class Handler(BaseHTTPRequestHandler):
         self.send_body(status, body, "text/plain; charset=utf-8")
 
     def abort_connection(self):
-        """Close abruptly: RST instead of FIN, so the client sees a reset."""
+        """Close abruptly: RST instead of FIN, so the client sees a reset.
+        Waits (at most 2 s) until the client has acknowledged everything
+        sent, so the reset lands exactly at the fault's offset instead of
+        throwing away whatever still sat in the send buffer."""
         try:
             self.wfile.flush()
         except OSError:
             pass
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                unacked = struct.unpack("i", fcntl.ioctl(self.connection.fileno(),
+                                                         termios.TIOCOUTQ, b"\0" * 4))[0]
+            except (OSError, ValueError):
+                break
+            if unacked == 0:
+                break
+            time.sleep(0.005)
         try:
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except OSError:
@@ -587,6 +602,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_endless(b"" if endless_junk is not None else body)
 
         rate = float(slow) if slow else None
+        reset_after = self.fault_arg(faults, "reset_after")
+        if reset_after is not None and int(reset_after) < len(body):
+            # this response breaks after N bytes, wherever it started
+            self.write_paced(body[:int(reset_after)], rate)
+            self.abort_connection()
+            return
         if reset_at is not None:
             # the connection breaks when the body reaches this offset of the
             # file; a Range request starting at or after it is served whole
@@ -630,6 +651,9 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 drops the SYNs of a client that
+    # opens many connections at once, which then wait a second to retry
+    request_queue_size = 128
 
     def handle_error(self, request, client_address):
         if self.verbose:
