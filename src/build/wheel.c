@@ -606,22 +606,6 @@ static int ensure_parent(placer *pl, const char *dst)
 	return 0;
 }
 
-/* Makes room for a new dst: unlinks what is there (never writes into an
- * existing file: it may be a hardlink into the cache). */
-static int clear_path(placer *pl, const char *dst)
-{
-	struct stat st;
-	if (lstat(dst, &st) != 0)
-		return 0;
-	if (S_ISDIR(st.st_mode))
-		return ml_err_set(pl->err, ML_EIO, "cannot install '%s': a directory is in the way",
-		                  dst);
-	if (unlink(dst) != 0 && errno != ENOENT)
-		return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(errno));
-	pl->res->n_overwritten++;
-	return 0;
-}
-
 static int copy_fd(int dfd, int sfd)
 {
 	bool plain = false;
@@ -694,58 +678,82 @@ static int try_place(ml_link_method m, const char *src, const char *dst, mode_t 
 	return rc;
 }
 
-/* Places src (in the unpacked cache) at dst. */
+/* A name beside dst that no other worker or process uses. */
+static void temp_beside(char *tmp, size_t sz, const char *dst)
+{
+	static _Atomic unsigned long counter;
+	snprintf(tmp, sz, "%s.mlsetup-new-%ld-%lu", dst, (long)getpid(), ++counter);
+}
+
+/* Moves tmp over dst (rename: atomic, so wheels that ship the same path,
+ * like the nvidia-* wheels' shared nvidia/__init__.py, can be installed by
+ * parallel workers; the last one wins, as with pip). */
+static int replace_with(placer *pl, const char *tmp, const char *dst)
+{
+	if (rename(tmp, dst) != 0) {
+		int e = errno;
+		unlink(tmp);
+		if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
+			return ml_err_set(pl->err, ML_EIO,
+					  "cannot install '%s': a directory is in the way", dst);
+		return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(e));
+	}
+	pl->res->n_overwritten++;
+	return 0;
+}
+
+/* Places src (in the unpacked cache) at dst, replacing a file another
+ * wheel placed there. */
 static int place_file(placer *pl, const char *src, const char *dst, bool exec)
 {
 	int rc = ensure_parent(pl, dst);
 	if (rc)
 		return rc;
 	mode_t mode = exec ? 0755 : 0644;
-	for (int attempt = 0; attempt < 3; attempt++) {
-		ml_link_method order[3];
-		size_t n = 0;
-		if (pl->forced != ML_LINK_AUTO) {
-			order[n++] = pl->forced;
-		} else {
-			if (!pl->no_reflink)
-				order[n++] = ML_LINK_REFLINK;
-			if (!pl->no_hardlink)
-				order[n++] = ML_LINK_HARDLINK;
-			order[n++] = ML_LINK_COPY;
-		}
-		int e = 0;
-		for (size_t i = 0; i < n; i++) {
-			e = try_place(order[i], src, dst, mode);
-			if (e == 0) {
-				pl->res->n_linked++;
-				if (order[i] == ML_LINK_REFLINK)
-					pl->res->n_reflinked++;
-				else if (order[i] == ML_LINK_HARDLINK)
-					pl->res->n_hardlinked++;
-				else
-					pl->res->n_copied++;
-				if (order[i] > pl->res->method)
-					pl->res->method = order[i];
-				return 0;
-			}
-			if (e == -EEXIST)
-				break;
-			/* Methods this pair of file systems cannot do are not
-			 * tried again for this wheel. */
-			if (order[i] == ML_LINK_REFLINK && pl->forced == ML_LINK_AUTO)
-				pl->no_reflink = true;
-			if (order[i] == ML_LINK_HARDLINK && e != -EMLINK &&
-			    pl->forced == ML_LINK_AUTO)
-				pl->no_hardlink = true;
-		}
-		if (e != -EEXIST)
-			return ml_err_set(pl->err, ML_EIO, "cannot install '%s' (%s): %s", dst,
-			                  ml_link_method_name(n ? order[n - 1] : ML_LINK_COPY),
-			                  strerror(-e));
-		if ((rc = clear_path(pl, dst)))
-			return rc;
+	ml_link_method order[3];
+	size_t n = 0;
+	if (pl->forced != ML_LINK_AUTO) {
+		order[n++] = pl->forced;
+	} else {
+		if (!pl->no_reflink)
+			order[n++] = ML_LINK_REFLINK;
+		if (!pl->no_hardlink)
+			order[n++] = ML_LINK_HARDLINK;
+		order[n++] = ML_LINK_COPY;
 	}
-	return ml_err_set(pl->err, ML_EIO, "cannot install '%s': it keeps being recreated", dst);
+	char tmp[ML_PATH_MAX + 64];
+	int e = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool replacing = false;
+		e = try_place(order[i], src, dst, mode);
+		if (e == -EEXIST) {
+			temp_beside(tmp, sizeof tmp, dst);
+			e = try_place(order[i], src, tmp, mode);
+			replacing = true;
+		}
+		if (e == 0) {
+			if (replacing && (rc = replace_with(pl, tmp, dst)))
+				return rc;
+			pl->res->n_linked++;
+			if (order[i] == ML_LINK_REFLINK)
+				pl->res->n_reflinked++;
+			else if (order[i] == ML_LINK_HARDLINK)
+				pl->res->n_hardlinked++;
+			else
+				pl->res->n_copied++;
+			if (order[i] > pl->res->method)
+				pl->res->method = order[i];
+			return 0;
+		}
+		/* Methods this pair of file systems cannot do are not tried again
+		 * for this wheel. */
+		if (order[i] == ML_LINK_REFLINK && pl->forced == ML_LINK_AUTO)
+			pl->no_reflink = true;
+		if (order[i] == ML_LINK_HARDLINK && e != -EMLINK && pl->forced == ML_LINK_AUTO)
+			pl->no_hardlink = true;
+	}
+	return ml_err_set(pl->err, ML_EIO, "cannot install '%s' (%s): %s", dst,
+			  ml_link_method_name(n ? order[n - 1] : ML_LINK_COPY), strerror(-e));
 }
 
 /* Writes new content at dst (a new inode, replacing what is there). */
@@ -754,19 +762,19 @@ static int write_new(placer *pl, const char *dst, const void *data, size_t n, mo
 	int rc = ensure_parent(pl, dst);
 	if (rc)
 		return rc;
-	for (int attempt = 0; attempt < 3; attempt++) {
-		int e = mlb_write_file(dst, data, n, mode, true, false);
-		if (e == 0) {
-			pl->res->n_written++;
-			return 0;
+	int e = mlb_write_file(dst, data, n, mode, true, false);
+	if (e == -EEXIST) {
+		char tmp[ML_PATH_MAX + 64];
+		temp_beside(tmp, sizeof tmp, dst);
+		if ((e = mlb_write_file(tmp, data, n, mode, true, false)) == 0) {
+			if ((rc = replace_with(pl, tmp, dst)))
+				return rc;
 		}
-		if (e != -EEXIST)
-			return ml_err_set(pl->err, ML_EIO, "cannot write '%s': %s", dst,
-			                  strerror(-e));
-		if ((rc = clear_path(pl, dst)))
-			return rc;
 	}
-	return ml_err_set(pl->err, ML_EIO, "cannot write '%s': it keeps being recreated", dst);
+	if (e != 0)
+		return ml_err_set(pl->err, ML_EIO, "cannot write '%s': %s", dst, strerror(-e));
+	pl->res->n_written++;
+	return 0;
 }
 
 /* --- scripts and launchers -------------------------------------------------------------- */

@@ -102,4 +102,19 @@ test_expect_success '--require-gpu on a machine without a GPU fails with exit 5 
 	expect_exit 5 inst --manifest m.txt --target "$TRASH/env5" --require-gpu 2>err &&
 	grep -q "no NVIDIA GPU found" err && test ! -e "$TRASH/env5"
 '
+test_expect_success 'wheels sharing a path (namespace __init__.py) install in parallel, warm too' '
+	for i in 1 2 3 4 5 6 7 8; do
+		mkdir -p "$TRASH/ns$i/ns/mod$i" &&
+		echo "" >"$TRASH/ns$i/ns/__init__.py" &&
+		echo "X = $i" >"$TRASH/ns$i/ns/mod$i/__init__.py" &&
+		wheel_from_dir nspkg$i 1.0 py3-none-any "$TRASH/ns$i" "$TRASH/web/files" || exit 1
+	done &&
+	wheel_manifest "$TRASH/ns.txt" $(for i in 1 2 3 4 5 6 7 8; do echo nspkg$i-1.0-py3-none-any.whl; done) &&
+	inst --manifest ns.txt --target "$TRASH/nsenv0" --jobs 8 >/dev/null 2>&1 &&
+	for round in 1 2 3; do
+		inst --manifest ns.txt --target "$TRASH/nsenv$round" --jobs 8 >out 2>err ||
+			{ cat err; exit 1; }
+		"$TRASH/nsenv$round/bin/python" -c "import ns.mod1, ns.mod8" || exit 1
+	done
+'
 test_done
