@@ -158,7 +158,7 @@ int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t m
 /* Like ml_os_run_capture(), but standard error is captured too, interleaved
  * with standard output (for showing a failing tool's own messages). */
 int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
-		     int timeout_s, ml_err *err);
+                     int timeout_s, ml_err *err);
 
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or

@@ -374,7 +374,6 @@ int ml_index_config_resolve(ml_index_config **out, const ml_index_flags *flags,
 /* Frees a config and everything it holds. Accepts NULL. */
 void ml_index_config_free(ml_index_config *c);
 
-
 /* --- sizes by HEAD (src/fetch/head.c) ------------------------------------- */
 
 /* Sets sizes[i] to the Content-Length (bytes) a HEAD request on urls[i]
@@ -385,7 +384,7 @@ void ml_index_config_free(ml_index_config *c);
  * ml_http_fail() maps it (ML_ENET, ML_ENOENT, ML_EFAIL); sizes after a
  * failure are left unset. */
 int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trusted_hosts,
-		  size_t n_trusted, const char *cert, ml_err *err);
+                  size_t n_trusted, const char *cert, ml_err *err);
 
 /* --- the cache (src/fetch/cache.c) ------------------------------------------- */
 

@@ -106,7 +106,7 @@ typedef struct ml_marker_env {
  * Returns 0, or ML_EUNSUPPORTED for another os or arch, or a Python outside
  * 2.7 and 3.0 .. 3.49 (*out untouched then). */
 int ml_marker_env_for(ml_marker_env *out, const char *os, const char *arch, int py_major,
-		      int py_minor);
+                      int py_minor);
 
 /* Evaluates a PEP 508 marker ("python_version >= '3.10' and sys_platform
  * == 'linux'") against env and sets *out to the result. Implements the full
@@ -167,40 +167,40 @@ typedef struct ml_requirement {
 	char *normalized; /* PEP 503 ("torch-audio") */
 	char **extras;    /* PEP 685 normalized, in order written */
 	size_t n_extras;
-	char *specifier;  /* whole specifier set, whitespace removed (">=1.0,<2"),
-	                   * "" when none */
-	char *version;    /* the version of an exact "==V" pin, as written
-	                   * ("2.6.0+cu124"); NULL when not pinned that way */
-	char *url;        /* direct reference "name @ url", else NULL */
-	char *marker;     /* PEP 508 marker text after ';', trimmed, or NULL */
-	char **sha256;    /* 64 lower-case hex digits each, no duplicates */
+	char *specifier; /* whole specifier set, whitespace removed (">=1.0,<2"),
+	                  * "" when none */
+	char *version;   /* the version of an exact "==V" pin, as written
+	                  * ("2.6.0+cu124"); NULL when not pinned that way */
+	char *url;       /* direct reference "name @ url", else NULL */
+	char *marker;    /* PEP 508 marker text after ';', trimmed, or NULL */
+	char **sha256;   /* 64 lower-case hex digits each, no duplicates */
 	size_t n_hashes;
-	int line;         /* 1-based first physical line of the requirement */
+	int line; /* 1-based first physical line of the requirement */
 } ml_requirement;
 
 /* A parsed requirements file. Options follow pip's requirements-file
  * format; where pip keeps the last of a repeated --index-url, so does this. */
 typedef struct ml_requirements {
-	char *path;              /* path_for_messages, or NULL */
-	ml_requirement *reqs;    /* in file order */
+	char *path;           /* path_for_messages, or NULL */
+	ml_requirement *reqs; /* in file order */
 	size_t n_reqs;
 	char *index_url;         /* --index-url / -i, NULL when absent */
 	char **extra_index_urls; /* --extra-index-url, in order */
 	size_t n_extra;
-	char **find_links;       /* --find-links / -f, in order */
+	char **find_links; /* --find-links / -f, in order */
 	size_t n_find_links;
-	bool no_index;           /* --no-index */
-	char **trusted_hosts;    /* --trusted-host, in order */
+	bool no_index;        /* --no-index */
+	char **trusted_hosts; /* --trusted-host, in order */
 	size_t n_trusted;
-	bool require_hashes;     /* --require-hashes was written (hash mode
-	                          * checks come from ML_REQ_HASH_MODE) */
-	bool prefer_binary;      /* --prefer-binary: recorded; mlsetup installs
-	                          * wheels only, so it changes nothing */
-	bool pre;                /* --pre */
-	char **only_binary;      /* --only-binary values (":all:", names); recorded,
-	                          * wheels are all mlsetup installs anyway */
+	bool require_hashes; /* --require-hashes was written (hash mode
+	                      * checks come from ML_REQ_HASH_MODE) */
+	bool prefer_binary;  /* --prefer-binary: recorded; mlsetup installs
+	                      * wheels only, so it changes nothing */
+	bool pre;            /* --pre */
+	char **only_binary;  /* --only-binary values (":all:", names); recorded,
+	                      * wheels are all mlsetup installs anyway */
 	size_t n_only_binary;
-	ml_kv *meta;             /* `# mlsetup: key = value` headers, in order */
+	ml_kv *meta; /* `# mlsetup: key = value` headers, in order */
 	size_t n_meta;
 } ml_requirements;
 
@@ -242,7 +242,7 @@ enum {
  * Caller owns *out; free with ml_requirements_free(). Returns 0, ML_EPARSE
  * or ML_ENOMEM. */
 int ml_requirements_parse(ml_requirements **out, const char *path_for_messages, const char *text,
-			  size_t len, unsigned flags, ml_err *err);
+                          size_t len, unsigned flags, ml_err *err);
 
 /* Reads the file at path (at most 16 MiB) and parses it with
  * ml_requirements_parse(). Caller owns *out; free with
@@ -261,15 +261,15 @@ void ml_requirements_free(ml_requirements *r);
 
 /* The interpreter and platform to list tags for. */
 typedef struct ml_tag_target {
-	const char *os;        /* "linux", "windows", "darwin" */
-	const char *arch;      /* "x86_64"/"amd64", "aarch64"/"arm64" */
-	const char *libc_kind; /* linux: "glibc" or "musl"; NULL or "" when
-	                        * unknown (then only linux_<arch> is listed) */
+	const char *os;             /* "linux", "windows", "darwin" */
+	const char *arch;           /* "x86_64"/"amd64", "aarch64"/"arm64" */
+	const char *libc_kind;      /* linux: "glibc" or "musl"; NULL or "" when
+	                             * unknown (then only linux_<arch> is listed) */
 	int libc_major, libc_minor; /* linux: glibc 2.35 / musl 1.2;
 	                             * darwin: the macOS version (14, 0); 0.0 there
 	                             * means unknown and lists 11.0 on arm64, 10.9
 	                             * on x86_64 (python.org's minimums) */
-	int py_major, py_minor; /* CPython version, 3.x */
+	int py_major, py_minor;     /* CPython version, 3.x */
 } ml_tag_target;
 
 /* Sets *out to a new array of the tags the CPython described by t supports,
@@ -302,12 +302,12 @@ void ml_tags_free(char **tags, size_t n);
  * sets ("py2.py3", "manylinux_2_17_x86_64.manylinux2014_x86_64"), lower
  * case, as packaging.utils.parse_wheel_filename() reads them. */
 typedef struct ml_wheel_name {
-	char name[256];       /* distribution as written ("torch", "typing_extensions") */
-	char normalized[256]; /* PEP 503 ("typing-extensions") */
-	char version[128];    /* as written ("2.6.0+cu124") */
-	char build[64];       /* build tag ("1", "2abc"), "" when absent */
-	char python_tag[128]; /* "cp312", "py2.py3" */
-	char abi_tag[128];    /* "cp312", "abi3", "none" */
+	char name[256];         /* distribution as written ("torch", "typing_extensions") */
+	char normalized[256];   /* PEP 503 ("typing-extensions") */
+	char version[128];      /* as written ("2.6.0+cu124") */
+	char build[64];         /* build tag ("1", "2abc"), "" when absent */
+	char python_tag[128];   /* "cp312", "py2.py3" */
+	char abi_tag[128];      /* "cp312", "abi3", "none" */
 	char platform_tag[512]; /* "manylinux_2_17_x86_64.manylinux2014_x86_64" */
 } ml_wheel_name;
 
@@ -335,7 +335,7 @@ int ml_wheel_tag_rank(const ml_wheel_name *w, char *const *tags, size_t n);
  * for x86_64 and i686.
  * Any other tag (musllinux, linux_x86_64, win_amd64) returns false. */
 bool ml_manylinux_compatible(const char *platform_tag, int glibc_major, int glibc_minor,
-			     const char *arch);
+                             const char *arch);
 
 /* --- CUDA code and devices: "will it run?" (src/plan/arch.c) ------------ */
 
@@ -377,8 +377,7 @@ int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
  * on 8.6", "PTX compute_90 can be JIT-compiled for 12.0"; or, when false,
  * what is missing: "sm_120: no SASS for major 12, no PTX ≤ 12.0". */
 bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
-		     size_t why_sz);
-
+                     size_t why_sz);
 
 /* --- embedded data, manifests, selection (src/plan/manifest.c, select.c) -- */
 
@@ -407,17 +406,17 @@ typedef struct ml_file_info {
 /* A manifest: a pinned, hashed requirements file plus the `# mlsetup:`
  * header selection needs. */
 typedef struct ml_manifest {
-	char *name;        /* "requirements.txt", or the path as given */
-	bool embedded;     /* shipped inside the binary */
+	char *name;    /* "requirements.txt", or the path as given */
+	bool embedded; /* shipped inside the binary */
 	ml_requirements *reqs;
-	const char *summary, *torch, *cuda;      /* header values or NULL; owned by reqs */
+	const char *summary, *torch, *cuda; /* header values or NULL; owned by reqs */
 	const char *min_driver_linux, *min_driver_windows;
 	ml_cuda_arch *code; /* torch_sass then torch_ptx entries */
 	size_t n_code;
 	bool has_gpu_header; /* torch_sass/torch_ptx present: GPU fit can be judged */
 	char **pythons;      /* supported "X.Y" versions, empty = any */
 	size_t n_pythons;
-	char **platforms;    /* "linux-x86_64", empty = any */
+	char **platforms; /* "linux-x86_64", empty = any */
 	size_t n_platforms;
 	ml_file_info *files; /* from # mlsetup-file lines */
 	size_t n_files;
@@ -459,17 +458,20 @@ typedef struct ml_select_opts {
 	const char *python_version; /* "3.12": the interpreter's X.Y */
 } ml_select_opts;
 
-#define ML_SELECT_OPTS_INIT {NULL, NULL}
+#define ML_SELECT_OPTS_INIT                                                                        \
+	{                                                                                          \
+		NULL, NULL                                                                         \
+	}
 
 /* The result of manifest selection. `manifest` is NULL when nothing fits;
  * then `problem` says why and `remedy` what to do. */
 typedef struct ml_selection {
-	ml_manifest *manifest; /* the chosen one, owned */
-	bool overridden;       /* chosen by --manifest */
+	ml_manifest *manifest;   /* the chosen one, owned */
+	bool overridden;         /* chosen by --manifest */
 	bool gpu_checks_skipped; /* no NVIDIA GPU: torch's GPU code not judged */
-	ml_reason *reasons;    /* every rule evaluated, in order */
+	ml_reason *reasons;      /* every rule evaluated, in order */
 	size_t n_reasons;
-	char **warnings;       /* what a user must see (loud override, old driver) */
+	char **warnings; /* what a user must see (loud override, old driver) */
 	size_t n_warnings;
 	char problem[512];
 	char remedy[512];
@@ -496,15 +498,15 @@ void ml_selection_free(ml_selection *s);
 
 /* One wheel (or the interpreter archive) the plan will fetch. */
 typedef struct ml_artifact {
-	char *name;       /* PEP 503 normalized project name */
+	char *name; /* PEP 503 normalized project name */
 	char *version;
-	char *filename;   /* the wheel chosen for this platform; NULL when unknown */
-	char sha256[65];  /* lower-case hex; "" when unknown */
-	int64_t size;     /* bytes; -1 when unknown */
-	int tag_rank;     /* PEP 425 priority of the chosen file (0 best), -1 unknown */
-	bool requested;   /* named in the manifest's input (gets REQUESTED, PEP 376) */
-	bool cached;      /* already in the cache, size verified */
-	int line;         /* manifest line of the requirement */
+	char *filename;  /* the wheel chosen for this platform; NULL when unknown */
+	char sha256[65]; /* lower-case hex; "" when unknown */
+	int64_t size;    /* bytes; -1 when unknown */
+	int tag_rank;    /* PEP 425 priority of the chosen file (0 best), -1 unknown */
+	bool requested;  /* named in the manifest's input (gets REQUESTED, PEP 376) */
+	bool cached;     /* already in the cache, size verified */
+	int line;        /* manifest line of the requirement */
 } ml_artifact;
 
 /* The interpreter the environment will use. */
@@ -515,33 +517,36 @@ typedef struct ml_python_plan {
 	char *pin_name;   /* "cpython-3.12.8-linux-x86_64-gnu" from python.json */
 	char *url;        /* its archive URL */
 	char sha256[65];
-	int64_t size;     /* archive bytes from the pins, -1 when not pinned */
+	int64_t size; /* archive bytes from the pins, -1 when not pinned */
 } ml_python_plan;
 
 typedef struct ml_plan_opts {
-	const char *manifest;  /* --manifest NAME|PATH, NULL to choose */
-	const char *python;    /* --python X.Y or PATH, NULL for python.json's default */
-	const char *target;    /* --target DIR, NULL for ./.venv */
-	const char *cache_dir; /* --cache-dir, NULL for ml_cache_dir()'s default */
-	bool offline;          /* --offline: contact no index */
+	const char *manifest;    /* --manifest NAME|PATH, NULL to choose */
+	const char *python;      /* --python X.Y or PATH, NULL for python.json's default */
+	const char *target;      /* --target DIR, NULL for ./.venv */
+	const char *cache_dir;   /* --cache-dir, NULL for ml_cache_dir()'s default */
+	bool offline;            /* --offline: contact no index */
 	const char *python_pins; /* --python-pins FILE: interpreter pins in the
 	                          * format of manifests/python.json; NULL:
 	                          * $MLSETUP_PYTHON_PINS, else the embedded file */
 } ml_plan_opts;
 
-#define ML_PLAN_OPTS_INIT {NULL, NULL, NULL, NULL, false, NULL}
+#define ML_PLAN_OPTS_INIT                                                                          \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, false, NULL                                                \
+	}
 
 typedef struct ml_plan {
 	ml_selection *selection; /* owned; selection->manifest NULL: nothing fits */
 	ml_python_plan python;
 	char target[4096];
 	char cache_dir[4096];
-	ml_artifact *files;      /* one per requirement whose marker holds here */
+	ml_artifact *files; /* one per requirement whose marker holds here */
 	size_t n_files;
-	size_t n_not_here;       /* requirements whose marker excludes this platform */
-	size_t n_unknown;        /* files that could not be named or sized */
-	uint64_t total_bytes;    /* size of all known files */
-	uint64_t download_bytes; /* of those, not yet in the cache */
+	size_t n_not_here;          /* requirements whose marker excludes this platform */
+	size_t n_unknown;           /* files that could not be named or sized */
+	uint64_t total_bytes;       /* size of all known files */
+	uint64_t download_bytes;    /* of those, not yet in the cache */
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
 	char **warnings;
 	size_t n_warnings;
@@ -582,19 +587,19 @@ typedef struct ml_lock_target {
 /* One wheel file of a pinned version, as the index lists it. */
 typedef struct ml_lock_file {
 	char *filename;
-	char *url;    /* where the index serves it (not written to the manifest) */
+	char *url; /* where the index serves it (not written to the manifest) */
 	char sha256[65];
 	int64_t size; /* bytes, -1 unknown */
 } ml_lock_file;
 
 /* One pinned (name, version) of the merged closure. */
 typedef struct ml_lock_pkg {
-	char *name;        /* as pip reports it ("PyYAML") */
-	char *normalized;  /* PEP 503 ("pyyaml") */
+	char *name;       /* as pip reports it ("PyYAML") */
+	char *normalized; /* PEP 503 ("pyyaml") */
 	char *version;
-	bool requested;    /* named in the input */
-	uint32_t targets;  /* bit i: in the closure of target i */
-	char **chosen;     /* sha256 of each file pip picked, for checking */
+	bool requested;   /* named in the input */
+	uint32_t targets; /* bit i: in the closure of target i */
+	char **chosen;    /* sha256 of each file pip picked, for checking */
 	size_t n_chosen;
 	ml_lock_file *files; /* every wheel of this version (from the index) */
 	size_t n_files;
@@ -607,15 +612,18 @@ typedef struct ml_lock {
 	size_t n_pkgs;
 } ml_lock;
 
-#define ML_LOCK_INIT {{{{0}, 0, 0}}, 0, NULL, 0}
+#define ML_LOCK_INIT                                                                               \
+	{                                                                                          \
+		{{{0}, 0, 0}}, 0, NULL, 0                                                          \
+	}
 
 /* Adds a target: platform "os-arch" as above and python "X.Y". Returns 0,
  * ML_EUSAGE (unknown platform, bad version, more than 32 targets). */
 int ml_lock_add_target(ml_lock *lk, const char *platform, const char *python, ml_err *err);
 
 typedef struct ml_lock_pip_opts {
-	const char *python;     /* interpreter that runs pip ("python3") */
-	const char *input_path; /* the loose requirements (INPUT.in) */
+	const char *python;      /* interpreter that runs pip ("python3") */
+	const char *input_path;  /* the loose requirements (INPUT.in) */
 	char *const *index_args; /* extra pip arguments: --index-url URL ... */
 	size_t n_index_args;
 } ml_lock_pip_opts;
@@ -640,7 +648,7 @@ bool ml_lock_wheel_fits(const ml_lock *lk, const char *platform_tags);
 /* Records one wheel file of pkg (from the index; url may be NULL).
  * Returns 0 or ML_ENOMEM. */
 int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url,
-			 const char *sha256, int64_t size);
+                         const char *sha256, int64_t size);
 
 /* Renders the manifest: a generated-file banner naming `command`, the
  * input's `# mlsetup:` header lines (plus `requested = ...`), its index
@@ -652,8 +660,8 @@ int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url
  * file (else ML_EFAIL) and every file a size (else ML_EFAIL: the caller
  * learns missing sizes with ml_http_sizes()). *out is a new string (caller frees). Returns 0,
  * ML_EINTEGRITY, ML_EFAIL or ML_ENOMEM. */
-int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
-		   const char *command, ml_err *err);
+int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input, const char *command,
+                   ml_err *err);
 
 /* Frees everything lk holds and resets it; accepts NULL. */
 void ml_lock_release(ml_lock *lk);

@@ -122,7 +122,7 @@ static long long now_ms(void)
 }
 
 static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-		       int timeout_s, bool with_stderr, ml_err *err)
+                       int timeout_s, bool with_stderr, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -223,13 +223,13 @@ int ml_os_cpu_count(void)
 }
 
 int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-		      int timeout_s, ml_err *err)
+                      int timeout_s, ml_err *err)
 {
 	return run_capture(out, status, argv, max_bytes, timeout_s, false, err);
 }
 
 int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
-		     int timeout_s, ml_err *err)
+                     int timeout_s, ml_err *err)
 {
 	return run_capture(out, status, argv, max_bytes, timeout_s, true, err);
 }

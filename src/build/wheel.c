@@ -695,7 +695,7 @@ static int replace_with(placer *pl, const char *tmp, const char *dst)
 		unlink(tmp);
 		if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
 			return ml_err_set(pl->err, ML_EIO,
-					  "cannot install '%s': a directory is in the way", dst);
+			                  "cannot install '%s': a directory is in the way", dst);
 		return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(e));
 	}
 	pl->res->n_overwritten++;
@@ -753,7 +753,7 @@ static int place_file(placer *pl, const char *src, const char *dst, bool exec)
 			pl->no_hardlink = true;
 	}
 	return ml_err_set(pl->err, ML_EIO, "cannot install '%s' (%s): %s", dst,
-			  ml_link_method_name(n ? order[n - 1] : ML_LINK_COPY), strerror(-e));
+	                  ml_link_method_name(n ? order[n - 1] : ML_LINK_COPY), strerror(-e));
 }
 
 /* Writes new content at dst (a new inode, replacing what is there). */
@@ -1155,7 +1155,7 @@ bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256)
 	struct stat st;
 	if (!cache_dir || !sha256 || strlen(sha256) != 64 ||
 	    snprintf(path, sizeof path, "%s/unpacked/sha256/%s/%s", cache_dir, sha256,
-		     MARKER_NAME) >= (int)sizeof path)
+	             MARKER_NAME) >= (int)sizeof path)
 		return false;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -51,7 +51,7 @@ void ml_cli_print_help(void);
 /* Records a usage error ("unknown option '--x'") in err and prints the
  * command's usage line to stderr. Returns ML_EUSAGE. */
 int ml_cli_usage(const ml_command *c, ml_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* Parses a command's options with getopt_long over `longopts`, calling
  * handle(opt, optarg, data) for each; --help/-h prints the command's help

@@ -84,9 +84,9 @@ static void print_human(const ml_machine *m)
 static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-	    {"target", required_argument, NULL, OPT_TARGET},
-	    {"no-smi", no_argument, NULL, OPT_NO_SMI},
-	    {NULL, 0, NULL, 0},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"no-smi", no_argument, NULL, OPT_NO_SMI},
+	        {NULL, 0, NULL, 0},
 	};
 	struct detect_args a = {NULL, false};
 	int first;
@@ -117,11 +117,11 @@ static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_detect = {
-    "detect",
-    cmd_detect,
-    ML_NEED_NONE,
-    "show the OS, libc, CPU, memory, disk, NVIDIA driver and GPUs",
-    "mlsetup detect [--json] [--target DIR] [--no-smi]",
-    "  --target DIR        report free disk space where the environment will go (default .)\n"
-    "  --no-smi            do not run nvidia-smi as the last-resort probe\n",
+        "detect",
+        cmd_detect,
+        ML_NEED_NONE,
+        "show the OS, libc, CPU, memory, disk, NVIDIA driver and GPUs",
+        "mlsetup detect [--json] [--target DIR] [--no-smi]",
+        "  --target DIR        report free disk space where the environment will go (default .)\n"
+        "  --no-smi            do not run nvidia-smi as the last-resort probe\n",
 };

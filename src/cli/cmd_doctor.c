@@ -56,10 +56,10 @@ static void print_findings(const ml_machine *m, const ml_plan *p)
 static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		ML_VERIFY_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"python", required_argument, NULL, OPT_PYTHON},
+	        ML_VERIFY_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	struct doctor_args a = {".venv", NULL, ML_FRAMEWORK_OPTS_INIT};
 	int first;
@@ -102,7 +102,7 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		rc = ml_verify_run_status(&r, err);
 		if (!rc && !p->selection->manifest) {
 			ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s",
-				   p->selection->problem);
+			           p->selection->problem);
 			ml_err_hint(err, "%s", p->selection->remedy);
 			rc = ML_EUNSUPPORTED;
 		}
@@ -115,11 +115,11 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_doctor = {
-	"doctor",
-	cmd_doctor,
-	ML_NEED_NONE,
-	"diagnose a machine and its environment: detect, selection rules, verify, remedies",
-	"mlsetup doctor [--target DIR | --python PATH] [--json]",
-	"  -t, --target DIR     the environment (default ./.venv)\n"
-	"  --python PATH        check this interpreter instead of an environment\n" ML_VERIFY_HELP,
+        "doctor",
+        cmd_doctor,
+        ML_NEED_NONE,
+        "diagnose a machine and its environment: detect, selection rules, verify, remedies",
+        "mlsetup doctor [--target DIR | --python PATH] [--json]",
+        "  -t, --target DIR     the environment (default ./.venv)\n"
+        "  --python PATH        check this interpreter instead of an environment\n" ML_VERIFY_HELP,
 };

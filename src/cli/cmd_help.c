@@ -23,10 +23,10 @@ static int cmd_help(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_help = {
-    "help",
-    cmd_help,
-    ML_NEED_NONE,
-    "show help for mlsetup or one command",
-    "mlsetup help [COMMAND]",
-    "",
+        "help",
+        cmd_help,
+        ML_NEED_NONE,
+        "show help for mlsetup or one command",
+        "mlsetup help [COMMAND]",
+        "",
 };

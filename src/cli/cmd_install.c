@@ -67,7 +67,8 @@ static int parse_long(long *out, const char *arg, long min, const char *opt, ml_
 	char *end = NULL;
 	long v = strtol(arg, &end, 10);
 	if (!*arg || *end || v < min)
-		return ml_err_set(err, ML_EUSAGE, "%s takes a number >= %ld, not '%s'", opt, min, arg);
+		return ml_err_set(err, ML_EUSAGE, "%s takes a number >= %ld, not '%s'", opt, min,
+		                  arg);
 	*out = v;
 	return 0;
 }
@@ -110,8 +111,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_RETRIES:
 	case OPT_CONNECT_TIMEOUT:
 	case OPT_LOW_SPEED_TIME: {
-		const char *names[] = {"--jobs", "--retries", "--connect-timeout", "--low-speed-time"};
-		int i = opt == OPT_JOBS ? 0 : opt == OPT_RETRIES ? 1 : opt == OPT_CONNECT_TIMEOUT ? 2 : 3;
+		const char *names[] = {"--jobs", "--retries", "--connect-timeout",
+		                       "--low-speed-time"};
+		int i = opt == OPT_JOBS              ? 0
+		        : opt == OPT_RETRIES         ? 1
+		        : opt == OPT_CONNECT_TIMEOUT ? 2
+		                                     : 3;
 		if (parse_long(&v, arg, i == 1 ? 0 : 1, names[i], err))
 			return ML_EUSAGE;
 		if (opt == OPT_JOBS)
@@ -153,7 +158,7 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 
 enum { ST_DETECT, ST_PLAN, ST_FETCH, ST_INTERPRETER, ST_INSTALL, ST_VERIFY, ST_N };
 static const char *const stage_names[ST_N] = {"detect",      "plan",    "fetch",
-					      "interpreter", "install", "verify"};
+                                              "interpreter", "install", "verify"};
 
 typedef struct install_run {
 	struct install_args *a;
@@ -173,10 +178,10 @@ typedef struct install_run {
 	uint64_t n_downloaded, bytes_downloaded, n_from_cache;
 	cJSON *verification;
 	bool verified_ok;
-	cJSON *preaudit;      /* the audit of the downloaded wheels, or NULL */
-	ml_verify_run vrun;   /* the GPU checks, when the environment has torch */
+	cJSON *preaudit;    /* the audit of the downloaded wheels, or NULL */
+	ml_verify_run vrun; /* the GPU checks, when the environment has torch */
 	bool vrun_done;
-	bool up_to_date;      /* the target already is exactly this plan */
+	bool up_to_date; /* the target already is exactly this plan */
 } install_run;
 
 static double now_s(void)
@@ -243,11 +248,12 @@ static int ensure_interpreter(install_run *r, ml_err *err)
 	char dir[4096], marker[4400];
 	int rc = ml_python_dir(dir, sizeof(dir), NULL);
 	if (rc)
-		return ml_err_set(err, ML_EFAIL, "no directory for interpreters: set XDG_DATA_HOME or HOME");
+		return ml_err_set(err, ML_EFAIL,
+		                  "no directory for interpreters: set XDG_DATA_HOME or HOME");
 	if (snprintf(marker, sizeof(marker), "%s/%s/.mlsetup-complete", dir, pp->pin_name) >=
-		    (int)sizeof(marker) ||
+	            (int)sizeof(marker) ||
 	    snprintf(r->interpreter, sizeof(r->interpreter), "%s/%s/python/bin/python3", dir,
-		     pp->pin_name) >= (int)sizeof(r->interpreter))
+	             pp->pin_name) >= (int)sizeof(r->interpreter))
 		return ml_err_set(err, ML_EFAIL, "interpreter directory path too long: '%s'", dir);
 	struct stat st;
 	if (stat(marker, &st) == 0 && stat(r->interpreter, &st) == 0) {
@@ -255,25 +261,30 @@ static int ensure_interpreter(install_run *r, ml_err *err)
 		return ml_python_probe(&r->py, r->interpreter, err);
 	}
 	char url[4096];
-	const char *mirror = r->a->python_mirror ? r->a->python_mirror : getenv("MLSETUP_PYTHON_MIRROR");
+	const char *mirror =
+	        r->a->python_mirror ? r->a->python_mirror : getenv("MLSETUP_PYTHON_MIRROR");
 	if (mirror_url(url, sizeof(url), pp->url, mirror))
 		return ml_err_set(err, ML_EFAIL, "interpreter URL too long");
 	int64_t size = pp->size;
 	if (size < 0) {
 		if (r->a->po.offline) {
-			ml_err_set(err, ML_ENOENT, "interpreter %s is not unpacked yet and --offline "
-						   "forbids fetching it", pp->pin_name);
+			ml_err_set(err, ML_ENOENT,
+			           "interpreter %s is not unpacked yet and --offline "
+			           "forbids fetching it",
+			           pp->pin_name);
 			ml_err_hint(err, "run once online, or use --python PATH");
 			return ML_ENOENT;
 		}
 		char *urls[1] = {url};
 		rc = ml_http_sizes(&size, urls, 1, r->cfg ? r->cfg->trusted_hosts : NULL,
-				   r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL, err);
+		                   r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL,
+		                   err);
 		if (rc)
 			return rc;
 		if (size < 0)
-			return ml_err_set(err, ML_ENET, "the server gave no size for the interpreter '%s'",
-					  pp->pin_name);
+			return ml_err_set(err, ML_ENET,
+			                  "the server gave no size for the interpreter '%s'",
+			                  pp->pin_name);
 	}
 	const char *base = strrchr(url, '/');
 	ml_download d;
@@ -288,8 +299,8 @@ static int ensure_interpreter(install_run *r, ml_err *err)
 	if (!rc) {
 		r->n_downloaded += !d.from_cache;
 		r->bytes_downloaded += d.bytes;
-		rc = ml_python_unpack(r->interpreter, sizeof(r->interpreter), d.path, pp->sha256, dir,
-				      pp->pin_name, err);
+		rc = ml_python_unpack(r->interpreter, sizeof(r->interpreter), d.path, pp->sha256,
+		                      dir, pp->pin_name, err);
 	}
 	ml_download_release(&d);
 	return rc ? rc : ml_python_probe(&r->py, r->interpreter, err);
@@ -313,21 +324,22 @@ static bool already_up_to_date(const install_run *r)
 	const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "status"));
 	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(doc, "plan");
 	const char *man = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(plan, "manifest"), "name"));
+	        cJSON_GetObjectItemCaseSensitive(plan, "manifest"), "name"));
 	const char *pyv = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(doc, "python"), "version"));
+	        cJSON_GetObjectItemCaseSensitive(doc, "python"), "version"));
 	const cJSON *inst = cJSON_GetObjectItemCaseSensitive(doc, "installed");
 	const ml_plan *p = r->plan;
 	bool same = status && !strcmp(status, "ok") && man &&
-		    !strcmp(man, p->selection->manifest->name) && pyv &&
-		    !strcmp(pyv, p->python.version) && cJSON_IsArray(inst) &&
-		    (size_t)cJSON_GetArraySize(inst) == p->n_files;
+	            !strcmp(man, p->selection->manifest->name) && pyv &&
+	            !strcmp(pyv, p->python.version) && cJSON_IsArray(inst) &&
+	            (size_t)cJSON_GetArraySize(inst) == p->n_files;
 	for (size_t i = 0; same && i < p->n_files; i++) {
 		bool found = false;
 		const cJSON *e;
 		cJSON_ArrayForEach(e, inst)
 		{
-			const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sha256"));
+			const char *h =
+			        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sha256"));
 			if (h && !strcmp(h, p->files[i].sha256)) {
 				found = true;
 				break;
@@ -415,8 +427,8 @@ static void covering_manifest(char *dst, size_t sz, int major, int minor)
 			continue;
 		if (mf->n_code && ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
 			const char *drv = mf->min_driver_linux;
-			snprintf(dst, sz, "%s%s%s%s", names[i], drv ? " (driver " : "", drv ? drv : "",
-				 drv ? " or newer)" : "");
+			snprintf(dst, sz, "%s%s%s%s", names[i], drv ? " (driver " : "",
+			         drv ? drv : "", drv ? " or newer)" : "");
 		}
 		ml_manifest_free(mf);
 	}
@@ -431,8 +443,8 @@ static int audit_before_build(install_run *r, ml_err *err)
 	size_t nd = 0;
 	for (size_t i = 0; i < r->m->n_gpus && nd < 64; i++)
 		if (r->m->gpus[i].cc_major >= 0)
-			devs[nd++] = (ml_cuda_arch){r->m->gpus[i].cc_major, r->m->gpus[i].cc_minor, 0,
-						    false};
+			devs[nd++] = (ml_cuda_arch){r->m->gpus[i].cc_major, r->m->gpus[i].cc_minor,
+			                            0, false};
 	if (!nd)
 		return 0;
 	const char *paths[512];
@@ -446,7 +458,7 @@ static int audit_before_build(install_run *r, ml_err *err)
 			paths[np++] = r->items[i].path;
 		} else { /* already unpacked in the cache: audit the unpacked tree */
 			snprintf(unpacked[np], sizeof(unpacked[np]), "%s/unpacked/sha256/%s/tree",
-				 ml_cache_root(r->cache), a->sha256);
+			         ml_cache_root(r->cache), a->sha256);
 			paths[np] = unpacked[np];
 			np++;
 		}
@@ -474,20 +486,25 @@ static int audit_before_build(install_run *r, ml_err *err)
 		covering_manifest(cover, sizeof(cover), au->devices[d].major, au->devices[d].minor);
 		if (r->a->force) {
 			ml_warn("%s (%s) cannot run this manifest's CUDA code: %s; building anyway "
-				"(--force)", g ? g->name : "GPU", sm, au->overall[d].why);
+			        "(--force)",
+			        g ? g->name : "GPU", sm, au->overall[d].why);
 			continue;
 		}
 		rc = ml_err_set(err, ML_EGPU,
-				"%s (%s) cannot run the CUDA code of manifest '%s': %s; expect 'no "
-				"kernel image is available for execution on the device'",
-				g ? g->name : "GPU", sm, r->plan->selection->manifest->name,
-				au->overall[d].why);
+		                "%s (%s) cannot run the CUDA code of manifest '%s': %s; expect 'no "
+		                "kernel image is available for execution on the device'",
+		                g ? g->name : "GPU", sm, r->plan->selection->manifest->name,
+		                au->overall[d].why);
 		if (cover[0])
-			ml_err_hint(err, "install with --manifest %s; nothing was extracted (--force "
-					 "builds anyway)", cover);
+			ml_err_hint(err,
+			            "install with --manifest %s; nothing was extracted (--force "
+			            "builds anyway)",
+			            cover);
 		else
-			ml_err_hint(err, "no shipped manifest has code for %s; nothing was extracted "
-					 "(--force builds anyway)", sm);
+			ml_err_hint(err,
+			            "no shipped manifest has code for %s; nothing was extracted "
+			            "(--force builds anyway)",
+			            sm);
 	}
 	ml_audit_free(au);
 	return rc;
@@ -498,13 +515,14 @@ static int audit_before_build(install_run *r, ml_err *err)
 static int parse_link(ml_link_method *out, const char *s, ml_err *err)
 {
 	static const ml_link_method all[] = {ML_LINK_AUTO, ML_LINK_REFLINK, ML_LINK_HARDLINK,
-					     ML_LINK_COPY};
+	                                     ML_LINK_COPY};
 	for (size_t i = 0; i < 4; i++)
 		if (!s || !strcmp(s, ml_link_method_name(all[i]))) {
 			*out = s ? all[i] : ML_LINK_AUTO;
 			return 0;
 		}
-	return ml_err_set(err, ML_EUSAGE, "--link takes auto, reflink, hardlink or copy, not '%s'", s);
+	return ml_err_set(err, ML_EUSAGE, "--link takes auto, reflink, hardlink or copy, not '%s'",
+	                  s);
 }
 
 static int compile_bytecode(const install_run *r, const ml_env_layout *env, ml_err *err)
@@ -513,13 +531,14 @@ static int compile_bytecode(const install_run *r, const ml_env_layout *env, ml_e
 	snprintf(py, sizeof(py), "%s/bin/python", env->root);
 	snprintf(site, sizeof(site), "%s/%s", env->root, env->site_packages);
 	/* -s/-p record the final path in the .pyc files, not the staging one. */
-	const char *argv[] = {py, "-m", "compileall", "-q", "-j", "0", "-s", env->root, "-p",
-			      env->final_root, site, NULL};
+	const char *argv[] = {py,        "-m", "compileall",    "-q", "-j", "0", "-s",
+	                      env->root, "-p", env->final_root, site, NULL};
 	char *out = NULL;
 	int status = 0;
 	int rc = ml_os_run_output(&out, &status, argv, 64 * 1024, 30 * 60, err);
 	if (!rc && status != 0)
-		rc = ml_err_set(err, ML_EFAIL, "compileall failed (status %d): %.400s", status, out);
+		rc = ml_err_set(err, ML_EFAIL, "compileall failed (status %d): %.400s", status,
+		                out);
 	free(out);
 	(void)r;
 	return rc;
@@ -535,7 +554,8 @@ static int build_env(install_run *r, ml_err *err)
 		return rc;
 	if (r->stage->n_stale_removed || r->stage->recovered)
 		ml_verbose("cleaned up after an interrupted run (%d staging directories%s)",
-			   r->stage->n_stale_removed, r->stage->recovered ? ", restored the old target" : "");
+		           r->stage->n_stale_removed,
+		           r->stage->recovered ? ", restored the old target" : "");
 	ml_env_layout env;
 	if ((rc = ml_env_layout_init(&env, r->stage->path, r->stage->target, r->py.xy, err)) != 0)
 		return rc;
@@ -550,7 +570,7 @@ static int build_env(install_run *r, ml_err *err)
 	}
 	for (size_t i = 0; i < n; i++)
 		jobs[i] = (ml_wheel_job){r->items[i].path, r->items[i].sha256,
-					 r->plan->files[i].filename, r->plan->files[i].requested};
+		                         r->plan->files[i].filename, r->plan->files[i].requested};
 	ml_install_all_opts ao = ML_INSTALL_ALL_OPTS_INIT;
 	ao.cache_dir = ml_cache_root(r->cache);
 	ao.jobs = r->a->jobs;
@@ -567,22 +587,22 @@ static int build_env(install_run *r, ml_err *err)
 /* --- verification: every top-level package imports ------------------------------------ */
 
 static const char import_script[] =
-	"import importlib, json, sys, time\n"
-	"res = {}\n"
-	"for n in sys.argv[1:]:\n"
-	"    t = time.time()\n"
-	"    try:\n"
-	"        importlib.import_module(n)\n"
-	"        res[n] = {'ok': True, 'seconds': round(time.time() - t, 3)}\n"
-	"    except BaseException as e:\n"
-	"        res[n] = {'ok': False, 'error': '%s: %s' % (type(e).__name__, e)}\n"
-	"print(json.dumps(res))\n";
+        "import importlib, json, sys, time\n"
+        "res = {}\n"
+        "for n in sys.argv[1:]:\n"
+        "    t = time.time()\n"
+        "    try:\n"
+        "        importlib.import_module(n)\n"
+        "        res[n] = {'ok': True, 'seconds': round(time.time() - t, 3)}\n"
+        "    except BaseException as e:\n"
+        "        res[n] = {'ok': False, 'error': '%s: %s' % (type(e).__name__, e)}\n"
+        "print(json.dumps(res))\n";
 
 /* Top-level import names of one installed distribution: top_level.txt,
  * else the first path component of its RECORD rows. Names that are private
  * or test suites are left out. Appends "name\tdist\trequested" lines. */
 static void top_level_names(ml_buf *out, const char *site, const ml_install_result *res,
-			    bool requested)
+                            bool requested)
 {
 	char path[8192];
 	char *text = NULL;
@@ -592,7 +612,7 @@ static void top_level_names(ml_buf *out, const char *site, const ml_install_resu
 	bool have_top = ml_os_read_file(&text, NULL, NULL, path, 1 << 20, NULL) == 0;
 	if (!have_top) {
 		if (snprintf(path, sizeof(path), "%s/%s/RECORD", site, res->dist_info) >=
-			    (int)sizeof(path) ||
+		            (int)sizeof(path) ||
 		    ml_os_read_file(&text, NULL, NULL, path, 64 << 20, NULL) != 0)
 			return;
 	}
@@ -610,7 +630,7 @@ static void top_level_names(ml_buf *out, const char *site, const ml_install_resu
 			bool is_dir = line[len] == '/';
 			size_t nl = strlen(name);
 			if (is_dir && (strstr(name, ".dist-info") || strstr(name, ".data") ||
-				       !strcmp(name, "..") || !strcmp(name, "__pycache__")))
+			               !strcmp(name, "..") || !strcmp(name, "__pycache__")))
 				continue;
 			if (!is_dir) {
 				if (nl < 4 || strcmp(name + nl - 3, ".py"))
@@ -697,7 +717,8 @@ static int verify_imports(install_run *r, ml_err *err)
 	for (size_t i = 3; res && i < n; i++) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, argv[i]);
 		bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "ok"));
-		const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "error"));
+		const char *why =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "error"));
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "module", argv[i]);
 		cJSON_AddStringToObject(j, "distribution", dist[i] ? dist[i] : "");
@@ -709,17 +730,17 @@ static int verify_imports(install_run *r, ml_err *err)
 			else
 				failed_other++;
 			if (req[i])
-				ml_warn("'import %s' (%s) failed: %s", argv[i], dist[i] ? dist[i] : "?",
-					why ? why : "no result");
+				ml_warn("'import %s' (%s) failed: %s", argv[i],
+				        dist[i] ? dist[i] : "?", why ? why : "no result");
 			else
 				ml_verbose("'import %s' (%s) failed: %s", argv[i],
-					   dist[i] ? dist[i] : "?", why ? why : "no result");
+				           dist[i] ? dist[i] : "?", why ? why : "no result");
 		}
 		cJSON_AddItemToArray(imports, j);
 	}
 	if (!rc && !res)
 		rc = ml_err_set(err, ML_EFAIL, "the import check printed no result (status %d)",
-				status);
+		                status);
 	r->verified_ok = !rc && failed_required == 0;
 	cJSON_AddStringToObject(r->verification, "status", r->verified_ok ? "pass" : "fail");
 	cJSON_AddNumberToObject(r->verification, "modules", (double)(n - 3));
@@ -727,10 +748,10 @@ static int verify_imports(install_run *r, ml_err *err)
 	cJSON_AddNumberToObject(r->verification, "failed_other", (double)failed_other);
 	if (!rc && failed_required) {
 		rc = ml_err_set(err, ML_EFAIL,
-				"%zu top-level module%s of the requested packages failed to import",
-				failed_required, failed_required == 1 ? "" : "s");
+		                "%zu top-level module%s of the requested packages failed to import",
+		                failed_required, failed_required == 1 ? "" : "s");
 		ml_err_hint(err, "see the warnings above; the environment is in place at '%s'",
-			    target);
+		            target);
 	}
 	cJSON_Delete(res);
 	free(out);
@@ -861,7 +882,7 @@ static void print_summary(const install_run *r, int rc)
 	char times[256] = "";
 	for (int i = 0; i < ST_N; i++)
 		snprintf(times + strlen(times), sizeof(times) - strlen(times), "%s%s %.1f s",
-			 i ? ", " : "", stage_names[i], r->t[i]);
+		         i ? ", " : "", stage_names[i], r->t[i]);
 	ml_say("%sstages%s       %s", b, e, times);
 	if (!rc)
 		ml_say("%senvironment%s  %s (activate: . %s/bin/activate)", b, e,
@@ -906,8 +927,9 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 		return rc;
 	if (a->require_gpu && r->m->n_gpus == 0) {
 		ml_err_set(err, ML_EGPU, "no NVIDIA GPU found, and --require-gpu was given");
-		ml_err_hint(err, "see 'mlsetup detect' for what each probe found; drop --require-gpu "
-				 "to build an environment that runs on the CPU");
+		ml_err_hint(err,
+		            "see 'mlsetup detect' for what each probe found; drop --require-gpu "
+		            "to build an environment that runs on the CPU");
 		return ML_EGPU;
 	}
 	TIMED(r, ST_PLAN, ml_plan_make(&r->plan, r->m, &a->po, err));
@@ -924,8 +946,8 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 	for (size_t i = 0; i < r->plan->n_warnings; i++)
 		ml_warn("%s", r->plan->warnings[i]);
 	if (r->plan->n_unknown) {
-		ml_err_set(err, ML_EFAIL, "%zu files of manifest '%s' are unknown", r->plan->n_unknown,
-			   s->manifest->name);
+		ml_err_set(err, ML_EFAIL, "%zu files of manifest '%s' are unknown",
+		           r->plan->n_unknown, s->manifest->name);
 		ml_err_hint(err, "regenerate the manifest with mlsetup lock");
 		return ML_EFAIL;
 	}
@@ -942,15 +964,16 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 	const ml_requirements *mr = s->manifest->reqs;
 	TIMED(r, ST_FETCH,
 	      ml_index_config_resolve(&r->cfg, &flags, mr->index_url, mr->extra_index_urls,
-				      mr->n_extra, NULL, err));
+	                              mr->n_extra, NULL, err));
 	if (rc)
 		return rc;
 	TIMED(r, ST_INTERPRETER, ensure_interpreter(r, err));
 	if (rc)
 		return rc;
 	if (strcmp(r->py.xy, r->plan->python.xy) != 0)
-		return ml_err_set(err, ML_EFAIL, "interpreter '%s' is Python %s, the plan wanted %s",
-				  r->interpreter, r->py.xy, r->plan->python.xy);
+		return ml_err_set(err, ML_EFAIL,
+		                  "interpreter '%s' is Python %s, the plan wanted %s",
+		                  r->interpreter, r->py.xy, r->plan->python.xy);
 	TIMED(r, ST_FETCH, fetch_wheels(r, err));
 	if (rc)
 		return rc;
@@ -968,7 +991,7 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 	if (!rc && !a->no_verify && has_torch) {
 		TIMED(r, ST_VERIFY,
 		      ml_verify_run_do(&r->vrun, r->m, ml_env_lock_target(r->lock), NULL,
-				       a->require_gpu, ctx->sysroot, &a->fo, err));
+		                       a->require_gpu, ctx->sysroot, &a->fo, err));
 		r->vrun_done = rc == 0;
 		if (r->vrun_done) {
 			ml_verify_run_print(&r->vrun);
@@ -981,28 +1004,28 @@ static int install(install_run *r, ml_ctx *ctx, ml_err *err)
 static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"manifest", required_argument, NULL, OPT_MANIFEST},
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"cache-dir", required_argument, NULL, OPT_CACHE},
-		{"offline", no_argument, NULL, OPT_OFFLINE},
-		{"python-pins", required_argument, NULL, OPT_PINS},
-		{"python-mirror", required_argument, NULL, OPT_MIRROR},
-		{"jobs", required_argument, NULL, OPT_JOBS},
-		{"retries", required_argument, NULL, OPT_RETRIES},
-		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-		{"low-speed-time", required_argument, NULL, OPT_LOW_SPEED_TIME},
-		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-		{"no-wait", no_argument, NULL, OPT_NO_WAIT},
-		{"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-		{"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
-		{"compile-bytecode", no_argument, NULL, OPT_COMPILE},
-		{"link", required_argument, NULL, OPT_LINK},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"reinstall", no_argument, NULL, OPT_REINSTALL},
-		ML_VERIFY_LONGOPTS,
-		ML_CLI_INDEX_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	        {"manifest", required_argument, NULL, OPT_MANIFEST},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"python", required_argument, NULL, OPT_PYTHON},
+	        {"cache-dir", required_argument, NULL, OPT_CACHE},
+	        {"offline", no_argument, NULL, OPT_OFFLINE},
+	        {"python-pins", required_argument, NULL, OPT_PINS},
+	        {"python-mirror", required_argument, NULL, OPT_MIRROR},
+	        {"jobs", required_argument, NULL, OPT_JOBS},
+	        {"retries", required_argument, NULL, OPT_RETRIES},
+	        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+	        {"low-speed-time", required_argument, NULL, OPT_LOW_SPEED_TIME},
+	        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	        {"no-wait", no_argument, NULL, OPT_NO_WAIT},
+	        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+	        {"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
+	        {"compile-bytecode", no_argument, NULL, OPT_COMPILE},
+	        {"link", required_argument, NULL, OPT_LINK},
+	        {"force", no_argument, NULL, OPT_FORCE},
+	        {"reinstall", no_argument, NULL, OPT_REINSTALL},
+	        ML_VERIFY_LONGOPTS,
+	        ML_CLI_INDEX_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	struct install_args a;
 	memset(&a, 0, sizeof(a));
@@ -1041,7 +1064,8 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	}
 	if (r.up_to_date)
 		ml_say("environment %s is up to date: manifest %s, %zu packages; nothing to do",
-		       ml_env_lock_target(r.lock), r.plan->selection->manifest->name, r.plan->n_files);
+		       ml_env_lock_target(r.lock), r.plan->selection->manifest->name,
+		       r.plan->n_files);
 	else
 		print_summary(&r, rc);
 	run_release(&r);
@@ -1049,32 +1073,32 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_install = {
-	"install",
-	cmd_install,
-	ML_NEED_NET | ML_NEED_LOCK,
-	"build a verified environment: detect, plan, fetch, build, verify, report",
-	"mlsetup install [--manifest NAME|PATH] [--target DIR] [--python X.Y|PATH] [index options] "
-	"[--cache-dir DIR] [--jobs N] [--offline] [--require-gpu] [--no-verify]",
-	"  --manifest NAME|PATH    use this manifest instead of choosing one\n"
-	"  -t, --target DIR        where the environment goes (default ./.venv); replaced\n"
-	"                          atomically, an existing one is untouched on failure\n"
-	"  --python X.Y|PATH       pinned interpreter version, or an existing interpreter\n"
-	"  --python-mirror URL     replaces the interpreter release host prefix (also\n"
-	"                          MLSETUP_PYTHON_MIRROR)\n"
-	"  --python-pins FILE      interpreter pins instead of the built-in ones\n"
-	"  --cache-dir DIR         cache (default $MLSETUP_CACHE_DIR, $XDG_CACHE_HOME/mlsetup)\n"
-	"  -j, --jobs N            parallel downloads and wheel installs\n"
-	"  --offline               use only the cache and --find-links\n"
-	"  --retries N             retries per source on network errors (default 3)\n"
-	"  --connect-timeout S     connect timeout in seconds (default 10)\n"
-	"  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds (default 30)\n"
-	"  --no-progress           no progress display\n"
-	"  --no-wait               fail at once when another install holds the target\n"
-	"  --no-verify             skip the import check after building\n"
-	"  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
-	"  --compile-bytecode      compile .pyc files after installing\n"
-	"  --link METHOD           auto (default), reflink, hardlink or copy\n"
-	"  --reinstall             rebuild the target even when it already is this plan\n"
-	"  --force                 build even when the audit of the downloaded wheels says the\n"
-	"                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
+        "install",
+        cmd_install,
+        ML_NEED_NET | ML_NEED_LOCK,
+        "build a verified environment: detect, plan, fetch, build, verify, report",
+        "mlsetup install [--manifest NAME|PATH] [--target DIR] [--python X.Y|PATH] [index options] "
+        "[--cache-dir DIR] [--jobs N] [--offline] [--require-gpu] [--no-verify]",
+        "  --manifest NAME|PATH    use this manifest instead of choosing one\n"
+        "  -t, --target DIR        where the environment goes (default ./.venv); replaced\n"
+        "                          atomically, an existing one is untouched on failure\n"
+        "  --python X.Y|PATH       pinned interpreter version, or an existing interpreter\n"
+        "  --python-mirror URL     replaces the interpreter release host prefix (also\n"
+        "                          MLSETUP_PYTHON_MIRROR)\n"
+        "  --python-pins FILE      interpreter pins instead of the built-in ones\n"
+        "  --cache-dir DIR         cache (default $MLSETUP_CACHE_DIR, $XDG_CACHE_HOME/mlsetup)\n"
+        "  -j, --jobs N            parallel downloads and wheel installs\n"
+        "  --offline               use only the cache and --find-links\n"
+        "  --retries N             retries per source on network errors (default 3)\n"
+        "  --connect-timeout S     connect timeout in seconds (default 10)\n"
+        "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds (default 30)\n"
+        "  --no-progress           no progress display\n"
+        "  --no-wait               fail at once when another install holds the target\n"
+        "  --no-verify             skip the import check after building\n"
+        "  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
+        "  --compile-bytecode      compile .pyc files after installing\n"
+        "  --link METHOD           auto (default), reflink, hardlink or copy\n"
+        "  --reinstall             rebuild the target even when it already is this plan\n"
+        "  --force                 build even when the audit of the downloaded wheels says the\n"
+        "                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
 };

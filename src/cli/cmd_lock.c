@@ -81,7 +81,8 @@ static int write_atomically(const char *path, const char *text, ml_err *err)
 }
 
 /* Adds every wheel of each pinned version that `proj` lists. */
-static int record_files(ml_lock *lk, const ml_project *proj, const char *normalized, size_t *n_yanked)
+static int record_files(ml_lock *lk, const ml_project *proj, const char *normalized,
+                        size_t *n_yanked)
 {
 	for (size_t f = 0; f < proj->n_files; f++) {
 		const ml_index_file *fi = &proj->files[f];
@@ -91,7 +92,8 @@ static int record_files(ml_lock *lk, const ml_project *proj, const char *normali
 			continue;
 		for (size_t i = 0; i < lk->n_pkgs; i++) {
 			ml_lock_pkg *p = &lk->pkgs[i];
-			if (strcmp(p->normalized, normalized) || ml_version_cmp(p->version, wn.version))
+			if (strcmp(p->normalized, normalized) ||
+			    ml_version_cmp(p->version, wn.version))
 				continue;
 			if (fi->yanked)
 				(*n_yanked)++;
@@ -168,13 +170,14 @@ static int collect_hashes(ml_lock *lk, const ml_index_config *cfg, ml_err *err)
 		char *normalized = lk->pkgs[i].normalized;
 		for (size_t s = 0; s < ns; s++) {
 			ml_index_source src = {.url = sources[s],
-					       .trusted_hosts = cfg->trusted_hosts,
-					       .n_trusted = cfg->n_trusted,
-					       .cert = cfg->cert};
+			                       .trusted_hosts = cfg->trusted_hosts,
+			                       .n_trusted = cfg->n_trusted,
+			                       .cert = cfg->cert};
 			ml_project *proj = NULL;
 			ml_err e2 = ML_ERR_INIT;
-			int rc = is_find_links[s] ? ml_find_links_project(&proj, &src, normalized, &e2)
-						  : ml_index_project(&proj, &src, normalized, &e2);
+			int rc = is_find_links[s]
+			                 ? ml_find_links_project(&proj, &src, normalized, &e2)
+			                 : ml_index_project(&proj, &src, normalized, &e2);
 			if (rc == ML_ENOENT)
 				continue; /* not on this index / location */
 			if (rc) {
@@ -193,7 +196,7 @@ static int collect_hashes(ml_lock *lk, const ml_index_config *cfg, ml_err *err)
 		return rc;
 	if (n_yanked)
 		ml_warn("%zu pinned file%s yanked on the index (used because pinned with ==)",
-			n_yanked, n_yanked == 1 ? " is" : "s are");
+		        n_yanked, n_yanked == 1 ? " is" : "s are");
 	return 0;
 }
 
@@ -228,13 +231,14 @@ static size_t pip_index_args(char **args, size_t cap, const ml_index_config *cfg
 
 /* Adds the targets: --python/--platform, else the input's header. */
 static int add_targets(ml_lock *lk, const struct lock_args *a, const ml_requirements *in,
-		       ml_err *err)
+                       ml_err *err)
 {
 	char pys[256] = "", plats[256] = "";
 	for (size_t i = 0; i < a->n_pythons; i++)
 		snprintf(pys + strlen(pys), sizeof(pys) - strlen(pys), " %s", a->pythons[i]);
 	for (size_t i = 0; i < a->n_platforms; i++)
-		snprintf(plats + strlen(plats), sizeof(plats) - strlen(plats), " %s", a->platforms[i]);
+		snprintf(plats + strlen(plats), sizeof(plats) - strlen(plats), " %s",
+		         a->platforms[i]);
 	const char *hp = ml_requirements_meta(in, "python");
 	const char *hpl = ml_requirements_meta(in, "platforms");
 	ml_strlcpy(pys, a->n_pythons ? pys : hp ? hp : "3.12", sizeof(pys));
@@ -255,12 +259,12 @@ static int add_targets(ml_lock *lk, const struct lock_args *a, const ml_requirem
 static int cmd_lock(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"platform", required_argument, NULL, OPT_PLATFORM},
-		{"resolver-python", required_argument, NULL, OPT_RESOLVER},
-		ML_CLI_INDEX_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, OPT_OUTPUT},
+	        {"python", required_argument, NULL, OPT_PYTHON},
+	        {"platform", required_argument, NULL, OPT_PLATFORM},
+	        {"resolver-python", required_argument, NULL, OPT_RESOLVER},
+	        ML_CLI_INDEX_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	(void)ctx;
 	struct lock_args a;
@@ -288,16 +292,17 @@ static int cmd_lock(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	ml_index_flags flags;
 	ml_cli_index_flags(&a.ix, &flags);
 	rc = ml_index_config_resolve(&cfg, &flags, in->index_url, in->extra_index_urls, in->n_extra,
-				     a.resolver, err);
+	                             a.resolver, err);
 	if (rc)
 		goto out;
 	ml_verbose("index from %s", cfg->origin ? cfg->origin : "nowhere");
 	char *pip_args[4 * ML_CLI_INDEX_MAX + 8];
-	ml_lock_pip_opts po = {a.resolver, input, pip_args,
-			       pip_index_args(pip_args, sizeof(pip_args) / sizeof(pip_args[0]), cfg)};
+	ml_lock_pip_opts po = {
+	        a.resolver, input, pip_args,
+	        pip_index_args(pip_args, sizeof(pip_args) / sizeof(pip_args[0]), cfg)};
 	for (size_t t = 0; t < lk.n_targets; t++) {
-		ml_say("resolving %s for CPython %d.%d on %s with pip", input, lk.targets[t].py_major,
-		       lk.targets[t].py_minor, lk.targets[t].platform);
+		ml_say("resolving %s for CPython %d.%d on %s with pip", input,
+		       lk.targets[t].py_major, lk.targets[t].py_minor, lk.targets[t].platform);
 		fflush(stdout);
 		if ((rc = ml_lock_resolve(&lk, t, &po, err)) != 0)
 			goto out;
@@ -319,8 +324,8 @@ static int cmd_lock(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	size_t n_files = 0;
 	for (size_t i = 0; i < lk.n_pkgs; i++)
 		n_files += lk.pkgs[i].n_files;
-	ml_say("wrote %s: %zu packages, %zu wheel hashes, %zu targets", a.output, lk.n_pkgs, n_files,
-	       lk.n_targets);
+	ml_say("wrote %s: %zu packages, %zu wheel hashes, %zu targets", a.output, lk.n_pkgs,
+	       n_files, lk.n_targets);
 out:
 	free(text);
 	ml_buf_release(&command);
@@ -331,15 +336,16 @@ out:
 }
 
 const ml_command ml_cmd_lock = {
-	"lock",
-	cmd_lock,
-	ML_NEED_NET,
-	"regenerate a pinned, hashed manifest from loose requirements",
-	"mlsetup lock INPUT.in -o OUT.txt [--python X.Y ...] [--platform OS-ARCH ...] "
-	"[--resolver-python PATH] [index options]",
-	"  -o, --output FILE       manifest to write (replaced atomically)\n"
-	"  --python X.Y            target Python, repeatable (default: the input's python header)\n"
-	"  --platform OS-ARCH      target platform, repeatable: linux-x86_64, linux-aarch64,\n"
-	"                          windows-x86_64, darwin-aarch64 (default: the platforms header)\n"
-	"  --resolver-python PATH  interpreter whose pip resolves (default python3)\n" ML_CLI_INDEX_HELP,
+        "lock",
+        cmd_lock,
+        ML_NEED_NET,
+        "regenerate a pinned, hashed manifest from loose requirements",
+        "mlsetup lock INPUT.in -o OUT.txt [--python X.Y ...] [--platform OS-ARCH ...] "
+        "[--resolver-python PATH] [index options]",
+        "  -o, --output FILE       manifest to write (replaced atomically)\n"
+        "  --python X.Y            target Python, repeatable (default: the input's python header)\n"
+        "  --platform OS-ARCH      target platform, repeatable: linux-x86_64, linux-aarch64,\n"
+        "                          windows-x86_64, darwin-aarch64 (default: the platforms header)\n"
+        "  --resolver-python PATH  interpreter whose pip resolves (default "
+        "python3)\n" ML_CLI_INDEX_HELP,
 };

@@ -13,7 +13,14 @@
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 
-enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_OFFLINE, OPT_PINS };
+enum {
+	OPT_MANIFEST = 'm',
+	OPT_PYTHON = 'p',
+	OPT_TARGET = 't',
+	OPT_CACHE = 256,
+	OPT_OFFLINE,
+	OPT_PINS
+};
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
@@ -77,15 +84,15 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 		ml_say("%snothing fits:%s %s", red, r, s->problem);
 		return;
 	}
-	ml_say("%smanifest%s  %s%s%s", b, r, s->manifest->name,
-	       s->manifest->summary ? " - " : "", s->manifest->summary ? s->manifest->summary : "");
+	ml_say("%smanifest%s  %s%s%s", b, r, s->manifest->name, s->manifest->summary ? " - " : "",
+	       s->manifest->summary ? s->manifest->summary : "");
 	if (p->python.path)
 		ml_say("%spython%s    %s (%s)", b, r, p->python.version, p->python.path);
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);
-	ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply here)",
-	       b, r, p->n_files, p->n_not_here);
+	ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply here)", b,
+	       r, p->n_files, p->n_not_here);
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];
 		if (a->filename)
@@ -107,13 +114,13 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"manifest", required_argument, NULL, OPT_MANIFEST},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"cache-dir", required_argument, NULL, OPT_CACHE},
-		{"offline", no_argument, NULL, OPT_OFFLINE},
-		{"python-pins", required_argument, NULL, OPT_PINS},
-		{NULL, 0, NULL, 0},
+	        {"manifest", required_argument, NULL, OPT_MANIFEST},
+	        {"python", required_argument, NULL, OPT_PYTHON},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"cache-dir", required_argument, NULL, OPT_CACHE},
+	        {"offline", no_argument, NULL, OPT_OFFLINE},
+	        {"python-pins", required_argument, NULL, OPT_PINS},
+	        {NULL, 0, NULL, 0},
 	};
 	ml_plan_opts o = ML_PLAN_OPTS_INIT;
 	int first;
@@ -142,7 +149,7 @@ static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		}
 		if (!rc && !p->selection->manifest) {
 			ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s",
-				   p->selection->problem);
+			           p->selection->problem);
 			ml_err_hint(err, "%s", p->selection->remedy);
 			rc = ML_EUNSUPPORTED;
 		} else if (!rc) {
@@ -157,18 +164,18 @@ static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_plan = {
-	"plan",
-	cmd_plan,
-	ML_NEED_NONE,
-	"show what install would do here, and why; changes nothing",
-	"mlsetup plan [--manifest NAME|PATH] [--python X.Y|PATH] [--target DIR] [--offline] "
-	"[--json]",
-	"  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
-	"                        cannot run it)\n"
-	"  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
-	"  --target DIR          where the environment would go (default ./.venv)\n"
-	"  --cache-dir DIR       cache to check for files already downloaded\n"
-	"  --offline             contact no index (plan never needs one for shipped manifests)\n"
-	"  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
-	"                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
+        "plan",
+        cmd_plan,
+        ML_NEED_NONE,
+        "show what install would do here, and why; changes nothing",
+        "mlsetup plan [--manifest NAME|PATH] [--python X.Y|PATH] [--target DIR] [--offline] "
+        "[--json]",
+        "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
+        "                        cannot run it)\n"
+        "  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
+        "  --target DIR          where the environment would go (default ./.venv)\n"
+        "  --cache-dir DIR       cache to check for files already downloaded\n"
+        "  --offline             contact no index (plan never needs one for shipped manifests)\n"
+        "  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
+        "                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
 };

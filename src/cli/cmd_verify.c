@@ -39,11 +39,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
-		ML_VERIFY_LONGOPTS,
-		{NULL, 0, NULL, 0},
+	        {"target", required_argument, NULL, OPT_TARGET},
+	        {"python", required_argument, NULL, OPT_PYTHON},
+	        {"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
+	        ML_VERIFY_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	struct verify_args a = {".venv", NULL, false, ML_FRAMEWORK_OPTS_INIT};
 	int first;
@@ -80,12 +80,13 @@ static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 }
 
 const ml_command ml_cmd_verify = {
-	"verify",
-	cmd_verify,
-	ML_NEED_NONE,
-	"prove GPU code runs in an environment: audit, CUDA and torch smoke tests, diagnosis",
-	"mlsetup verify [--target DIR | --python PATH] [--require-gpu] [--json]",
-	"  -t, --target DIR     the environment (default ./.venv)\n"
-	"  --python PATH        check this interpreter instead of an environment\n"
-	"  --require-gpu        no NVIDIA GPU is a failure (exit 5), not a skipped check\n" ML_VERIFY_HELP,
+        "verify",
+        cmd_verify,
+        ML_NEED_NONE,
+        "prove GPU code runs in an environment: audit, CUDA and torch smoke tests, diagnosis",
+        "mlsetup verify [--target DIR | --python PATH] [--require-gpu] [--json]",
+        "  -t, --target DIR     the environment (default ./.venv)\n"
+        "  --python PATH        check this interpreter instead of an environment\n"
+        "  --require-gpu        no NVIDIA GPU is a failure (exit 5), not a skipped "
+        "check\n" ML_VERIFY_HELP,
 };

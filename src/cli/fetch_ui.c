@@ -25,7 +25,7 @@ void ml_fetch_ui_progress(const ml_fetch_progress *p, void *data)
 	size_t n = p->n_active < ML_FETCH_UI_LINES ? p->n_active : ML_FETCH_UI_LINES;
 	for (size_t i = 0; i < n; i++)
 		ui->lines[i] = (ml_progress_line){p->active[i].name, p->active[i].have,
-						  p->active[i].size, p->active[i].attempt};
+		                                  p->active[i].size, p->active[i].attempt};
 	s.lines = ui->lines;
 	s.n_lines = n;
 	if (!p->final)

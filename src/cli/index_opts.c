@@ -21,14 +21,14 @@ int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err)
 	case ML_OPT_FIND_LINKS:
 	case ML_OPT_TRUSTED_HOST: {
 		char **list = opt == ML_OPT_EXTRA_INDEX_URL ? ix->extra
-			      : opt == ML_OPT_FIND_LINKS    ? ix->find_links
-							    : ix->trusted;
+		              : opt == ML_OPT_FIND_LINKS    ? ix->find_links
+		                                            : ix->trusted;
 		size_t *n = opt == ML_OPT_EXTRA_INDEX_URL ? &ix->n_extra
-			    : opt == ML_OPT_FIND_LINKS    ? &ix->n_find_links
-							  : &ix->n_trusted;
+		            : opt == ML_OPT_FIND_LINKS    ? &ix->n_find_links
+		                                          : &ix->n_trusted;
 		if (*n >= ML_CLI_INDEX_MAX) {
 			ml_err_set(err, ML_EUSAGE, "at most %d values for one index option",
-				   ML_CLI_INDEX_MAX);
+			           ML_CLI_INDEX_MAX);
 			return -1;
 		}
 		list[(*n)++] = (char *)arg;

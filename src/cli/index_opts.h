@@ -21,11 +21,13 @@ enum {
 
 #define ML_CLI_INDEX_LONGOPTS                                                                      \
 	{"index-url", required_argument, NULL, ML_OPT_INDEX_URL},                                  \
-		{"extra-index-url", required_argument, NULL, ML_OPT_EXTRA_INDEX_URL},              \
-		{"find-links", required_argument, NULL, ML_OPT_FIND_LINKS},                        \
-		{"no-index", no_argument, NULL, ML_OPT_NO_INDEX},                                  \
-		{"trusted-host", required_argument, NULL, ML_OPT_TRUSTED_HOST},                    \
-		{"cert", required_argument, NULL, ML_OPT_CERT}
+	        {"extra-index-url", required_argument, NULL, ML_OPT_EXTRA_INDEX_URL},              \
+	        {"find-links", required_argument, NULL, ML_OPT_FIND_LINKS},                        \
+	        {"no-index", no_argument, NULL, ML_OPT_NO_INDEX},                                  \
+	        {"trusted-host", required_argument, NULL, ML_OPT_TRUSTED_HOST},                    \
+	{                                                                                          \
+		"cert", required_argument, NULL, ML_OPT_CERT                                       \
+	}
 
 #define ML_CLI_INDEX_HELP                                                                          \
 	"  -i, --index-url URL     package index (PEP 503/691); default: MLSETUP_INDEX_URL,\n"     \

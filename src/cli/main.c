@@ -15,9 +15,8 @@
 #include "mlsetup/version.h"
 
 static const ml_command *const commands[] = {
-	&ml_cmd_detect, &ml_cmd_plan,  &ml_cmd_install, &ml_cmd_download,
-	&ml_cmd_verify, &ml_cmd_audit, &ml_cmd_doctor, &ml_cmd_lock,
-	&ml_cmd_cache,  &ml_cmd_help,
+        &ml_cmd_detect, &ml_cmd_plan,   &ml_cmd_install, &ml_cmd_download, &ml_cmd_verify,
+        &ml_cmd_audit,  &ml_cmd_doctor, &ml_cmd_lock,    &ml_cmd_cache,    &ml_cmd_help,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -25,23 +24,23 @@ static const struct {
 	int code;
 	const char *meaning;
 } exit_codes[] = {
-    {ML_EXIT_OK, "success"},
-    {ML_EXIT_FAILED, "failed"},
-    {ML_EXIT_USAGE, "usage error (unknown command or option)"},
-    {ML_EXIT_INTEGRITY, "integrity: hash or size mismatch, archive refused"},
-    {ML_EXIT_NETWORK, "network failure"},
-    {ML_EXIT_GPU, "a GPU check failed"},
-    {ML_EXIT_UNSUPPORTED, "unsupported system: driver too old, no manifest fits"},
+        {ML_EXIT_OK, "success"},
+        {ML_EXIT_FAILED, "failed"},
+        {ML_EXIT_USAGE, "usage error (unknown command or option)"},
+        {ML_EXIT_INTEGRITY, "integrity: hash or size mismatch, archive refused"},
+        {ML_EXIT_NETWORK, "network failure"},
+        {ML_EXIT_GPU, "a GPU check failed"},
+        {ML_EXIT_UNSUPPORTED, "unsupported system: driver too old, no manifest fits"},
 };
 
 static const char global_options[] =
-    "  --json              machine-readable output on stdout (schema mlsetup.<command>/1)\n"
-    "  -q, --quiet         print only errors\n"
-    "  -v, --verbose       print more detail on stderr\n"
-    "  --color=WHEN        colour output: auto (default), always, never\n"
-    "  --sysroot DIR       read /proc, /sys and /etc under DIR (captured bundles)\n"
-    "  -h, --help          show help; `mlsetup help COMMAND` for one command\n"
-    "  --version           show version, git commit and library versions\n";
+        "  --json              machine-readable output on stdout (schema mlsetup.<command>/1)\n"
+        "  -q, --quiet         print only errors\n"
+        "  -v, --verbose       print more detail on stderr\n"
+        "  --color=WHEN        colour output: auto (default), always, never\n"
+        "  --sysroot DIR       read /proc, /sys and /etc under DIR (captured bundles)\n"
+        "  -h, --help          show help; `mlsetup help COMMAND` for one command\n"
+        "  --version           show version, git commit and library versions\n";
 
 const ml_command *ml_cli_find(const char *name)
 {

@@ -42,7 +42,7 @@ int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *er
 	long lo = opt == ML_OPT_SMOKE_SIZE ? 2 : 1, hi = opt == ML_OPT_SMOKE_SIZE ? 16384 : 1048576;
 	if (!*arg || *end || v < lo || v > hi) {
 		ml_err_set(err, ML_EUSAGE, "%s takes a number from %ld to %ld, not '%s'",
-			   opt == ML_OPT_SMOKE_SIZE ? "--smoke-size" : "--alloc-mib", lo, hi, arg);
+		           opt == ML_OPT_SMOKE_SIZE ? "--smoke-size" : "--alloc-mib", lo, hi, arg);
 		return -1;
 	}
 	if (opt == ML_OPT_SMOKE_SIZE)
@@ -52,9 +52,9 @@ int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *er
 	return 1;
 }
 
-int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
-		     const char *python, bool require_gpu, const char *sysroot,
-		     const ml_framework_opts *fo, ml_err *err)
+int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target, const char *python,
+                     bool require_gpu, const char *sysroot, const ml_framework_opts *fo,
+                     ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	r->m = m;
@@ -75,7 +75,8 @@ int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
 	size_t nd = 0;
 	for (size_t i = 0; i < m->n_gpus && nd < 64; i++)
 		if (m->gpus[i].cc_major >= 0)
-			devs[nd++] = (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
+			devs[nd++] =
+			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
 	if (!python) {
 		ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
 		ao.devices = devs;
@@ -109,7 +110,8 @@ int ml_verify_run_status(const ml_verify_run *r, ml_err *err)
 	int rc = code == ML_EXIT_UNSUPPORTED ? ML_EUNSUPPORTED : ML_EGPU;
 	ml_err_set(err, rc, "verification failed: %s", r->verdict->summary);
 	for (size_t i = 0; i < r->verdict->n_checks; i++)
-		if (r->verdict->checks[i].status == ML_CHECK_FAIL && r->verdict->checks[i].remedy[0]) {
+		if (r->verdict->checks[i].status == ML_CHECK_FAIL &&
+		    r->verdict->checks[i].remedy[0]) {
 			ml_err_hint(err, "%s", r->verdict->checks[i].remedy);
 			return rc;
 		}
@@ -127,9 +129,9 @@ int ml_verify_run_status(const ml_verify_run *r, ml_err *err)
 static void print_check(const ml_check *c, const char *indent)
 {
 	const char *color = c->status == ML_CHECK_FAIL   ? ml_c("red")
-			    : c->status == ML_CHECK_WARN ? ml_c("yellow")
-			    : c->status == ML_CHECK_PASS ? ml_c("green")
-							 : ml_c("dim");
+	                    : c->status == ML_CHECK_WARN ? ml_c("yellow")
+	                    : c->status == ML_CHECK_PASS ? ml_c("green")
+	                                                 : ml_c("dim");
 	ml_say("%s%-14s %s%-5s%s %s", indent, c->name, color, ml_check_status_name(c->status),
 	       ml_c("reset"), c->detail);
 	if (c->remedy[0] && c->status != ML_CHECK_PASS)
@@ -140,12 +142,13 @@ void ml_verify_run_print(const ml_verify_run *r)
 {
 	const char *b = ml_c("bold"), *e = ml_c("reset");
 	if (r->audit) {
-		ml_say("%saudit%s     %zu libraries read, %zu with CUDA code", b, e, r->audit->n_scanned,
-		       r->audit->n_with_code);
+		ml_say("%saudit%s     %zu libraries read, %zu with CUDA code", b, e,
+		       r->audit->n_scanned, r->audit->n_with_code);
 		for (size_t d = 0; d < r->audit->n_devices; d++) {
 			char arch[16];
 			ml_cuda_arch_format(arch, sizeof(arch), &r->audit->devices[d]);
-			ml_say("          %s: %s%s%s", arch, r->audit->overall[d].runs ? "runs" : "does NOT run",
+			ml_say("          %s: %s%s%s", arch,
+			       r->audit->overall[d].runs ? "runs" : "does NOT run",
 			       r->audit->overall[d].runs ? "" : ": ",
 			       r->audit->overall[d].runs ? "" : r->audit->overall[d].why);
 		}

@@ -11,10 +11,10 @@
 #include "mlsetup/verify.h"
 
 typedef struct ml_verify_run {
-	const ml_machine *m;      /* borrowed */
-	char python[4096];        /* the environment's interpreter */
-	char manifest[256];       /* from <target>/mlsetup-report.json, "" unknown */
-	ml_audit *audit;          /* of the environment's libraries; NULL with --python */
+	const ml_machine *m; /* borrowed */
+	char python[4096];   /* the environment's interpreter */
+	char manifest[256];  /* from <target>/mlsetup-report.json, "" unknown */
+	ml_audit *audit;     /* of the environment's libraries; NULL with --python */
 	ml_smoke_result driver;
 	ml_framework_result framework;
 	bool framework_ran;
@@ -26,16 +26,18 @@ typedef struct ml_verify_run {
  * (release with ml_verify_run_release()) and returns 0 whatever the
  * verdict; ML_ENOENT / ML_EUSAGE when there is no environment or
  * interpreter to check, ML_ENOMEM. */
-int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target,
-		     const char *python, bool require_gpu, const char *sysroot,
-		     const ml_framework_opts *fo, ml_err *err);
+int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target, const char *python,
+                     bool require_gpu, const char *sysroot, const ml_framework_opts *fo,
+                     ml_err *err);
 
 /* The verify options verify, doctor and install share: --smoke-size N (the
  * n of the n x n matmuls) and --alloc-mib M (the allocation check). */
 enum { ML_OPT_SMOKE_SIZE = 1500, ML_OPT_ALLOC_MIB };
 #define ML_VERIFY_LONGOPTS                                                                         \
 	{"smoke-size", required_argument, NULL, ML_OPT_SMOKE_SIZE},                                \
-		{"alloc-mib", required_argument, NULL, ML_OPT_ALLOC_MIB}
+	{                                                                                          \
+		"alloc-mib", required_argument, NULL, ML_OPT_ALLOC_MIB                             \
+	}
 #define ML_VERIFY_HELP                                                                             \
 	"  --smoke-size N       n of the n x n matmuls of the torch smoke test (default 2048)\n"   \
 	"  --alloc-mib M        size of the GPU allocation check in MiB (default 256)\n"

@@ -13,17 +13,17 @@ static const struct {
 	int exit_code;
 	const char *name;
 } err_table[] = {
-    {ML_OK, ML_EXIT_OK, "ok"},
-    {ML_EFAIL, ML_EXIT_FAILED, "failed"},
-    {ML_EUSAGE, ML_EXIT_USAGE, "usage"},
-    {ML_EINTEGRITY, ML_EXIT_INTEGRITY, "integrity"},
-    {ML_ENET, ML_EXIT_NETWORK, "network"},
-    {ML_EGPU, ML_EXIT_GPU, "gpu check failed"},
-    {ML_EUNSUPPORTED, ML_EXIT_UNSUPPORTED, "unsupported system"},
-    {ML_ENOENT, ML_EXIT_FAILED, "not found"},
-    {ML_ENOMEM, ML_EXIT_FAILED, "out of memory"},
-    {ML_EIO, ML_EXIT_FAILED, "i/o error"},
-    {ML_EPARSE, ML_EXIT_FAILED, "malformed input"},
+        {ML_OK, ML_EXIT_OK, "ok"},
+        {ML_EFAIL, ML_EXIT_FAILED, "failed"},
+        {ML_EUSAGE, ML_EXIT_USAGE, "usage"},
+        {ML_EINTEGRITY, ML_EXIT_INTEGRITY, "integrity"},
+        {ML_ENET, ML_EXIT_NETWORK, "network"},
+        {ML_EGPU, ML_EXIT_GPU, "gpu check failed"},
+        {ML_EUNSUPPORTED, ML_EXIT_UNSUPPORTED, "unsupported system"},
+        {ML_ENOENT, ML_EXIT_FAILED, "not found"},
+        {ML_ENOMEM, ML_EXIT_FAILED, "out of memory"},
+        {ML_EIO, ML_EXIT_FAILED, "i/o error"},
+        {ML_EPARSE, ML_EXIT_FAILED, "malformed input"},
 };
 
 int ml_exit_code(int code)

@@ -93,8 +93,8 @@ const char *ml_c(const char *style)
 	static const struct {
 		const char *name, *code;
 	} styles[] = {
-	    {"bold", "\033[1m"},   {"dim", "\033[2m"},     {"red", "\033[31m"},
-	    {"green", "\033[32m"}, {"yellow", "\033[33m"}, {"reset", "\033[0m"},
+	        {"bold", "\033[1m"},   {"dim", "\033[2m"},     {"red", "\033[31m"},
+	        {"green", "\033[32m"}, {"yellow", "\033[33m"}, {"reset", "\033[0m"},
 	};
 	if (!g_color)
 		return "";

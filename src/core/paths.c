@@ -38,5 +38,5 @@ int ml_cache_blob_path(char *dst, size_t dstsz, const char *cache_dir, const cha
 	if (strlen(sha256) != 64)
 		return ML_EFAIL;
 	return fits(snprintf(dst, dstsz, "%s/blobs/sha256/%.2s/%s", cache_dir, sha256, sha256),
-		    dstsz);
+	            dstsz);
 }

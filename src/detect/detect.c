@@ -89,7 +89,7 @@ static void derive_facts(ml_machine *m)
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		ml_gpu *g = &m->gpus[i];
 		const ml_pci_gpu *pg =
-		    g->pci_device_id ? ml_pci_lookup((uint16_t)g->pci_device_id) : NULL;
+		        g->pci_device_id ? ml_pci_lookup((uint16_t)g->pci_device_id) : NULL;
 		if (pg) {
 			ml_fill_str(g->name, sizeof(g->name), pg->name);
 			if (g->cc_major < 0) {
@@ -114,8 +114,8 @@ static const struct {
 	const char *source;
 	probe_fn run;
 } gpu_probes[] = {
-    {"nvml", ml_probe_nvml}, {"cuda", ml_probe_cuda},      {"procfs", ml_probe_procfs},
-    {"pci", ml_probe_pci},   {"nvidia-smi", ml_probe_smi},
+        {"nvml", ml_probe_nvml}, {"cuda", ml_probe_cuda},      {"procfs", ml_probe_procfs},
+        {"pci", ml_probe_pci},   {"nvidia-smi", ml_probe_smi},
 };
 
 int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err)
@@ -132,8 +132,8 @@ int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err)
 			rc = ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED,
 			                      "not needed: every fact is known");
 		else if (o->no_smi && gpu_probes[i].run == ml_probe_smi)
-			rc =
-			    ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED, "disabled");
+			rc = ml_machine_probe(m, gpu_probes[i].source, ML_PROBE_SKIPPED,
+			                      "disabled");
 		else
 			rc = gpu_probes[i].run(m, o);
 	}
@@ -165,8 +165,8 @@ static bool hex_field(const char **p, unsigned maxd, unsigned *out)
 	unsigned v = 0, n = 0;
 	for (; n < maxd && isxdigit((unsigned char)**p); n++, (*p)++)
 		v = v * 16 + (unsigned)(isdigit((unsigned char)**p)
-		                            ? **p - '0'
-		                            : (tolower((unsigned char)**p) - 'a' + 10));
+		                                ? **p - '0'
+		                                : (tolower((unsigned char)**p) - 'a' + 10));
 	*out = v;
 	return n > 0 && !isxdigit((unsigned char)**p);
 }

@@ -21,20 +21,20 @@ static const struct {
 	int major, minor; /* minor ANY_MINOR: every minor of that major */
 	const char *name;
 } cc_archs[] = {
-    {3, ANY_MINOR, "Kepler"},
-    {5, ANY_MINOR, "Maxwell"},
-    {6, ANY_MINOR, "Pascal"},
-    {7, 0, "Volta"},
-    {7, 2, "Volta"}, /* Jetson Xavier */
-    {7, 5, "Turing"},
-    {8, 0, "Ampere"},
-    {8, 6, "Ampere"},
-    {8, 7, "Ampere"}, /* Jetson Orin */
-    {8, 9, "Ada"},
-    {9, 0, "Hopper"},
-    {10, ANY_MINOR, "Blackwell"}, /* B200, GB200 (10.0); B300, GB300 (10.3) */
-    {11, ANY_MINOR, "Blackwell"}, /* Jetson Thor */
-    {12, ANY_MINOR, "Blackwell"}, /* RTX 50xx, RTX PRO (12.0); GB10 (12.1) */
+        {3, ANY_MINOR, "Kepler"},
+        {5, ANY_MINOR, "Maxwell"},
+        {6, ANY_MINOR, "Pascal"},
+        {7, 0, "Volta"},
+        {7, 2, "Volta"}, /* Jetson Xavier */
+        {7, 5, "Turing"},
+        {8, 0, "Ampere"},
+        {8, 6, "Ampere"},
+        {8, 7, "Ampere"}, /* Jetson Orin */
+        {8, 9, "Ada"},
+        {9, 0, "Hopper"},
+        {10, ANY_MINOR, "Blackwell"}, /* B200, GB200 (10.0); B300, GB300 (10.3) */
+        {11, ANY_MINOR, "Blackwell"}, /* Jetson Thor */
+        {12, ANY_MINOR, "Blackwell"}, /* RTX 50xx, RTX PRO (12.0); GB10 (12.1) */
 };
 
 const char *ml_cc_architecture(int major, int minor)
@@ -139,10 +139,10 @@ static const struct {
 	int branch;
 	int cuda;
 } driver_cuda[] = {
-    {450, 11000}, {455, 11010}, {460, 11020}, {465, 11030}, {470, 11040},
-    {495, 11050}, {510, 11060}, {515, 11070}, {520, 11080}, {525, 12000},
-    {530, 12010}, {535, 12020}, {545, 12030}, {550, 12040}, {555, 12050},
-    {560, 12060}, {565, 12070}, {570, 12080}, {575, 12090}, {580, 13000},
+        {450, 11000}, {455, 11010}, {460, 11020}, {465, 11030}, {470, 11040},
+        {495, 11050}, {510, 11060}, {515, 11070}, {520, 11080}, {525, 12000},
+        {530, 12010}, {535, 12020}, {545, 12030}, {550, 12040}, {555, 12050},
+        {560, 12060}, {565, 12070}, {570, 12080}, {575, 12090}, {580, 13000},
 };
 
 /* The largest branch number taken seriously; anything longer is garbage. */
@@ -183,8 +183,8 @@ static const struct {
 	int major, minor;
 	const char *linux_min, *windows_min;
 } min_drivers[] = {
-    {10, 0, "570.26", "570.65"},   /* Blackwell: CUDA 12.8 GA */
-    {5, 0, "550.54.14", "551.61"}, /* Maxwell to Hopper: CUDA 12.4 GA */
+        {10, 0, "570.26", "570.65"},   /* Blackwell: CUDA 12.8 GA */
+        {5, 0, "550.54.14", "551.61"}, /* Maxwell to Hopper: CUDA 12.4 GA */
 };
 
 const char *ml_min_driver_for_cc(int major, int minor, bool windows)

@@ -16,7 +16,7 @@ ml_gpu *ml_machine_gpu(ml_machine *m, const char *bus_id, int index, const char 
 
 /* Appends a probe record with a printf-style detail. Returns 0 or ML_ENOMEM. */
 int ml_machine_probe(ml_machine *m, const char *source, ml_probe_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 
 /* Copies src into dst only when dst is still empty ("first source wins"). */
 void ml_fill_str(char *dst, size_t dstsz, const char *src);

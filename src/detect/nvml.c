@@ -143,24 +143,24 @@ int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 	api.init = (nvml_return(*)(void))sym_any(lib, "nvmlInit_v2", "nvmlInit");
 	api.shutdown = (nvml_return(*)(void))sym_any(lib, "nvmlShutdown", NULL);
 	api.error_string = (const char *(*)(nvml_return))sym_any(lib, "nvmlErrorString", NULL);
-	api.driver_version =
-	    (nvml_return(*)(char *, unsigned int))sym_any(lib, "nvmlSystemGetDriverVersion", NULL);
+	api.driver_version = (nvml_return(*)(char *, unsigned int))sym_any(
+	        lib, "nvmlSystemGetDriverVersion", NULL);
 	api.cuda_version = (nvml_return(*)(int *))sym_any(lib, "nvmlSystemGetCudaDriverVersion_v2",
 	                                                  "nvmlSystemGetCudaDriverVersion");
 	api.count = (nvml_return(*)(unsigned int *))sym_any(lib, "nvmlDeviceGetCount_v2",
 	                                                    "nvmlDeviceGetCount");
 	api.handle = (nvml_return(*)(unsigned int, nvml_device *))sym_any(
-	    lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+	        lib, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
 	api.name = (nvml_return(*)(nvml_device, char *, unsigned int))sym_any(
-	    lib, "nvmlDeviceGetName", NULL);
+	        lib, "nvmlDeviceGetName", NULL);
 	api.cc = (nvml_return(*)(nvml_device, int *, int *))sym_any(
-	    lib, "nvmlDeviceGetCudaComputeCapability", NULL);
+	        lib, "nvmlDeviceGetCudaComputeCapability", NULL);
 	api.memory = (nvml_return(*)(nvml_device, nvml_memory *))sym_any(
-	    lib, "nvmlDeviceGetMemoryInfo", NULL);
+	        lib, "nvmlDeviceGetMemoryInfo", NULL);
 	api.pci = (nvml_return(*)(nvml_device, nvml_pci_info *))sym_any(
-	    lib, "nvmlDeviceGetPciInfo_v3", NULL);
+	        lib, "nvmlDeviceGetPciInfo_v3", NULL);
 	api.uuid = (nvml_return(*)(nvml_device, char *, unsigned int))sym_any(
-	    lib, "nvmlDeviceGetUUID", NULL);
+	        lib, "nvmlDeviceGetUUID", NULL);
 
 	int rc = 0;
 	if (!api.init || !api.shutdown || !api.count || !api.handle) {

@@ -143,9 +143,9 @@ static void detect_libc(ml_machine *m)
 static void detect_wsl_container(ml_machine *m, const char *root)
 {
 	char *ver = slurp(root, "/proc/version");
-	m->os.wsl =
-	    exists(root, "/dev/dxg") || exists(root, "/usr/lib/wsl/lib") ||
-	    (ver && (strstr(ver, "microsoft") || strstr(ver, "Microsoft") || strstr(ver, "WSL")));
+	m->os.wsl = exists(root, "/dev/dxg") || exists(root, "/usr/lib/wsl/lib") ||
+	            (ver &&
+	             (strstr(ver, "microsoft") || strstr(ver, "Microsoft") || strstr(ver, "WSL")));
 	free(ver);
 
 	const char *kind = NULL;

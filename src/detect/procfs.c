@@ -170,9 +170,9 @@ int ml_probe_procfs(ml_machine *m, const ml_detect_opts *o)
 			                      ml_buf_cstr(&note));
 		else
 			rc = ml_machine_probe(
-			    m, "procfs", ML_PROBE_OK, "driver %s from %s, %d GPU%s%s",
-			    version[0] ? version : "unknown", from ? from : "nowhere", found,
-			    found == 1 ? "" : "s", ml_buf_cstr(&note));
+			        m, "procfs", ML_PROBE_OK, "driver %s from %s, %d GPU%s%s",
+			        version[0] ? version : "unknown", from ? from : "nowhere", found,
+			        found == 1 ? "" : "s", ml_buf_cstr(&note));
 	}
 	ml_buf_release(&note);
 	return rc;

@@ -64,8 +64,8 @@ int ml_probe_smi(ml_machine *m, const ml_detect_opts *o)
 			continue;
 		}
 		int index = atoi(f[F_INDEX]);
-		ml_gpu *g =
-		    ml_machine_gpu(m, field_known(f[F_BUS]) ? f[F_BUS] : NULL, index, "nvidia-smi");
+		ml_gpu *g = ml_machine_gpu(m, field_known(f[F_BUS]) ? f[F_BUS] : NULL, index,
+		                           "nvidia-smi");
 		if (!g) {
 			rc = ML_ENOMEM;
 			break;

@@ -14,7 +14,7 @@
 #include "mlsetup/fetch.h"
 
 int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trusted_hosts,
-		  size_t n_trusted, const char *cert, ml_err *err)
+                  size_t n_trusted, const char *cert, ml_err *err)
 {
 	CURL *h = curl_easy_init();
 	if (!h)
@@ -38,7 +38,7 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
 		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
 		/* Redirects may only stay on https when the request started there. */
 		curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR,
-				 strncmp(urls[i], "https://", 8) == 0 ? "https" : "http,https");
+		                 strncmp(urls[i], "https://", 8) == 0 ? "https" : "http,https");
 		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https,file");
 		curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);

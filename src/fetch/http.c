@@ -359,8 +359,9 @@ static int check_url(const char *url, char *const *trusted, size_t n_trusted, ml
 		return 0;
 	if (!scheme_is(&u, "http"))
 		return ml_err_set(
-		    err, ML_EFAIL,
-		    "unsupported URL '%s': only http, https and file URLs can be fetched", shown);
+		        err, ML_EFAIL,
+		        "unsupported URL '%s': only http, https and file URLs can be fetched",
+		        shown);
 	if (ml_http_insecure_allowed(url, trusted, n_trusted))
 		return 0;
 	char host[256] = "HOST", port[16];
@@ -392,8 +393,9 @@ static int check_redirect(const char *from, const char *to, char *const *trusted
 	}
 	if (!scheme_is(&t, "http") && !scheme_is(&t, "https"))
 		return ml_err_set(
-		    err, ML_ENET,
-		    "refusing redirect from '%s' to '%s': only http(s) targets are followed", a, b);
+		        err, ML_ENET,
+		        "refusing redirect from '%s' to '%s': only http(s) targets are followed", a,
+		        b);
 	return check_url(to, trusted, n_trusted, err);
 }
 
@@ -699,7 +701,7 @@ int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err)
 				                x.max_bytes);
 				if (req->failure)
 					*req->failure =
-					    (ml_http_failure){(int)c, status, false, false};
+					        (ml_http_failure){(int)c, status, false, false};
 			} else {
 				rc = ml_http_fail(err, req->failure, (int)c, status, url, errbuf);
 			}

@@ -423,9 +423,9 @@ int ml_index_parse_json(ml_project **out, const char *base_url, const char *text
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "api-version");
 	if (cJSON_IsString(ver) && api_major(ver->valuestring) != 1) {
 		rc = ml_err_set(
-		    err, ML_EPARSE,
-		    "index page '%s' uses API version %s; only 1.x is understood (PEP 691)", page,
-		    ver->valuestring);
+		        err, ML_EPARSE,
+		        "index page '%s' uses API version %s; only 1.x is understood (PEP 691)",
+		        page, ver->valuestring);
 		goto out;
 	}
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "files");
@@ -498,13 +498,13 @@ static char **attr_slot(tag_attrs *a, const char *name, size_t n)
 		const char *name;
 		size_t off;
 	} known[] = {
-	    {"href", offsetof(tag_attrs, href)},
-	    {"data-requires-python", offsetof(tag_attrs, requires_python)},
-	    {"data-yanked", offsetof(tag_attrs, yanked)},
-	    {"data-core-metadata", offsetof(tag_attrs, core_metadata)},
-	    {"data-dist-info-metadata", offsetof(tag_attrs, dist_info_metadata)},
-	    {"name", offsetof(tag_attrs, name)},
-	    {"content", offsetof(tag_attrs, content)},
+	        {"href", offsetof(tag_attrs, href)},
+	        {"data-requires-python", offsetof(tag_attrs, requires_python)},
+	        {"data-yanked", offsetof(tag_attrs, yanked)},
+	        {"data-core-metadata", offsetof(tag_attrs, core_metadata)},
+	        {"data-dist-info-metadata", offsetof(tag_attrs, dist_info_metadata)},
+	        {"name", offsetof(tag_attrs, name)},
+	        {"content", offsetof(tag_attrs, content)},
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (strlen(known[i].name) == n && strncasecmp(known[i].name, name, n) == 0)
@@ -620,9 +620,9 @@ static int html_anchor(builder *b, const tag_attrs *a, const char *base, const c
 	f->filename = filename;
 	if (fragment_sha256(&f->sha256, frag, &nomem))
 		return ml_err_set(
-		    err, ML_EPARSE,
-		    "index page '%s': file '%s' has a sha256 that is not 64 hex digits", page,
-		    f->filename);
+		        err, ML_EPARSE,
+		        "index page '%s': file '%s' has a sha256 that is not 64 hex digits", page,
+		        f->filename);
 	if (a->requires_python)
 		f->requires_python = trimmed_or_null(a->requires_python, &nomem);
 	if (a->yanked) {
@@ -786,9 +786,9 @@ static int parse_page(ml_project **out, const ml_http_response *r, ml_err *err)
 	if (strcmp(mt, CT_HTML) == 0 || strcmp(mt, "text/html") == 0)
 		return ml_index_parse_html(out, r->effective_url, text, len, err);
 	ml_err_set(
-	    err, ML_EPARSE,
-	    "index page '%s' came back as '%s', which is neither PEP 691 JSON nor PEP 503 HTML",
-	    page, mt);
+	        err, ML_EPARSE,
+	        "index page '%s' came back as '%s', which is neither PEP 691 JSON nor PEP 503 HTML",
+	        page, mt);
 	ml_err_hint(err, "check that the index URL points at a simple repository API (it usually "
 	                 "ends in /simple/)");
 	return ML_EPARSE;
@@ -829,9 +829,10 @@ static int fetch_page(ml_http_response *out, const ml_index_source *src, const m
 			char shown[1024];
 			ml_url_redact(shown, sizeof(shown), url);
 			ml_http_response_release(&r);
-			rc = ml_err_set(err, ML_ENET,
-			                "'%s' answered 304 Not Modified to an unconditional request",
-			                shown);
+			rc = ml_err_set(
+			        err, ML_ENET,
+			        "'%s' answered 304 Not Modified to an unconditional request",
+			        shown);
 			goto out;
 		}
 		/* the stored page is current: keep it, with any newer validators */
@@ -1063,8 +1064,8 @@ static int list_directory(builder *b, const char *dir, const char *norm, ml_err 
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || !filename_matches(e->d_name, norm))
 			continue;
-		char *path =
-		    ml_asprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+		char *path = ml_asprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		                         e->d_name);
 		if (!path) {
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 			break;
@@ -1094,10 +1095,10 @@ static int find_links_local(builder *b, const char *location, const char *norm, 
 	struct stat st;
 	if (stat(path, &st) != 0 || !realpath(path, abs)) {
 		rc = errno == ENOENT || errno == ENOTDIR
-		         ? ml_err_set(err, ML_ENOENT, "find-links location '%s' does not exist",
-		                      path)
-		         : ml_err_set(err, ML_EIO, "cannot use find-links location '%s': %s", path,
-		                      strerror(errno));
+		             ? ml_err_set(err, ML_ENOENT, "find-links location '%s' does not exist",
+		                          path)
+		             : ml_err_set(err, ML_EIO, "cannot use find-links location '%s': %s",
+		                          path, strerror(errno));
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {

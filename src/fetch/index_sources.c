@@ -121,12 +121,12 @@ static const struct {
 	const char *key; /* pip option name without "--" */
 	const char *env; /* PIP_ environment variable */
 } pip_keys[K_COUNT] = {
-    [K_INDEX_URL] = {"index-url", "PIP_INDEX_URL"},
-    [K_EXTRA_INDEX_URL] = {"extra-index-url", "PIP_EXTRA_INDEX_URL"},
-    [K_FIND_LINKS] = {"find-links", "PIP_FIND_LINKS"},
-    [K_TRUSTED_HOST] = {"trusted-host", "PIP_TRUSTED_HOST"},
-    [K_NO_INDEX] = {"no-index", "PIP_NO_INDEX"},
-    [K_CERT] = {"cert", "PIP_CERT"},
+        [K_INDEX_URL] = {"index-url", "PIP_INDEX_URL"},
+        [K_EXTRA_INDEX_URL] = {"extra-index-url", "PIP_EXTRA_INDEX_URL"},
+        [K_FIND_LINKS] = {"find-links", "PIP_FIND_LINKS"},
+        [K_TRUSTED_HOST] = {"trusted-host", "PIP_TRUSTED_HOST"},
+        [K_NO_INDEX] = {"no-index", "PIP_NO_INDEX"},
+        [K_CERT] = {"cert", "PIP_CERT"},
 };
 
 /* One value per key; a later layer replaces an earlier one, as in pip. */
@@ -384,8 +384,8 @@ static int config_paths(strlist *out)
 		                           : ml_asprintf("%s/pip/pip.conf", xdg);
 		int rc = (!legacy || !user || strlist_add(out, legacy, strlen(legacy), "user") ||
 		          strlist_add(out, user, strlen(user), "user"))
-		             ? ML_ENOMEM
-		             : 0;
+		                 ? ML_ENOMEM
+		                 : 0;
 		free(legacy);
 		free(user);
 		if (rc)
@@ -498,8 +498,9 @@ static int check_index_url(const char *url, const char *origin, ml_err *err)
 static int ask_pip_default(char **out, const char *python, ml_err *err)
 {
 	const char *py = python && python[0] ? python : "python3";
-	const char *argv[] = {
-	    py, "-c", "from pip._internal.models.index import PyPI; print(PyPI.simple_url)", NULL};
+	const char *argv[] = {py, "-c",
+	                      "from pip._internal.models.index import PyPI; print(PyPI.simple_url)",
+	                      NULL};
 	char *text = NULL;
 	int status = -1;
 	ml_err e = ML_ERR_INIT;
@@ -515,9 +516,8 @@ static int ask_pip_default(char **out, const char *python, ml_err *err)
 	ml_err_set(err, ML_ENOENT,
 	           "no package index configured, and '%s' could not tell pip's default%s%s", py,
 	           rc ? ": " : "", rc ? e.msg : "");
-	ml_err_hint(
-	    err,
-	    "pass --index-url URL or set PIP_INDEX_URL (or use --no-index with --find-links DIR)");
+	ml_err_hint(err, "pass --index-url URL or set PIP_INDEX_URL (or use --no-index with "
+	                 "--find-links DIR)");
 	return ML_ENOENT;
 }
 

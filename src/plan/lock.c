@@ -20,20 +20,20 @@
 /* What each platform means to pip and to PEP 508 markers. */
 static const struct {
 	const char *platform;
-	const char *pip_arch;      /* manylinux arch suffix or full tag */
-	bool manylinux;            /* expand manylinux_2_Y tags */
-	const char *marker;        /* PEP 508 expression for this platform */
+	const char *pip_arch; /* manylinux arch suffix or full tag */
+	bool manylinux;       /* expand manylinux_2_Y tags */
+	const char *marker;   /* PEP 508 expression for this platform */
 } platforms[] = {
-	{"linux-x86_64", "x86_64", true,
-	 "sys_platform == \"linux\" and platform_machine == \"x86_64\""},
-	{"linux-aarch64", "aarch64", true,
-	 "sys_platform == \"linux\" and platform_machine == \"aarch64\""},
-	{"windows-x86_64", "win_amd64", false,
-	 "sys_platform == \"win32\" and platform_machine == \"AMD64\""},
-	{"darwin-aarch64", "macosx_11_0_arm64", false,
-	 "sys_platform == \"darwin\" and platform_machine == \"arm64\""},
+        {"linux-x86_64", "x86_64", true,
+         "sys_platform == \"linux\" and platform_machine == \"x86_64\""},
+        {"linux-aarch64", "aarch64", true,
+         "sys_platform == \"linux\" and platform_machine == \"aarch64\""},
+        {"windows-x86_64", "win_amd64", false,
+         "sys_platform == \"win32\" and platform_machine == \"AMD64\""},
+        {"darwin-aarch64", "macosx_11_0_arm64", false,
+         "sys_platform == \"darwin\" and platform_machine == \"arm64\""},
 };
-#define N_PLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
+#define N_PLATFORMS          (sizeof(platforms) / sizeof(platforms[0]))
 #define GLIBC_BASELINE_MINOR 28 /* manylinux_2_28: RHEL 8, Debian 10, Ubuntu 20.04 */
 
 static int platform_index(const char *p)
@@ -50,7 +50,8 @@ int ml_lock_add_target(ml_lock *lk, const char *platform, const char *python, ml
 	char tail;
 	if (platform_index(platform) < 0) {
 		ml_err_set(err, ML_EUSAGE, "unknown platform '%s'", platform);
-		ml_err_hint(err, "use linux-x86_64, linux-aarch64, windows-x86_64 or darwin-aarch64");
+		ml_err_hint(err,
+		            "use linux-x86_64, linux-aarch64, windows-x86_64 or darwin-aarch64");
 		return ML_EUSAGE;
 	}
 	if (sscanf(python, "%d.%d%c", &a, &b, &tail) != 2 || a != 3 || b < 0 || b > 99)
@@ -84,9 +85,10 @@ static bool tag_fits(size_t pi, const char *tag, size_t len)
 	const char *arch = platforms[pi].pip_arch;
 	if (platforms[pi].manylinux) {
 		size_t al = strlen(arch);
-		bool arch_ok = len > al + 1 && t[len - al - 1] == '_' && !strcmp(t + len - al, arch);
-		return arch_ok && (ml_startswith(t, "manylinux") || ml_startswith(t, "musllinux_") ||
-				   ml_startswith(t, "linux_"));
+		bool arch_ok =
+		        len > al + 1 && t[len - al - 1] == '_' && !strcmp(t + len - al, arch);
+		return arch_ok && (ml_startswith(t, "manylinux") ||
+		                   ml_startswith(t, "musllinux_") || ml_startswith(t, "linux_"));
 	}
 	if (ml_startswith(arch, "macosx_"))
 		return ml_startswith(t, "macosx_") &&
@@ -114,7 +116,8 @@ static ml_lock_pkg *find_or_add_pkg(ml_lock *lk, const char *name, const char *v
 	if (ml_name_normalize(norm, sizeof(norm), name) != 0)
 		return NULL;
 	for (size_t i = 0; i < lk->n_pkgs; i++)
-		if (!strcmp(lk->pkgs[i].normalized, norm) && !ml_version_cmp(lk->pkgs[i].version, version))
+		if (!strcmp(lk->pkgs[i].normalized, norm) &&
+		    !ml_version_cmp(lk->pkgs[i].version, version))
 			return &lk->pkgs[i];
 	ml_lock_pkg *p = realloc(lk->pkgs, (lk->n_pkgs + 1) * sizeof(*p));
 	if (!p)
@@ -151,7 +154,7 @@ static int add_chosen(ml_lock_pkg *p, const char *sha)
 }
 
 int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url,
-			 const char *sha256, int64_t size)
+                         const char *sha256, int64_t size)
 {
 	for (size_t i = 0; i < pkg->n_files; i++)
 		if (!strcmp(pkg->files[i].sha256, sha256))
@@ -194,14 +197,18 @@ static int read_report(ml_lock *lk, size_t t, const char *path, ml_err *err)
 			break;
 		const cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
 		const cJSON *di = cJSON_GetObjectItemCaseSensitive(it, "download_info");
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-		const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "version"));
+		const char *name =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+		const char *ver =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "version"));
 		const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(di, "archive_info"), "hashes");
-		const char *sha = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hashes, "sha256"));
+		        cJSON_GetObjectItemCaseSensitive(di, "archive_info"), "hashes");
+		const char *sha =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hashes, "sha256"));
 		if (!name || !ver || !sha || strlen(sha) != 64) {
-			rc = ml_err_set(err, ML_EPARSE, "pip's report lists a package without "
-							"name, version or sha256");
+			rc = ml_err_set(err, ML_EPARSE,
+			                "pip's report lists a package without "
+			                "name, version or sha256");
 			break;
 		}
 		ml_lock_pkg *p = find_or_add_pkg(lk, name, ver);
@@ -244,7 +251,7 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-lock.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl))
 		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",
-				  tmp && *tmp ? tmp : "/tmp");
+		                  tmp && *tmp ? tmp : "/tmp");
 	char target[4200], report[4200], pyver[16], abi[16];
 	snprintf(target, sizeof(target), "%s/target", tmpl);
 	snprintf(report, sizeof(report), "%s/report.json", tmpl);
@@ -254,11 +261,26 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	const char *argv[160];
 	char tags[40][64];
 	size_t n = 0, nt = 0;
-	const char *fixed[] = {o->python ? o->python : "python3", "-m", "pip", "install",
-			       "--dry-run", "--ignore-installed", "--quiet", "--no-input",
-			       "--disable-pip-version-check", "--target", target, "--report", report,
-			       "--only-binary=:all:", "--implementation", "cp", "--python-version",
-			       pyver, "--abi", abi};
+	const char *fixed[] = {o->python ? o->python : "python3",
+	                       "-m",
+	                       "pip",
+	                       "install",
+	                       "--dry-run",
+	                       "--ignore-installed",
+	                       "--quiet",
+	                       "--no-input",
+	                       "--disable-pip-version-check",
+	                       "--target",
+	                       target,
+	                       "--report",
+	                       report,
+	                       "--only-binary=:all:",
+	                       "--implementation",
+	                       "cp",
+	                       "--python-version",
+	                       pyver,
+	                       "--abi",
+	                       abi};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = fixed[i];
 	if (platforms[pi].manylinux) {
@@ -289,10 +311,11 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	if (!rc && status != 0) {
 		size_t len = strlen(output);
 		const char *tailp = len > 1500 ? output + len - 1500 : output;
-		rc = ml_err_set(err, ML_EFAIL, "pip could not resolve '%s' for CPython %s on %s:\n%s",
-				o->input_path, pyver, tg->platform, tailp);
+		rc = ml_err_set(err, ML_EFAIL,
+		                "pip could not resolve '%s' for CPython %s on %s:\n%s",
+		                o->input_path, pyver, tg->platform, tailp);
 		ml_err_hint(err, "fix the input requirements or the index options; pip's own "
-				 "message is above");
+		                 "message is above");
 	}
 	free(output);
 	if (!rc)
@@ -332,8 +355,8 @@ static void render_marker(ml_buf *b, const ml_lock *lk, uint32_t mask)
 		for (size_t t = 0; t < lk->n_targets; t++)
 			if ((on_plat & mask) & (1u << t))
 				ml_buf_printf(&m, "%s(%s and python_version == \"%d.%d\")",
-					      clauses++ ? " or " : "", platforms[pi].marker,
-					      lk->targets[t].py_major, lk->targets[t].py_minor);
+				              clauses++ ? " or " : "", platforms[pi].marker,
+				              lk->targets[t].py_major, lk->targets[t].py_minor);
 	}
 	/* One clause needs no parentheses. */
 	const char *s = ml_buf_cstr(&m);
@@ -348,14 +371,17 @@ static void render_marker(ml_buf *b, const ml_lock *lk, uint32_t mask)
 static int check_pkg(const ml_lock_pkg *p, ml_err *err)
 {
 	if (!p->n_files) {
-		ml_err_set(err, ML_EFAIL, "the index lists no wheel for %s %s", p->name, p->version);
+		ml_err_set(err, ML_EFAIL, "the index lists no wheel for %s %s", p->name,
+		           p->version);
 		ml_err_hint(err, "check the index options; mlsetup installs wheels only");
 		return ML_EFAIL;
 	}
 	for (size_t f = 0; f < p->n_files; f++)
 		if (p->files[f].size < 0) {
-			ml_err_set(err, ML_EFAIL, "the size of %s is unknown", p->files[f].filename);
-			ml_err_hint(err, "the index gave no size and the file server no Content-Length");
+			ml_err_set(err, ML_EFAIL, "the size of %s is unknown",
+			           p->files[f].filename);
+			ml_err_hint(err,
+			            "the index gave no size and the file server no Content-Length");
 			return ML_EFAIL;
 		}
 	for (size_t c = 0; c < p->n_chosen; c++) {
@@ -364,11 +390,11 @@ static int check_pkg(const ml_lock_pkg *p, ml_err *err)
 			found = !strcmp(p->files[f].sha256, p->chosen[c]);
 		if (!found) {
 			ml_err_set(err, ML_EINTEGRITY,
-				   "pip chose a file of %s %s with sha256 %s that the index does "
-				   "not list",
-				   p->name, p->version, p->chosen[c]);
+			           "pip chose a file of %s %s with sha256 %s that the index does "
+			           "not list",
+			           p->name, p->version, p->chosen[c]);
 			ml_err_hint(err, "pip and mlsetup must read the same index; pass the same "
-					 "--index-url to both");
+			                 "--index-url to both");
 			return ML_EINTEGRITY;
 		}
 	}
@@ -380,8 +406,8 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(((const ml_lock_file *)a)->filename, ((const ml_lock_file *)b)->filename);
 }
 
-int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
-		   const char *command, ml_err *err)
+int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input, const char *command,
+                   ml_err *err)
 {
 	for (size_t i = 0; i < lk->n_pkgs; i++) {
 		int rc = check_pkg(&lk->pkgs[i], err);
@@ -393,19 +419,19 @@ int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
 	ml_buf b = ML_BUF_INIT;
 	ml_buf_printf(&b, "# Generated by `%s`.\n", command);
 	ml_buf_puts(&b, "# Do not edit by hand: change the input and run the command again.\n# "
-			"Resolved by pip for:");
+	                "Resolved by pip for:");
 	for (size_t t = 0; t < lk->n_targets; t++)
 		ml_buf_printf(&b, "%s CPython %d.%d on %s", t ? "," : "", lk->targets[t].py_major,
-			      lk->targets[t].py_minor, lk->targets[t].platform);
+		              lk->targets[t].py_minor, lk->targets[t].platform);
 	ml_buf_puts(&b, ".\n#\n");
 	for (size_t i = 0; i < input->n_meta; i++)
 		if (strcmp(input->meta[i].key, "requested") != 0)
 			ml_buf_printf(&b, "# mlsetup: %s = %s\n", input->meta[i].key,
-				      input->meta[i].value);
+			              input->meta[i].value);
 	ml_buf_puts(&b, "# mlsetup: requested =");
 	for (size_t i = 0; i < lk->n_pkgs; i++)
-		if (lk->pkgs[i].requested && (i == 0 || strcmp(lk->pkgs[i].normalized,
-							       lk->pkgs[i - 1].normalized)))
+		if (lk->pkgs[i].requested &&
+		    (i == 0 || strcmp(lk->pkgs[i].normalized, lk->pkgs[i - 1].normalized)))
 			ml_buf_printf(&b, " %s", lk->pkgs[i].normalized);
 	ml_buf_puts(&b, "\n\n");
 	if (input->index_url)
@@ -429,9 +455,10 @@ int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input,
 	ml_buf_puts(&b, "\n# Wheel files by sha256, for `mlsetup plan` (pip ignores comments):\n");
 	for (size_t i = 0; i < lk->n_pkgs; i++)
 		for (size_t f = 0; f < lk->pkgs[i].n_files; f++)
-			ml_buf_printf(&b, "# mlsetup-file: %s %lld %s\n", lk->pkgs[i].files[f].sha256,
-				      (long long)lk->pkgs[i].files[f].size,
-				      lk->pkgs[i].files[f].filename);
+			ml_buf_printf(&b, "# mlsetup-file: %s %lld %s\n",
+			              lk->pkgs[i].files[f].sha256,
+			              (long long)lk->pkgs[i].files[f].size,
+			              lk->pkgs[i].files[f].filename);
 	if (!b.data)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	*out = ml_buf_detach(&b);

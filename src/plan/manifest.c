@@ -96,11 +96,11 @@ static int read_code(ml_manifest *mf, const char *key, bool want_ptx, ml_err *er
 		ml_cuda_arch a;
 		if (ml_cuda_arch_parse(&a, w[i]) != 0 || a.ptx != want_ptx) {
 			rc = ml_err_set(err, ML_EPARSE,
-					"manifest '%s' line %d: '%s' is not a %s architecture name",
-					mf->name, header_line(mf, key), w[i],
-					want_ptx ? "PTX (compute_XY)" : "SASS (sm_XY)");
+			                "manifest '%s' line %d: '%s' is not a %s architecture name",
+			                mf->name, header_line(mf, key), w[i],
+			                want_ptx ? "PTX (compute_XY)" : "SASS (sm_XY)");
 			ml_err_hint(err, "write %s as space-separated names like %s, or none", key,
-				    want_ptx ? "compute_90" : "sm_80 sm_90");
+			            want_ptx ? "compute_90" : "sm_80 sm_90");
 			break;
 		}
 		ml_cuda_arch *p = realloc(mf->code, (mf->n_code + 1) * sizeof(*p));
@@ -127,8 +127,8 @@ static int check_header(ml_manifest *mf, ml_err *err)
 		const char *v = ml_requirements_meta(mf->reqs, drivers[i]);
 		if (v && !dotted_version(v)) {
 			ml_err_set(err, ML_EPARSE,
-				   "manifest '%s' line %d: %s '%s' is not a driver version", mf->name,
-				   header_line(mf, drivers[i]), drivers[i], v);
+			           "manifest '%s' line %d: %s '%s' is not a driver version",
+			           mf->name, header_line(mf, drivers[i]), drivers[i], v);
 			ml_err_hint(err, "write it like 550.54.14");
 			return ML_EPARSE;
 		}
@@ -146,8 +146,8 @@ static int check_header(ml_manifest *mf, ml_err *err)
 		char tail;
 		if (sscanf(mf->pythons[i], "%d.%d%c", &a, &b, &tail) != 2) {
 			ml_err_set(err, ML_EPARSE,
-				   "manifest '%s' line %d: python '%s' is not an X.Y version",
-				   mf->name, header_line(mf, "python"), mf->pythons[i]);
+			           "manifest '%s' line %d: python '%s' is not an X.Y version",
+			           mf->name, header_line(mf, "python"), mf->pythons[i]);
 			ml_err_hint(err, "list supported versions like: python = 3.11 3.12");
 			return ML_EPARSE;
 		}
@@ -158,8 +158,8 @@ static int check_header(ml_manifest *mf, ml_err *err)
 	for (size_t i = 0; i < mf->n_platforms; i++) {
 		if (!strchr(mf->platforms[i], '-')) {
 			ml_err_set(err, ML_EPARSE,
-				   "manifest '%s' line %d: platform '%s' is not an os-arch pair",
-				   mf->name, header_line(mf, "platforms"), mf->platforms[i]);
+			           "manifest '%s' line %d: platform '%s' is not an os-arch pair",
+			           mf->name, header_line(mf, "platforms"), mf->platforms[i]);
 			ml_err_hint(err, "list platforms like: platforms = linux-x86_64");
 			return ML_EPARSE;
 		}
@@ -183,13 +183,16 @@ static int read_file_lines(ml_manifest *mf, const char *text, size_t len, ml_err
 			size_t c = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
 			memcpy(buf, line, c);
 			buf[c] = '\0';
-			if (sscanf(buf + sizeof(tag) - 1, "%127s %lld %511s", hash, &size, fname) != 3 ||
+			if (sscanf(buf + sizeof(tag) - 1, "%127s %lld %511s", hash, &size, fname) !=
+			            3 ||
 			    strlen(hash) != 64 || size < 0) {
 				ml_err_set(err, ML_EPARSE,
-					   "manifest '%s' line %d: malformed mlsetup-file line",
-					   mf->name, lineno);
-				ml_err_hint(err, "expected '# mlsetup-file: <sha256> <size> <filename>'; "
-						 "regenerate the manifest with mlsetup lock");
+				           "manifest '%s' line %d: malformed mlsetup-file line",
+				           mf->name, lineno);
+				ml_err_hint(
+				        err,
+				        "expected '# mlsetup-file: <sha256> <size> <filename>'; "
+				        "regenerate the manifest with mlsetup lock");
 				return ML_EPARSE;
 			}
 			ml_file_info *p = realloc(mf->files, (mf->n_files + 1) * sizeof(*p));
@@ -228,12 +231,12 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 		char with_txt[256];
 		emb = ml_embedded_find(name_or_path);
 		if (!emb && snprintf(with_txt, sizeof(with_txt), "%s.txt", name_or_path) <
-				    (int)sizeof(with_txt))
+		                    (int)sizeof(with_txt))
 			emb = ml_embedded_find(with_txt);
 		if (!emb || !strstr(emb->name, ".txt")) {
 			ml_err_set(err, ML_ENOENT, "no manifest named '%s'", name_or_path);
 			ml_err_hint(err, "use requirements.txt or requirements_blackwell.txt, or a "
-					 "path to a manifest file");
+			                 "path to a manifest file");
 			return ML_ENOENT;
 		}
 	} else {

@@ -43,12 +43,12 @@ int ml_marker_env_for(ml_marker_env *out, const char *os, const char *arch, int 
 		const char *os, *arch; /* inputs */
 		const char *os_name, *sys_platform, *machine, *system;
 	} rows[] = {
-	    {"linux", "x86_64", "posix", "linux", "x86_64", "Linux"},
-	    {"linux", "aarch64", "posix", "linux", "aarch64", "Linux"},
-	    {"windows", "x86_64", "nt", "win32", "AMD64", "Windows"},
-	    {"windows", "aarch64", "nt", "win32", "ARM64", "Windows"},
-	    {"darwin", "x86_64", "posix", "darwin", "x86_64", "Darwin"},
-	    {"darwin", "aarch64", "posix", "darwin", "arm64", "Darwin"},
+	        {"linux", "x86_64", "posix", "linux", "x86_64", "Linux"},
+	        {"linux", "aarch64", "posix", "linux", "aarch64", "Linux"},
+	        {"windows", "x86_64", "nt", "win32", "AMD64", "Windows"},
+	        {"windows", "aarch64", "nt", "win32", "ARM64", "Windows"},
+	        {"darwin", "x86_64", "posix", "darwin", "x86_64", "Darwin"},
+	        {"darwin", "aarch64", "posix", "darwin", "arm64", "Darwin"},
 	};
 	if (!os || !arch)
 		return ML_EUNSUPPORTED;
@@ -71,18 +71,18 @@ int ml_marker_env_for(ml_marker_env *out, const char *os, const char *arch, int 
 		if (strcmp(rows[k].os, os) != 0 || strcmp(rows[k].arch, arch) != 0)
 			continue;
 		*out = (ml_marker_env){
-		    .os_name = rows[k].os_name,
-		    .sys_platform = rows[k].sys_platform,
-		    .platform_machine = rows[k].machine,
-		    .platform_python_implementation = "CPython",
-		    .platform_release = "",
-		    .platform_system = rows[k].system,
-		    .platform_version = "",
-		    .python_version = pv,
-		    .python_full_version = pfull,
-		    .implementation_name = "cpython",
-		    .implementation_version = pfull,
-		    .extra = NULL,
+		        .os_name = rows[k].os_name,
+		        .sys_platform = rows[k].sys_platform,
+		        .platform_machine = rows[k].machine,
+		        .platform_python_implementation = "CPython",
+		        .platform_release = "",
+		        .platform_system = rows[k].system,
+		        .platform_version = "",
+		        .python_version = pv,
+		        .python_full_version = pfull,
+		        .implementation_name = "cpython",
+		        .implementation_version = pfull,
+		        .extra = NULL,
 		};
 		return 0;
 	}
@@ -98,32 +98,32 @@ static const struct {
 	size_t offset;
 	bool version;
 } variables[] = {
-    {"python_version", offsetof(ml_marker_env, python_version), true},
-    {"python_full_version", offsetof(ml_marker_env, python_full_version), true},
-    {"os_name", offsetof(ml_marker_env, os_name), false},
-    {"os.name", offsetof(ml_marker_env, os_name), false},
-    {"sys_platform", offsetof(ml_marker_env, sys_platform), false},
-    {"sys.platform", offsetof(ml_marker_env, sys_platform), false},
-    {"platform_release", offsetof(ml_marker_env, platform_release), true},
-    {"platform_system", offsetof(ml_marker_env, platform_system), false},
-    {"platform_version", offsetof(ml_marker_env, platform_version), false},
-    {"platform.version", offsetof(ml_marker_env, platform_version), false},
-    {"platform_machine", offsetof(ml_marker_env, platform_machine), false},
-    {"platform.machine", offsetof(ml_marker_env, platform_machine), false},
-    {"platform_python_implementation", offsetof(ml_marker_env, platform_python_implementation),
-     false},
-    {"platform.python_implementation", offsetof(ml_marker_env, platform_python_implementation),
-     false},
-    {"python_implementation", offsetof(ml_marker_env, platform_python_implementation), false},
-    {"implementation_name", offsetof(ml_marker_env, implementation_name), false},
-    {"implementation_version", offsetof(ml_marker_env, implementation_version), true},
-    {"extra", offsetof(ml_marker_env, extra), false},
+        {"python_version", offsetof(ml_marker_env, python_version), true},
+        {"python_full_version", offsetof(ml_marker_env, python_full_version), true},
+        {"os_name", offsetof(ml_marker_env, os_name), false},
+        {"os.name", offsetof(ml_marker_env, os_name), false},
+        {"sys_platform", offsetof(ml_marker_env, sys_platform), false},
+        {"sys.platform", offsetof(ml_marker_env, sys_platform), false},
+        {"platform_release", offsetof(ml_marker_env, platform_release), true},
+        {"platform_system", offsetof(ml_marker_env, platform_system), false},
+        {"platform_version", offsetof(ml_marker_env, platform_version), false},
+        {"platform.version", offsetof(ml_marker_env, platform_version), false},
+        {"platform_machine", offsetof(ml_marker_env, platform_machine), false},
+        {"platform.machine", offsetof(ml_marker_env, platform_machine), false},
+        {"platform_python_implementation", offsetof(ml_marker_env, platform_python_implementation),
+         false},
+        {"platform.python_implementation", offsetof(ml_marker_env, platform_python_implementation),
+         false},
+        {"python_implementation", offsetof(ml_marker_env, platform_python_implementation), false},
+        {"implementation_name", offsetof(ml_marker_env, implementation_name), false},
+        {"implementation_version", offsetof(ml_marker_env, implementation_version), true},
+        {"extra", offsetof(ml_marker_env, extra), false},
 };
 
 typedef enum mop { M_LT, M_LE, M_EQ, M_NE, M_GE, M_GT, M_COMPAT, M_ARB, M_IN, M_NOT_IN } mop;
 
 static const char *const mop_text[] = {
-    "<", "<=", "==", "!=", ">=", ">", "~=", "===", "in", "not in"};
+        "<", "<=", "==", "!=", ">=", ">", "~=", "===", "in", "not in"};
 
 typedef struct operand {
 	const char *p; /* the value: literal contents or the env string */
@@ -180,8 +180,8 @@ static int parse_operand(mparser *p, operand *o)
 		const char *end = memchr(p->s + p->i + 1, c, p->len - p->i - 1);
 		if (!end)
 			return fail(p, start, "unterminated string");
-		*o =
-		    (operand){p->s + p->i + 1, (size_t)(end - p->s - p->i - 1), true, false, false};
+		*o = (operand){p->s + p->i + 1, (size_t)(end - p->s - p->i - 1), true, false,
+		               false};
 		p->i = (size_t)(end - p->s) + 1;
 		return 0;
 	}
@@ -245,9 +245,9 @@ static int parse_op(mparser *p, mop *out)
 	}
 	return fail(p, p->i,
 	            p->i >= p->len
-	                ? "expected an operator (==, !=, <, <=, >, >=, ~=, ===, in, not in), "
-	                  "found the end"
-	                : "expected an operator (==, !=, <, <=, >, >=, ~=, ===, in, not in)");
+	                    ? "expected an operator (==, !=, <, <=, >, >=, ~=, ===, in, not in), "
+	                      "found the end"
+	                    : "expected an operator (==, !=, <, <=, >, >=, ~=, ===, in, not in)");
 }
 
 /* Comparisons of values that are not both versions (Dependency

@@ -62,7 +62,8 @@ static cJSON *load_pins(const char *path, ml_err *err)
 		cJSON *doc = cJSON_ParseWithLength(text, len);
 		free(text);
 		if (!doc)
-			ml_err_set(err, ML_EPARSE, "interpreter pins '%s' are not valid JSON", path);
+			ml_err_set(err, ML_EPARSE, "interpreter pins '%s' are not valid JSON",
+			           path);
 		return doc;
 	}
 	const ml_embedded_file *f = ml_embedded_find("python.json");
@@ -79,8 +80,7 @@ static const char *pin_str(const cJSON *e, const char *key)
 
 /* Picks the newest pin of version py->xy (the pins' default when empty)
  * for this machine. */
-static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *pins_path,
-		      ml_err *err)
+static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *pins_path, ml_err *err)
 {
 	cJSON *doc = load_pins(pins_path, err);
 	if (!doc)
@@ -105,10 +105,10 @@ static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *pins_
 	int rc = 0;
 	if (!best) {
 		rc = ml_err_set(err, ML_EUNSUPPORTED,
-				"no pinned Python %s interpreter for %s-%s (%s libc)", xy, m->os.name,
-				m->os.arch, pbs_libc(m));
+		                "no pinned Python %s interpreter for %s-%s (%s libc)", xy,
+		                m->os.name, m->os.arch, pbs_libc(m));
 		ml_err_hint(err, "use --python PATH to build the environment on an existing "
-				 "interpreter");
+		                 "interpreter");
 	} else {
 		const char *name = pin_str(best, "name"), *url = pin_str(best, "url");
 		const char *sha = pin_str(best, "sha256");
@@ -129,7 +129,7 @@ static int choose_pin(ml_python_plan *py, const ml_machine *m, const char *pins_
 
 /* --python X.Y picks a pin; --python PATH asks that interpreter. */
 static int choose_python(ml_python_plan *py, const ml_machine *m, const char *want,
-			 const char *pins, ml_err *err)
+                         const char *pins, ml_err *err)
 {
 	int a, b;
 	char tail;
@@ -142,16 +142,16 @@ static int choose_python(ml_python_plan *py, const ml_machine *m, const char *wa
 		return choose_pin(py, m, pins, err);
 	}
 	const char *argv[] = {want, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])",
-			      NULL};
+	                      NULL};
 	char *outp = NULL;
 	int status = 0;
 	ml_err e2 = ML_ERR_INIT;
 	if (ml_os_run_capture(&outp, &status, argv, 4096, 30, &e2) != 0 || status != 0) {
 		free(outp);
 		ml_err_set(err, ML_EFAIL, "interpreter '%s' does not run%s%s", want,
-			   e2.msg[0] ? ": " : "", e2.msg);
+		           e2.msg[0] ? ": " : "", e2.msg);
 		ml_err_hint(err, "give --python X.Y for a pinned interpreter, or the path of a "
-				 "working python3");
+		                 "working python3");
 		return ML_EFAIL;
 	}
 	int c;
@@ -182,14 +182,14 @@ static void blob_cached(ml_artifact *a, const char *cache_dir)
 {
 	char path[4200];
 	struct stat st;
-	a->cached = a->sha256[0] && ml_cache_blob_path(path, sizeof(path), cache_dir, a->sha256) == 0 &&
-		    stat(path, &st) == 0 && a->size >= 0 && st.st_size == a->size;
+	a->cached = a->sha256[0] &&
+	            ml_cache_blob_path(path, sizeof(path), cache_dir, a->sha256) == 0 &&
+	            stat(path, &st) == 0 && a->size >= 0 && st.st_size == a->size;
 }
 
 /* Chooses the wheel of one requirement with the best tag priority. */
-static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf,
-			const ml_requirement *r, char *const *tags, size_t n_tags,
-			const char *target_desc, ml_err *err)
+static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf, const ml_requirement *r,
+                        char *const *tags, size_t n_tags, const char *target_desc, ml_err *err)
 {
 	bool any_info = false;
 	for (size_t h = 0; h < r->n_hashes; h++) {
@@ -216,10 +216,10 @@ static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf,
 	}
 	if (a->tag_rank < 0) {
 		ml_err_set(err, ML_EUNSUPPORTED,
-			   "manifest '%s' line %d: no wheel of %s %s installs on %s", mf->name,
-			   r->line, r->name, r->version ? r->version : "", target_desc);
+		           "manifest '%s' line %d: no wheel of %s %s installs on %s", mf->name,
+		           r->line, r->name, r->version ? r->version : "", target_desc);
 		ml_err_hint(err, "pick a supported interpreter with --python, or a manifest "
-				 "locked for this platform (mlsetup lock --platform ...)");
+		                 "locked for this platform (mlsetup lock --platform ...)");
 		return ML_EUNSUPPORTED;
 	}
 	return 0;
@@ -241,12 +241,12 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	if (ml_marker_env_for(&env, m->os.name, m->os.arch, maj, min) != 0) {
 		ml_tags_free(tags, n_tags);
 		return ml_err_set(err, ML_EUNSUPPORTED, "no marker environment for %s-%s Python %s",
-				  m->os.name, m->os.arch, p->python.xy);
+		                  m->os.name, m->os.arch, p->python.xy);
 	}
 	env.python_full_version = env.implementation_version = p->python.version;
 	char desc[160];
 	snprintf(desc, sizeof(desc), "CPython %s on %s-%s (%s %s)", p->python.xy, m->os.name,
-		 m->os.arch, m->os.libc_kind, m->os.libc_version);
+	         m->os.arch, m->os.libc_kind, m->os.libc_version);
 	const char *requested = ml_requirements_meta(mf->reqs, "requested");
 	p->files = calloc(mf->reqs->n_reqs ? mf->reqs->n_reqs : 1, sizeof(*p->files));
 	if (!p->files)
@@ -284,17 +284,18 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 		return rc;
 	if (p->n_unknown)
 		rc = add_warning(p,
-				 "%zu file%s could not be named or sized: the manifest has no "
-				 "mlsetup-file lines for them (regenerate it with mlsetup lock)",
-				 p->n_unknown, p->n_unknown == 1 ? "" : "s");
+		                 "%zu file%s could not be named or sized: the manifest has no "
+		                 "mlsetup-file lines for them (regenerate it with mlsetup lock)",
+		                 p->n_unknown, p->n_unknown == 1 ? "" : "s");
 	p->disk_needed_bytes = p->download_bytes + p->total_bytes * UNPACKED_PER_WHEEL_BYTE;
 	uint64_t free_bytes = m->disk_free_mib * 1024 * 1024;
 	if (!rc && m->disk_free_mib && p->disk_needed_bytes > free_bytes)
-		rc = add_warning(p,
-				 "about %llu MiB of disk needed, only %llu MiB free at %s: free space "
-				 "or choose another --target",
-				 (unsigned long long)(p->disk_needed_bytes >> 20),
-				 (unsigned long long)m->disk_free_mib, m->target_dir);
+		rc = add_warning(
+		        p,
+		        "about %llu MiB of disk needed, only %llu MiB free at %s: free space "
+		        "or choose another --target",
+		        (unsigned long long)(p->disk_needed_bytes >> 20),
+		        (unsigned long long)m->disk_free_mib, m->target_dir);
 	return rc ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
 }
 

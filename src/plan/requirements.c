@@ -138,7 +138,7 @@ typedef struct rparser {
 
 /* Records "manifest 'PATH' line N: MESSAGE" and the hint (may be NULL). */
 static int fail(rparser *c, int code, int line, const char *hint, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+        __attribute__((format(printf, 5, 6)));
 
 static int fail(rparser *c, int code, int line, const char *hint, const char *fmt, ...)
 {
@@ -297,31 +297,33 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def options[] = {
-    {"--index-url", "-i", OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
-    {"--extra-index-url", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
-    {"--find-links", "-f", OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
-    {"--trusted-host", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
-    {"--only-binary", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
-    {"--no-index", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
-    {"--require-hashes", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
-    {"--prefer-binary", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
-    {"--pre", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
-    {"--hash", NULL, OPT_VALUE, SCOPE_REQ, NULL, NULL},
-    {"--requirement", "-r", OPT_VALUE, SCOPE_REFUSED,
-     "nested requirement files (-r) are not supported", "list every requirement in this manifest"},
-    {"--constraint", "-c", OPT_VALUE, SCOPE_REFUSED, "constraint files (-c) are not supported",
-     "pin the versions in this manifest with =="},
-    {"--editable", "-e", OPT_VALUE, SCOPE_REFUSED, "editable installs (-e) are not supported",
-     "build a wheel and list it as name==version with its --hash"},
-    {"--no-binary", NULL, OPT_VALUE, SCOPE_REFUSED,
-     "--no-binary is refused: mlsetup installs wheels only", "remove --no-binary"},
-    {"--use-feature", NULL, OPT_VALUE, SCOPE_REFUSED,
-     "--use-feature is a pip option mlsetup does not have", "remove --use-feature"},
-    {"--global-option", NULL, OPT_VALUE, SCOPE_REFUSED,
-     "--global-option is refused: mlsetup does not build from source", "remove --global-option"},
-    {"--config-settings", NULL, OPT_VALUE, SCOPE_REFUSED,
-     "--config-settings is refused: mlsetup does not build from source",
-     "remove --config-settings"},
+        {"--index-url", "-i", OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
+        {"--extra-index-url", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
+        {"--find-links", "-f", OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
+        {"--trusted-host", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
+        {"--only-binary", NULL, OPT_VALUE, SCOPE_GLOBAL, NULL, NULL},
+        {"--no-index", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
+        {"--require-hashes", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
+        {"--prefer-binary", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
+        {"--pre", NULL, OPT_FLAG, SCOPE_GLOBAL, NULL, NULL},
+        {"--hash", NULL, OPT_VALUE, SCOPE_REQ, NULL, NULL},
+        {"--requirement", "-r", OPT_VALUE, SCOPE_REFUSED,
+         "nested requirement files (-r) are not supported",
+         "list every requirement in this manifest"},
+        {"--constraint", "-c", OPT_VALUE, SCOPE_REFUSED, "constraint files (-c) are not supported",
+         "pin the versions in this manifest with =="},
+        {"--editable", "-e", OPT_VALUE, SCOPE_REFUSED, "editable installs (-e) are not supported",
+         "build a wheel and list it as name==version with its --hash"},
+        {"--no-binary", NULL, OPT_VALUE, SCOPE_REFUSED,
+         "--no-binary is refused: mlsetup installs wheels only", "remove --no-binary"},
+        {"--use-feature", NULL, OPT_VALUE, SCOPE_REFUSED,
+         "--use-feature is a pip option mlsetup does not have", "remove --use-feature"},
+        {"--global-option", NULL, OPT_VALUE, SCOPE_REFUSED,
+         "--global-option is refused: mlsetup does not build from source",
+         "remove --global-option"},
+        {"--config-settings", NULL, OPT_VALUE, SCOPE_REFUSED,
+         "--config-settings is refused: mlsetup does not build from source",
+         "remove --config-settings"},
 };
 
 /* Stores one --hash value into q. */
@@ -382,8 +384,8 @@ static int apply_options(rparser *c, int line, char **toks, size_t n, ml_require
 		}
 		const opt_def *d = NULL;
 		for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
-			const char *nm =
-			    name_len == 2 && t[1] != '-' ? options[k].short_name : options[k].name;
+			const char *nm = name_len == 2 && t[1] != '-' ? options[k].short_name
+			                                              : options[k].name;
 			if (nm && strlen(nm) == name_len && memcmp(nm, t, name_len) == 0) {
 				d = &options[k];
 				break;
@@ -409,9 +411,9 @@ static int apply_options(rparser *c, int line, char **toks, size_t n, ml_require
 		}
 		if (d->scope == SCOPE_REQ && !q)
 			return fail(
-			    c, ML_EPARSE, line,
-			    "put --hash after its requirement; continue long lines with '\\'",
-			    "'%s' must follow a requirement on the same line", d->name);
+			        c, ML_EPARSE, line,
+			        "put --hash after its requirement; continue long lines with '\\'",
+			        "'%s' must follow a requirement on the same line", d->name);
 		if (d->scope == SCOPE_GLOBAL && q)
 			return fail(c, ML_EPARSE, line, "move it to a line of its own",
 			            "option '%s' cannot follow a requirement", d->name);
@@ -510,9 +512,9 @@ static int parse_requirement(rparser *c, int line, const char *s, ml_requirement
 				break;
 			}
 			return fail(
-			    c, ML_EPARSE, line, hint,
-			    "invalid requirement '%.200s': expected ',' or ']' at column %zu", s,
-			    i + 1);
+			        c, ML_EPARSE, line, hint,
+			        "invalid requirement '%.200s': expected ',' or ']' at column %zu",
+			        s, i + 1);
 		}
 		while (i < len && is_space(s[i]))
 			i++;
@@ -533,10 +535,10 @@ static int parse_requirement(rparser *c, int line, const char *s, ml_requirement
 		while (i < len && is_space(s[i]))
 			i++;
 		if (i < len && s[i] != ';')
-			return fail(
-			    c, ML_EPARSE, line, hint,
-			    "invalid requirement '%.200s': expected ';' or the end at column %zu",
-			    s, i + 1);
+			return fail(c, ML_EPARSE, line, hint,
+			            "invalid requirement '%.200s': expected ';' or the end at "
+			            "column %zu",
+			            s, i + 1);
 		if (i < len)
 			marker = s + i + 1;
 		if (!(q->specifier = dup_n("", 0)))
@@ -549,9 +551,9 @@ static int parse_requirement(rparser *c, int line, const char *s, ml_requirement
 		if (b > a && s[a] == '(') {
 			if (s[b - 1] != ')')
 				return fail(
-				    c, ML_EPARSE, line, hint,
-				    "invalid requirement '%.200s': expected ')' at column %zu", s,
-				    b + 1);
+				        c, ML_EPARSE, line, hint,
+				        "invalid requirement '%.200s': expected ')' at column %zu",
+				        s, b + 1);
 			a++;
 			b--;
 		}
@@ -625,14 +627,14 @@ static int check_hash_mode(rparser *c, const ml_requirement *q)
 	ml_requirements *r = c->r;
 	char hint[512];
 	if (q->url) {
-		snprintf(
-		    hint, sizeof hint,
-		    "pin an exact version from an index (%s==<version>) with its --hash=sha256:",
-		    q->name);
+		snprintf(hint, sizeof hint,
+		         "pin an exact version from an index (%s==<version>) with its "
+		         "--hash=sha256:",
+		         q->name);
 		return fail(
-		    c, ML_EPARSE, q->line, hint,
-		    "'%s' is a direct reference (name @ url); hash mode needs name==version",
-		    q->name);
+		        c, ML_EPARSE, q->line, hint,
+		        "'%s' is a direct reference (name @ url); hash mode needs name==version",
+		        q->name);
 	}
 	if (!q->version) {
 		const char *sp = q->specifier;
@@ -663,11 +665,11 @@ static int check_hash_mode(rparser *c, const ml_requirement *q)
 		            "'%s' is not pinned with == (found '%.100s')", q->name, sp);
 	}
 	if (q->n_hashes == 0) {
-		snprintf(
-		    hint, sizeof hint,
-		    "add --hash=sha256:<64 hex digits> for each wheel of %s==%.100s (mlsetup lock "
-		    "writes them)",
-		    q->name, q->version);
+		snprintf(hint, sizeof hint,
+		         "add --hash=sha256:<64 hex digits> for each wheel of %s==%.100s (mlsetup "
+		         "lock "
+		         "writes them)",
+		         q->name, q->version);
 		return fail(c, ML_EPARSE, q->line, hint, "'%s' has no --hash", q->name);
 	}
 	for (size_t k = 0; k < r->n_reqs; k++) {
@@ -676,9 +678,9 @@ static int check_hash_mode(rparser *c, const ml_requirement *q)
 		                   (o->marker && q->marker && strcmp(o->marker, q->marker) == 0);
 		if (same_marker && strcmp(o->normalized, q->normalized) == 0)
 			return fail(
-			    c, ML_EPARSE, q->line,
-			    "keep one line per package, or give the lines different markers",
-			    "'%s' is listed twice (first on line %d)", q->name, o->line);
+			        c, ML_EPARSE, q->line,
+			        "keep one line per package, or give the lines different markers",
+			        "'%s' is listed twice (first on line %d)", q->name, o->line);
 	}
 	return 0;
 }

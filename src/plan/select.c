@@ -19,8 +19,8 @@ typedef struct rules {
 	cJSON *doc;
 	cJSON *preference; /* array of manifest names */
 	const char *no_gpu;
-	cJSON *floors;      /* {"12": {"linux": "...", "windows": "..."}} */
-	cJSON *gpu_min;     /* [{cc_major, architecture, linux, windows}] */
+	cJSON *floors;  /* {"12": {"linux": "...", "windows": "..."}} */
+	cJSON *gpu_min; /* [{cc_major, architecture, linux, windows}] */
 } rules;
 
 /* How one manifest fared; filled while its reasons are added. */
@@ -47,7 +47,8 @@ static int rules_load(rules *r, ml_err *err)
 	r->gpu_min = cJSON_GetObjectItemCaseSensitive(r->doc, "gpu_min_driver");
 	if (!cJSON_IsArray(r->preference) || !r->no_gpu) {
 		cJSON_Delete(r->doc);
-		return ml_err_set(err, ML_EPARSE, "embedded selection.json lacks preference/no_gpu");
+		return ml_err_set(err, ML_EPARSE,
+		                  "embedded selection.json lacks preference/no_gpu");
 	}
 	return 0;
 }
@@ -58,11 +59,11 @@ static const char *json_str(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int add_reason(ml_selection *s, const char *manifest, const char *rule,
-		      ml_verdict_kind v, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int add_reason(ml_selection *s, const char *manifest, const char *rule, ml_verdict_kind v,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static int add_reason(ml_selection *s, const char *manifest, const char *rule,
-		      ml_verdict_kind v, const char *fmt, ...)
+static int add_reason(ml_selection *s, const char *manifest, const char *rule, ml_verdict_kind v,
+                      const char *fmt, ...)
 {
 	ml_reason *p = realloc(s->reasons, (s->n_reasons + 1) * sizeof(*p));
 	if (!p)
@@ -105,9 +106,10 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 	f->gpu = ML_RULE_OK;
 	if (!mf->has_gpu_header) {
 		f->gpu = ML_RULE_WARN;
-		return add_reason(s, mf->name, "gpu", ML_RULE_WARN,
-				  "manifest has no torch_sass/torch_ptx header: cannot tell whether "
-				  "its CUDA code runs on these GPUs");
+		return add_reason(
+		        s, mf->name, "gpu", ML_RULE_WARN,
+		        "manifest has no torch_sass/torch_ptx header: cannot tell whether "
+		        "its CUDA code runs on these GPUs");
 	}
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		const ml_gpu *g = &m->gpus[i];
@@ -117,22 +119,22 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 			if (f->gpu == ML_RULE_OK)
 				f->gpu = ML_RULE_WARN;
 			if (add_reason(s, mf->name, "gpu", ML_RULE_WARN,
-				       "%s: compute capability unknown, cannot check", label))
+			               "%s: compute capability unknown, cannot check", label))
 				return ML_ENOMEM;
 			continue;
 		}
 		bool ok = ml_arch_runs_on(mf->code, mf->n_code, g->cc_major, g->cc_minor, why,
-					  sizeof(why));
+		                          sizeof(why));
 		if (ok && strncmp(why, "PTX", 3) == 0)
 			f->ptx_only = true;
 		if (!ok) {
 			f->gpu = ML_RULE_FAIL;
 			size_t l = strlen(f->gpus_failing);
 			snprintf(f->gpus_failing + l, sizeof(f->gpus_failing) - l, "%s%s",
-				 l ? ", " : "", label);
+			         l ? ", " : "", label);
 		}
 		if (add_reason(s, mf->name, "gpu", ok ? ML_RULE_OK : ML_RULE_FAIL, "%s: %s", label,
-			       why))
+		               why))
 			return ML_ENOMEM;
 	}
 	return 0;
@@ -140,7 +142,7 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 
 /* The newest minimum driver any detected GPU's architecture needs, or NULL. */
 static const char *gpu_arch_min_driver(const rules *r, const ml_machine *m, bool windows,
-				       const ml_gpu **which)
+                                       const ml_gpu **which)
 {
 	const char *need = NULL;
 	const cJSON *e;
@@ -162,8 +164,8 @@ static const char *gpu_arch_min_driver(const rules *r, const ml_machine *m, bool
 
 /* Rule 2: the driver meets the manifest's minimum for this OS, or at least
  * the CUDA minor-version floor (with a warning). */
-static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
-		       const rules *r, fit *f)
+static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
+                       fit *f)
 {
 	bool windows = strcmp(m->os.name, "windows") == 0;
 	const char *min = windows ? mf->min_driver_windows : mf->min_driver_linux;
@@ -175,16 +177,17 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	ml_strlcpy(f->driver_need, min ? min : "", sizeof(f->driver_need));
 	if (!min)
 		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
-				  "manifest names no minimum %s driver", windows ? "Windows" : "Linux");
+		                  "manifest names no minimum %s driver",
+		                  windows ? "Windows" : "Linux");
 	if (!drv[0]) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
-				  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer",
-				  cuda, min);
+		                  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer",
+		                  cuda, min);
 	}
 	if (ml_driver_version_cmp(drv, min) >= 0)
 		return add_reason(s, mf->name, "driver", ML_RULE_OK,
-				  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
+		                  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
 	char major[8] = "";
 	sscanf(cuda, "%7[0-9]", major);
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(r->floors, major);
@@ -192,11 +195,12 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	bool arch_ok = !arch_min || ml_driver_version_cmp(drv, arch_min) >= 0;
 	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !f->ptx_only) {
 		f->driver = ML_RULE_WARN;
-		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
-				  "driver %s is below %s, the minimum for CUDA %s, but at least %s: "
-				  "runs under CUDA minor-version compatibility (reduced features, no "
-				  "PTX JIT); upgrade to %s or newer for full support",
-				  drv, min, cuda, floor, min);
+		return add_reason(
+		        s, mf->name, "driver", ML_RULE_WARN,
+		        "driver %s is below %s, the minimum for CUDA %s, but at least %s: "
+		        "runs under CUDA minor-version compatibility (reduced features, no "
+		        "PTX JIT); upgrade to %s or newer for full support",
+		        drv, min, cuda, floor, min);
 	}
 	f->driver = ML_RULE_FAIL;
 	if (!arch_ok && ml_driver_version_cmp(arch_min, min) > 0)
@@ -205,13 +209,14 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	if (!arch_ok)
 		gpu_label(label, sizeof(label), arch_gpu);
 	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-			  "driver %s is below %s, the minimum for CUDA %s%s%s%s", drv, f->driver_need,
-			  cuda, label[0] ? "; " : "", label, label[0] ? " needs an R570+ driver" : "");
+	                  "driver %s is below %s, the minimum for CUDA %s%s%s%s", drv,
+	                  f->driver_need, cuda, label[0] ? "; " : "", label,
+	                  label[0] ? " needs an R570+ driver" : "");
 }
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
 static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
-			 const char *python, fit *f)
+                         const char *python, fit *f)
 {
 	char plat[64];
 	snprintf(plat, sizeof(plat), "%s-%s", m->os.name, m->os.arch);
@@ -223,8 +228,8 @@ static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machin
 	for (size_t i = 0; i < mf->n_platforms; i++)
 		ml_buf_printf(&list, "%s%s", i ? " " : "", mf->platforms[i]);
 	int rc = add_reason(s, mf->name, "platform", f->platform, "%s %s (manifest: %s)", plat,
-			    f->platform == ML_RULE_OK ? "is supported" : "is not supported",
-			    mf->n_platforms ? ml_buf_cstr(&list) : "any");
+	                    f->platform == ML_RULE_OK ? "is supported" : "is not supported",
+	                    mf->n_platforms ? ml_buf_cstr(&list) : "any");
 	ml_buf_release(&list);
 	if (rc)
 		return rc;
@@ -236,9 +241,9 @@ static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machin
 	for (size_t i = 0; i < mf->n_pythons; i++)
 		ml_buf_printf(&py, "%s%s", i ? " " : "", mf->pythons[i]);
 	rc = add_reason(s, mf->name, "python", f->python, "Python %s %s (manifest: %s)",
-			python ? python : "(any)",
-			f->python == ML_RULE_OK ? "is supported" : "is not supported",
-			mf->n_pythons ? ml_buf_cstr(&py) : "any");
+	                python ? python : "(any)",
+	                f->python == ML_RULE_OK ? "is supported" : "is not supported",
+	                mf->n_pythons ? ml_buf_cstr(&py) : "any");
 	ml_buf_release(&py);
 	return rc;
 }
@@ -250,7 +255,7 @@ static bool fits(const fit *f)
 }
 
 static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
-		 const char *python, bool gpu_rules, fit *f)
+                 const char *python, bool gpu_rules, fit *f)
 {
 	memset(f, 0, sizeof(*f));
 	int rc = 0;
@@ -272,21 +277,23 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 		const ml_reason *rs = &s->reasons[i];
 		if (strcmp(rs->manifest, mf->name) != 0)
 			continue;
-		if (rs->verdict == ML_RULE_WARN ||
-		    (s->overridden && rs->verdict == ML_RULE_FAIL)) {
+		if (rs->verdict == ML_RULE_WARN || (s->overridden && rs->verdict == ML_RULE_FAIL)) {
 			snprintf(w, sizeof(w), "%s", rs->detail);
-			if (s->overridden && rs->verdict == ML_RULE_FAIL && !strcmp(rs->rule, "gpu")) {
+			if (s->overridden && rs->verdict == ML_RULE_FAIL &&
+			    !strcmp(rs->rule, "gpu")) {
 				/* "12.4" -> "cu124", the local version tag of torch's wheels */
 				char cu[16] = "";
-				for (const char *c = mf->cuda ? mf->cuda : ""; *c && strlen(cu) < 14; c++)
+				for (const char *c = mf->cuda ? mf->cuda : "";
+				     *c && strlen(cu) < 14; c++)
 					if (*c != '.')
 						strncat(cu, c, 1);
 				const char *why = strstr(rs->detail, "): ");
 				snprintf(w, sizeof(w),
-					 "torch %s%s%s has no code for %s: expect 'no kernel image is "
-					 "available for execution on the device' (%s)",
-					 mf->torch ? mf->torch : "", cu[0] ? "+cu" : "", cu,
-					 f->gpus_failing, why ? why + 3 : rs->detail);
+				         "torch %s%s%s has no code for %s: expect 'no kernel image "
+				         "is "
+				         "available for execution on the device' (%s)",
+				         mf->torch ? mf->torch : "", cu[0] ? "+cu" : "", cu,
+				         f->gpus_failing, why ? why + 3 : rs->detail);
 			}
 			if (add_warning(s, w))
 				return ML_ENOMEM;
@@ -297,30 +304,32 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 
 /* Fills s->problem and s->remedy from the fits of the rejected manifests. */
 static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit *fs,
-				 char *const *names, size_t n)
+                                 char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) /* a manifest whose code runs but driver is too old */
 		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver == ML_RULE_FAIL) {
 			snprintf(s->problem, sizeof(s->problem),
-				 "%s needs the CUDA builds of %s, which need driver >= %s; this "
-				 "machine has %s",
-				 fs[0].gpus_failing[0] ? fs[0].gpus_failing : "this GPU", names[i],
-				 fs[i].driver_need, m->driver.version);
+			         "%s needs the CUDA builds of %s, which need driver >= %s; this "
+			         "machine has %s",
+			         fs[0].gpus_failing[0] ? fs[0].gpus_failing : "this GPU", names[i],
+			         fs[i].driver_need, m->driver.version);
 			snprintf(s->remedy, sizeof(s->remedy),
-				 "upgrade the NVIDIA driver to %s or newer", fs[i].driver_need);
+			         "upgrade the NVIDIA driver to %s or newer", fs[i].driver_need);
 			return;
 		}
 	for (size_t i = 0; i < n; i++)
 		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver != ML_RULE_FAIL) {
 			snprintf(s->problem, sizeof(s->problem),
-				 "%s fits these GPUs but not this %s", names[i],
-				 fs[i].python == ML_RULE_FAIL ? "Python version" : "platform");
-			snprintf(s->remedy, sizeof(s->remedy), "%s",
-				 fs[i].python == ML_RULE_FAIL
-					 ? "pick a supported interpreter with --python X.Y (see the "
-					   "python rule above)"
-					 : "use a supported OS and CPU (see the platform rule above) or "
-					   "--manifest with one built for this platform");
+			         "%s fits these GPUs but not this %s", names[i],
+			         fs[i].python == ML_RULE_FAIL ? "Python version" : "platform");
+			snprintf(
+			        s->remedy, sizeof(s->remedy), "%s",
+			        fs[i].python == ML_RULE_FAIL
+			                ? "pick a supported interpreter with --python X.Y (see the "
+			                  "python rule above)"
+			                : "use a supported OS and CPU (see the platform rule "
+			                  "above) or "
+			                  "--manifest with one built for this platform");
 			return;
 		}
 	const char *gpus = n ? fs[n - 1].gpus_failing : "";
@@ -329,16 +338,16 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 		if (!old || m->gpus[i].cc_major < old->cc_major)
 			old = &m->gpus[i];
 	snprintf(s->problem, sizeof(s->problem),
-		 "no shipped manifest has CUDA code that runs on %s%s%s%s", gpus[0] ? gpus : "these GPUs",
-		 old && old->architecture[0] ? " (" : "", old ? old->architecture : "",
-		 old && old->architecture[0] ? ")" : "");
+	         "no shipped manifest has CUDA code that runs on %s%s%s%s",
+	         gpus[0] ? gpus : "these GPUs", old && old->architecture[0] ? " (" : "",
+	         old ? old->architecture : "", old && old->architecture[0] ? ")" : "");
 	snprintf(s->remedy, sizeof(s->remedy),
-		 "current PyTorch builds dropped this GPU generation; use --manifest with a build "
-		 "that still supports it, or a CPU-only environment");
+	         "current PyTorch builds dropped this GPU generation; use --manifest with a build "
+	         "that still supports it, or a CPU-only environment");
 }
 
 static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
-			 const ml_select_opts *o, ml_err *err)
+                         const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
 	int rc = ml_manifest_open(&mf, o->manifest, err);
@@ -350,7 +359,7 @@ static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
 	rc = judge(s, mf, m, r, o->python_version, m->n_gpus > 0, &f);
 	if (!rc)
 		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
-				fits(&f) ? "" : " although it does not fit this machine");
+		                fits(&f) ? "" : " although it does not fit this machine");
 	if (!rc)
 		rc = collect_warnings(s, mf, &f);
 	if (rc) {
@@ -362,7 +371,7 @@ static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
 }
 
 static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
-		       const ml_select_opts *o, ml_err *err)
+                       const ml_select_opts *o, ml_err *err)
 {
 	char *names[16];
 	size_t n = 0;
@@ -372,7 +381,7 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 	} else {
 		const cJSON *e;
 		cJSON_ArrayForEach(e, r->preference) if (cJSON_IsString(e) && n < 16) names[n++] =
-			e->valuestring;
+		        e->valuestring;
 	}
 	fit fs[16];
 	int rc = 0;
@@ -385,11 +394,12 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 		if (!rc && fits(&fs[i])) {
 			s->manifest = mf;
 			s->gpu_checks_skipped = !gpu;
-			rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "%s",
-					!gpu ? "no NVIDIA GPU: the default manifest; GPU checks will "
-					       "be skipped"
-					: i == 0 ? "fits, and is preferred for reproducibility"
-						 : "fits; the preferred manifests before it do not");
+			rc = add_reason(
+			        s, mf->name, "choice", ML_RULE_INFO, "%s",
+			        !gpu     ? "no NVIDIA GPU: the default manifest; GPU checks will "
+			                   "be skipped"
+			        : i == 0 ? "fits, and is preferred for reproducibility"
+			                 : "fits; the preferred manifests before it do not");
 			if (!rc)
 				rc = collect_warnings(s, mf, &fs[i]);
 		} else {

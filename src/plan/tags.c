@@ -156,8 +156,8 @@ static int platforms(strv *p, const ml_tag_target *t, ml_err *err)
 			rc = manylinux_platforms(p, arch, t->libc_major, t->libc_minor);
 		} else if (strcmp(kind, "musl") == 0) {
 			for (int m = t->libc_minor; m >= 0 && t->libc_major > 0 && !rc; m--)
-				rc = sv_push(
-				    p, ml_asprintf("musllinux_%d_%d_%s", t->libc_major, m, arch));
+				rc = sv_push(p, ml_asprintf("musllinux_%d_%d_%s", t->libc_major, m,
+				                            arch));
 		} else if (kind[0]) {
 			return ml_err_set(err, ML_EUNSUPPORTED, "no wheel tags for libc '%s'",
 			                  kind);
@@ -168,7 +168,7 @@ static int platforms(strv *p, const ml_tag_target *t, ml_err *err)
 	}
 	if (strcmp(t->os, "windows") == 0)
 		return sv_push(
-		    p, ml_asprintf("win_%s", strcmp(arch, "x86_64") == 0 ? "amd64" : "arm64"));
+		        p, ml_asprintf("win_%s", strcmp(arch, "x86_64") == 0 ? "amd64" : "arm64"));
 	if (strcmp(t->os, "darwin") == 0) {
 		const char *a = strcmp(arch, "x86_64") == 0 ? "x86_64" : "arm64";
 		int maj = t->libc_major, min = t->libc_minor;

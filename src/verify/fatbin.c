@@ -411,13 +411,14 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
  * as a whole well-formed container; anything else is skipped, not an
  * error. Returns 0 or ML_ENOMEM. */
 static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t len,
-			     size_t sec_off, size_t sec_size, ml_err *err)
+                             size_t sec_off, size_t sec_size, ml_err *err)
 {
 	size_t off = sec_off + (sec_off % 8 ? 8 - sec_off % 8 : 0);
 	size_t end = sec_off + sec_size;
 	while (end >= CONTAINER_MIN && off <= end - CONTAINER_MIN) {
 		const unsigned char *h = buf + off;
-		if (rd32(h) != ML_FATBIN_MAGIC || rd16(h + 4) != 1 || rd16(h + 6) != CONTAINER_MIN) {
+		if (rd32(h) != ML_FATBIN_MAGIC || rd16(h + 4) != 1 ||
+		    rd16(h + 6) != CONTAINER_MIN) {
 			off += 8;
 			continue;
 		}

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *os, *arch;
 		int minor;
 	} targets[] = {
-	    {"linux", "x86_64", 12}, {"windows", "x86_64", 9}, {"darwin", "aarch64", 13}};
+	        {"linux", "x86_64", 12}, {"windows", "x86_64", 9}, {"darwin", "aarch64", 13}};
 	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
 		ml_marker_env env;
 		CHECK(ml_marker_env_for(&env, targets[i].os, targets[i].arch, 3,

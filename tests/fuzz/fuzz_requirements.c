@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t m = 0; m < 2; m++) {
 		ml_requirements *r = NULL;
 		ml_err err = ML_ERR_INIT;
-		int rc =
-		    ml_requirements_parse(&r, "fuzz.txt", (const char *)data, size, modes[m], &err);
+		int rc = ml_requirements_parse(&r, "fuzz.txt", (const char *)data, size, modes[m],
+		                               &err);
 		if (rc == 0) {
 			CHECK(r != NULL);
 			check_result(r, modes[m]);

@@ -28,13 +28,13 @@ typedef struct nvmlMemory_st {
 } nvmlMemory_t;
 
 typedef struct nvmlPciInfo_st {
-	char busIdLegacy[16];    /* "0000:01:00.0" */
+	char busIdLegacy[16]; /* "0000:01:00.0" */
 	unsigned int domain;
 	unsigned int bus;
 	unsigned int device;
 	unsigned int pciDeviceId; /* device << 16 | vendor */
 	unsigned int pciSubSystemId;
-	char busId[32];          /* "00000000:01:00.0" */
+	char busId[32]; /* "00000000:01:00.0" */
 } nvmlPciInfo_t;
 
 enum {
@@ -66,12 +66,12 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 static atomic_int g_init_count;
 
 /* Every entry point but init and nvmlErrorString starts with this. */
-#define NVML_ENTER()                                                                       \
-	do {                                                                               \
-		if (fake_symbol_missing(__func__))                                         \
-			return NVML_ERROR_FUNCTION_NOT_FOUND;                              \
-		if (atomic_load(&g_init_count) <= 0)                                       \
-			return NVML_ERROR_UNINITIALIZED;                                   \
+#define NVML_ENTER()                                                                               \
+	do {                                                                                       \
+		if (fake_symbol_missing(__func__))                                                 \
+			return NVML_ERROR_FUNCTION_NOT_FOUND;                                      \
+		if (atomic_load(&g_init_count) <= 0)                                               \
+			return NVML_ERROR_UNINITIALIZED;                                           \
 	} while (0)
 
 /* Maps a handle back to its GPU; NULL for anything nvmlDeviceGetHandleBy*
@@ -138,29 +138,29 @@ const char *nvmlErrorString(nvmlReturn_t result)
 		int code;
 		const char *text;
 	} table[] = {
-		{0, "Success"},
-		{1, "Uninitialized"},
-		{2, "Invalid Argument"},
-		{3, "Not Supported"},
-		{4, "Insufficient Permissions"},
-		{5, "Already Initialized"},
-		{6, "Not Found"},
-		{7, "Insufficient Size"},
-		{8, "Insufficient External Power"},
-		{9, "Driver Not Loaded"},
-		{10, "Timeout"},
-		{11, "Interrupt Request Issue"},
-		{12, "Library Not Found"},
-		{13, "Function Not Found"},
-		{14, "Corrupted infoROM"},
-		{15, "GPU is lost"},
-		{16, "GPU requires restart"},
-		{17, "Operating System Error"},
-		{18, "Driver/library version mismatch"},
-		{19, "In use by another client"},
-		{20, "Insufficient Memory"},
-		{21, "No data"},
-		{999, "Unknown Error"},
+	        {0, "Success"},
+	        {1, "Uninitialized"},
+	        {2, "Invalid Argument"},
+	        {3, "Not Supported"},
+	        {4, "Insufficient Permissions"},
+	        {5, "Already Initialized"},
+	        {6, "Not Found"},
+	        {7, "Insufficient Size"},
+	        {8, "Insufficient External Power"},
+	        {9, "Driver Not Loaded"},
+	        {10, "Timeout"},
+	        {11, "Interrupt Request Issue"},
+	        {12, "Library Not Found"},
+	        {13, "Function Not Found"},
+	        {14, "Corrupted infoROM"},
+	        {15, "GPU is lost"},
+	        {16, "GPU requires restart"},
+	        {17, "Operating System Error"},
+	        {18, "Driver/library version mismatch"},
+	        {19, "In use by another client"},
+	        {20, "Insufficient Memory"},
+	        {21, "No data"},
+	        {999, "Unknown Error"},
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -263,14 +263,14 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	if (!g || !pci)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.%X",
-		 g->pci_domain & 0xffffu, g->pci_bus, g->pci_device, g->pci_function);
+	         g->pci_domain & 0xffffu, g->pci_bus, g->pci_device, g->pci_function);
 	pci->domain = g->pci_domain;
 	pci->bus = g->pci_bus;
 	pci->device = g->pci_device;
 	pci->pciDeviceId = g->pci_device_id << 16 | FAKE_PCI_VENDOR_NVIDIA;
 	pci->pciSubSystemId = 0;
-	snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.%X", g->pci_domain,
-		 g->pci_bus, g->pci_device, g->pci_function);
+	snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.%X", g->pci_domain, g->pci_bus,
+	         g->pci_device, g->pci_function);
 	return NVML_SUCCESS;
 }
 

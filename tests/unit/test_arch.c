@@ -56,14 +56,14 @@ static void test_parse_reads_major_minor_variant_and_kind(void **state)
 		char variant;
 		bool ptx;
 	} rows[] = {
-	    {"sm_50", 5, 0, 0, false},        {"sm_86", 8, 6, 0, false},
-	    {"sm_90", 9, 0, 0, false},        {"sm_90a", 9, 0, 'a', false},
-	    {"sm_100", 10, 0, 0, false},      {"sm_100f", 10, 0, 'f', false},
-	    {"sm_100a", 10, 0, 'a', false},   {"sm_103", 10, 3, 0, false},
-	    {"sm_120", 12, 0, 0, false},      {"sm_121", 12, 1, 0, false},
-	    {"compute_90", 9, 0, 0, true},    {"compute_120", 12, 0, 0, true},
-	    {"compute_90a", 9, 0, 'a', true}, {"compute_100f", 10, 0, 'f', true},
-	    {"sm_110", 11, 0, 0, false},
+	        {"sm_50", 5, 0, 0, false},        {"sm_86", 8, 6, 0, false},
+	        {"sm_90", 9, 0, 0, false},        {"sm_90a", 9, 0, 'a', false},
+	        {"sm_100", 10, 0, 0, false},      {"sm_100f", 10, 0, 'f', false},
+	        {"sm_100a", 10, 0, 'a', false},   {"sm_103", 10, 3, 0, false},
+	        {"sm_120", 12, 0, 0, false},      {"sm_121", 12, 1, 0, false},
+	        {"compute_90", 9, 0, 0, true},    {"compute_120", 12, 0, 0, true},
+	        {"compute_90a", 9, 0, 'a', true}, {"compute_100f", 10, 0, 'f', true},
+	        {"sm_110", 11, 0, 0, false},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(rows); i++) {
@@ -79,9 +79,9 @@ static void test_parse_reads_major_minor_variant_and_kind(void **state)
 static void test_parse_refuses_other_names_and_leaves_out_alone(void **state)
 {
 	static const char *const bad[] = {
-	    "",         "sm_",   "sm_9",      "sm_090", "sm_90b", "sm_90af",
-	    "SM_90",    "sm90",  "compute_",  "lto_90", "sm_90 ", " sm_90",
-	    "sm_12345", "sm_-1", "compute_9", "8.6",    NULL,
+	        "",         "sm_",   "sm_9",      "sm_090", "sm_90b", "sm_90af",
+	        "SM_90",    "sm90",  "compute_",  "lto_90", "sm_90 ", " sm_90",
+	        "sm_12345", "sm_-1", "compute_9", "8.6",    NULL,
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(bad); i++) {
@@ -189,7 +189,7 @@ static void test_sass_is_preferred_over_ptx_in_the_reason(void **state)
 	assert_true(runs("compute_120 sm_120", 12, 0, why, sizeof why));
 	assert_string_equal(why, "SASS sm_120 runs on 12.0");
 	assert_true(
-	    runs("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120", 12, 1, why, sizeof why));
+	        runs("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120", 12, 1, why, sizeof why));
 	assert_string_equal(why, "SASS sm_120 runs on 12.1");
 }
 
@@ -271,22 +271,22 @@ static void test_why_is_truncated_safely(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parse_reads_major_minor_variant_and_kind),
-	    cmocka_unit_test(test_parse_refuses_other_names_and_leaves_out_alone),
-	    cmocka_unit_test(test_format_round_trips_and_refuses_what_has_no_name),
-	    cmocka_unit_test(test_sass_runs_on_same_major_higher_minor),
-	    cmocka_unit_test(test_sass_never_crosses_major),
-	    cmocka_unit_test(test_arch_specific_only_exact),
-	    cmocka_unit_test(test_family_variant),
-	    cmocka_unit_test(test_ptx_jits_forward),
-	    cmocka_unit_test(test_sass_is_preferred_over_ptx_in_the_reason),
-	    cmocka_unit_test(test_the_closest_match_is_named),
-	    cmocka_unit_test(test_torch_2_6_has_no_sm_120),
-	    cmocka_unit_test(test_torch_2_7_runs_on_blackwell),
-	    cmocka_unit_test(test_torch_2_8_dropped_pascal),
-	    cmocka_unit_test(test_unusable_ptx_is_named_in_the_reason),
-	    cmocka_unit_test(test_no_code_or_unknown_device_runs_nowhere),
-	    cmocka_unit_test(test_why_is_truncated_safely),
+	        cmocka_unit_test(test_parse_reads_major_minor_variant_and_kind),
+	        cmocka_unit_test(test_parse_refuses_other_names_and_leaves_out_alone),
+	        cmocka_unit_test(test_format_round_trips_and_refuses_what_has_no_name),
+	        cmocka_unit_test(test_sass_runs_on_same_major_higher_minor),
+	        cmocka_unit_test(test_sass_never_crosses_major),
+	        cmocka_unit_test(test_arch_specific_only_exact),
+	        cmocka_unit_test(test_family_variant),
+	        cmocka_unit_test(test_ptx_jits_forward),
+	        cmocka_unit_test(test_sass_is_preferred_over_ptx_in_the_reason),
+	        cmocka_unit_test(test_the_closest_match_is_named),
+	        cmocka_unit_test(test_torch_2_6_has_no_sm_120),
+	        cmocka_unit_test(test_torch_2_7_runs_on_blackwell),
+	        cmocka_unit_test(test_torch_2_8_dropped_pascal),
+	        cmocka_unit_test(test_unusable_ptx_is_named_in_the_reason),
+	        cmocka_unit_test(test_no_code_or_unknown_device_runs_nowhere),
+	        cmocka_unit_test(test_why_is_truncated_safely),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

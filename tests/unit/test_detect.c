@@ -29,10 +29,10 @@ static void test_nvrm_version_open_module(void **state)
 	(void)state;
 	char v[32];
 	assert_int_equal(
-	    ml_parse_nvrm_version(v, sizeof(v),
-	                          "NVRM version: NVIDIA UNIX Open Kernel Module for "
-	                          "x86_64  580.95.05  Release Build  (dvs-builder@U16)"),
-	    0);
+	        ml_parse_nvrm_version(v, sizeof(v),
+	                              "NVRM version: NVIDIA UNIX Open Kernel Module for "
+	                              "x86_64  580.95.05  Release Build  (dvs-builder@U16)"),
+	        0);
 	assert_string_equal(v, "580.95.05");
 }
 
@@ -52,12 +52,12 @@ static void test_nvrm_version_rejects_malformed(void **state)
 	(void)state;
 	char v[32] = "untouched";
 	const char *bad[] = {
-	    "",
-	    "NVRM version: something else",
-	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module",
-	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.  x",
-	    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  abc.def",
-	    "GCC version\nNVRM version: NVIDIA UNIX x86_64 Kernel Module 550.54.14",
+	        "",
+	        "NVRM version: something else",
+	        "NVRM version: NVIDIA UNIX x86_64 Kernel Module",
+	        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.  x",
+	        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  abc.def",
+	        "GCC version\nNVRM version: NVIDIA UNIX x86_64 Kernel Module 550.54.14",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(ml_parse_nvrm_version(v, sizeof(v), bad[i]), ML_EPARSE);
@@ -204,18 +204,18 @@ static void test_missing_root_detects_nothing_and_does_not_fail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_nvrm_version_proprietary_module),
-	    cmocka_unit_test(test_nvrm_version_open_module),
-	    cmocka_unit_test(test_nvrm_version_aarch64_two_part),
-	    cmocka_unit_test(test_nvrm_version_rejects_malformed),
-	    cmocka_unit_test(test_nvrm_version_too_long_for_buffer),
-	    cmocka_unit_test(test_bus_id_normalizes_nvml_cuda_and_short_forms),
-	    cmocka_unit_test(test_bus_id_rejects_garbage),
-	    cmocka_unit_test(test_procfs_reader_proprietary_tree),
-	    cmocka_unit_test(test_pci_reader_finds_gpu_without_driver),
-	    cmocka_unit_test(test_malformed_tree_is_recorded_not_fatal),
-	    cmocka_unit_test(test_os_release_and_wsl_from_tree),
-	    cmocka_unit_test(test_missing_root_detects_nothing_and_does_not_fail),
+	        cmocka_unit_test(test_nvrm_version_proprietary_module),
+	        cmocka_unit_test(test_nvrm_version_open_module),
+	        cmocka_unit_test(test_nvrm_version_aarch64_two_part),
+	        cmocka_unit_test(test_nvrm_version_rejects_malformed),
+	        cmocka_unit_test(test_nvrm_version_too_long_for_buffer),
+	        cmocka_unit_test(test_bus_id_normalizes_nvml_cuda_and_short_forms),
+	        cmocka_unit_test(test_bus_id_rejects_garbage),
+	        cmocka_unit_test(test_procfs_reader_proprietary_tree),
+	        cmocka_unit_test(test_pci_reader_finds_gpu_without_driver),
+	        cmocka_unit_test(test_malformed_tree_is_recorded_not_fatal),
+	        cmocka_unit_test(test_os_release_and_wsl_from_tree),
+	        cmocka_unit_test(test_missing_root_detects_nothing_and_does_not_fail),
 	};
 	return cmocka_run_group_tests_name("detect", tests, NULL, NULL);
 }

@@ -155,17 +155,17 @@ static void test_url_redaction_hides_password(void **state)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-	    {"https://alice:s3cret@index.example.org/simple/",
-	     "https://***@index.example.org/simple/"},
-	    {"https://ghp_token@index.example.org/simple/",
-	     "https://***@index.example.org/simple/"},
-	    {"http://u:p:q@127.0.0.1:8080/x?y=1#z", "http://***@127.0.0.1:8080/x?y=1#z"},
-	    {"https://u%40corp:p%40ss@[::1]:443/", "https://***@[::1]:443/"},
-	    {"https://index.example.org/simple/", "https://index.example.org/simple/"},
-	    {"https://index.example.org/a@b/", "https://index.example.org/a@b/"},
-	    {"/srv/wheels", "/srv/wheels"},
-	    {"file:///srv/wheels", "file:///srv/wheels"},
-	    {"", ""},
+	        {"https://alice:s3cret@index.example.org/simple/",
+	         "https://***@index.example.org/simple/"},
+	        {"https://ghp_token@index.example.org/simple/",
+	         "https://***@index.example.org/simple/"},
+	        {"http://u:p:q@127.0.0.1:8080/x?y=1#z", "http://***@127.0.0.1:8080/x?y=1#z"},
+	        {"https://u%40corp:p%40ss@[::1]:443/", "https://***@[::1]:443/"},
+	        {"https://index.example.org/simple/", "https://index.example.org/simple/"},
+	        {"https://index.example.org/a@b/", "https://index.example.org/a@b/"},
+	        {"/srv/wheels", "/srv/wheels"},
+	        {"file:///srv/wheels", "file:///srv/wheels"},
+	        {"", ""},
 	};
 	char buf[256];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -185,48 +185,48 @@ static void test_url_resolve_follows_rfc3986_examples(void **state)
 {
 	(void)state;
 	static const char *const cases[][2] = {
-	    {"g:h", "g:h"},
-	    {"g", "http://a/b/c/g"},
-	    {"./g", "http://a/b/c/g"},
-	    {"g/", "http://a/b/c/g/"},
-	    {"/g", "http://a/g"},
-	    {"//g", "http://g"},
-	    {"?y", "http://a/b/c/d;p?y"},
-	    {"g?y", "http://a/b/c/g?y"},
-	    {"#s", "http://a/b/c/d;p?q#s"},
-	    {"g#s", "http://a/b/c/g#s"},
-	    {"g?y#s", "http://a/b/c/g?y#s"},
-	    {";x", "http://a/b/c/;x"},
-	    {"g;x", "http://a/b/c/g;x"},
-	    {"g;x?y#s", "http://a/b/c/g;x?y#s"},
-	    {"", "http://a/b/c/d;p?q"},
-	    {".", "http://a/b/c/"},
-	    {"./", "http://a/b/c/"},
-	    {"..", "http://a/b/"},
-	    {"../", "http://a/b/"},
-	    {"../g", "http://a/b/g"},
-	    {"../..", "http://a/"},
-	    {"../../", "http://a/"},
-	    {"../../g", "http://a/g"},
-	    {"../../../g", "http://a/g"},
-	    {"../../../../g", "http://a/g"},
-	    {"/./g", "http://a/g"},
-	    {"/../g", "http://a/g"},
-	    {"g.", "http://a/b/c/g."},
-	    {".g", "http://a/b/c/.g"},
-	    {"g..", "http://a/b/c/g.."},
-	    {"..g", "http://a/b/c/..g"},
-	    {"./../g", "http://a/b/g"},
-	    {"./g/.", "http://a/b/c/g/"},
-	    {"g/./h", "http://a/b/c/g/h"},
-	    {"g/../h", "http://a/b/c/h"},
-	    {"g;x=1/./y", "http://a/b/c/g;x=1/y"},
-	    {"g;x=1/../y", "http://a/b/c/y"},
-	    {"g?y/./x", "http://a/b/c/g?y/./x"},
-	    {"g?y/../x", "http://a/b/c/g?y/../x"},
-	    {"g#s/./x", "http://a/b/c/g#s/./x"},
-	    {"g#s/../x", "http://a/b/c/g#s/../x"},
-	    {"http:g", "http:g"},
+	        {"g:h", "g:h"},
+	        {"g", "http://a/b/c/g"},
+	        {"./g", "http://a/b/c/g"},
+	        {"g/", "http://a/b/c/g/"},
+	        {"/g", "http://a/g"},
+	        {"//g", "http://g"},
+	        {"?y", "http://a/b/c/d;p?y"},
+	        {"g?y", "http://a/b/c/g?y"},
+	        {"#s", "http://a/b/c/d;p?q#s"},
+	        {"g#s", "http://a/b/c/g#s"},
+	        {"g?y#s", "http://a/b/c/g?y#s"},
+	        {";x", "http://a/b/c/;x"},
+	        {"g;x", "http://a/b/c/g;x"},
+	        {"g;x?y#s", "http://a/b/c/g;x?y#s"},
+	        {"", "http://a/b/c/d;p?q"},
+	        {".", "http://a/b/c/"},
+	        {"./", "http://a/b/c/"},
+	        {"..", "http://a/b/"},
+	        {"../", "http://a/b/"},
+	        {"../g", "http://a/b/g"},
+	        {"../..", "http://a/"},
+	        {"../../", "http://a/"},
+	        {"../../g", "http://a/g"},
+	        {"../../../g", "http://a/g"},
+	        {"../../../../g", "http://a/g"},
+	        {"/./g", "http://a/g"},
+	        {"/../g", "http://a/g"},
+	        {"g.", "http://a/b/c/g."},
+	        {".g", "http://a/b/c/.g"},
+	        {"g..", "http://a/b/c/g.."},
+	        {"..g", "http://a/b/c/..g"},
+	        {"./../g", "http://a/b/g"},
+	        {"./g/.", "http://a/b/c/g/"},
+	        {"g/./h", "http://a/b/c/g/h"},
+	        {"g/../h", "http://a/b/c/h"},
+	        {"g;x=1/./y", "http://a/b/c/g;x=1/y"},
+	        {"g;x=1/../y", "http://a/b/c/y"},
+	        {"g?y/./x", "http://a/b/c/g?y/./x"},
+	        {"g?y/../x", "http://a/b/c/g?y/../x"},
+	        {"g#s/./x", "http://a/b/c/g#s/./x"},
+	        {"g#s/../x", "http://a/b/c/g#s/../x"},
+	        {"http:g", "http:g"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *out = NULL;
@@ -503,16 +503,16 @@ static void test_malformed_json_pages_are_refused(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-	    "",
-	    "[]",
-	    "{\"files\": ",
-	    "{\"name\": \"x\"}",
-	    "{\"files\": [{\"url\": \"x-1.0.tar.gz\"}]}",
-	    "{\"files\": [{\"filename\": \"x-1.0.tar.gz\"}]}",
-	    "{\"files\": [{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", "
-	    "\"hashes\": {\"sha256\": \"abc\"}}]}",
-	    "{\"files\": [{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", "
-	    "\"core-metadata\": {\"sha256\": \"zz\"}}]}",
+	        "",
+	        "[]",
+	        "{\"files\": ",
+	        "{\"name\": \"x\"}",
+	        "{\"files\": [{\"url\": \"x-1.0.tar.gz\"}]}",
+	        "{\"files\": [{\"filename\": \"x-1.0.tar.gz\"}]}",
+	        "{\"files\": [{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", "
+	        "\"hashes\": {\"sha256\": \"abc\"}}]}",
+	        "{\"files\": [{\"filename\": \"x-1.0.tar.gz\", \"url\": \"x-1.0.tar.gz\", "
+	        "\"core-metadata\": {\"sha256\": \"zz\"}}]}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ml_project *p = NULL;
@@ -545,13 +545,13 @@ static void test_find_links_directory_lists_matching_files_with_sha256(void **st
 	const char *dir = fresh_dir("wheels dir");
 	char path[PATH_MAX];
 	static const char *const names[] = {
-	    "ML_Demo-2.6.0-py3-none-any.whl",
-	    "ml_demo-2.5.0-cp312-cp312-linux_x86_64.whl",
-	    "ml-demo-2.4.0.tar.gz",
-	    "ml_demo_extra-1.0-py3-none-any.whl",
-	    "ml-demo-extra-1.0.tar.gz",
-	    "other-1.0-py3-none-any.whl",
-	    "ml_demo-notes.txt",
+	        "ML_Demo-2.6.0-py3-none-any.whl",
+	        "ml_demo-2.5.0-cp312-cp312-linux_x86_64.whl",
+	        "ml-demo-2.4.0.tar.gz",
+	        "ml_demo_extra-1.0-py3-none-any.whl",
+	        "ml-demo-extra-1.0.tar.gz",
+	        "other-1.0-py3-none-any.whl",
+	        "ml_demo-notes.txt",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -670,10 +670,10 @@ static int config_case; /* a fresh HOME per test */
 static void clean_env(void)
 {
 	static const char *const vars[] = {
-	    "PIP_INDEX_URL",    "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
-	    "PIP_TRUSTED_HOST", "PIP_NO_INDEX",        "PIP_CERT",
-	    "PIP_CONFIG_FILE",  "MLSETUP_INDEX_URL",   "MLSETUP_EXTRA_INDEX_URL",
-	    "VIRTUAL_ENV",      "XDG_CONFIG_HOME",
+	        "PIP_INDEX_URL",    "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
+	        "PIP_TRUSTED_HOST", "PIP_NO_INDEX",        "PIP_CERT",
+	        "PIP_CONFIG_FILE",  "MLSETUP_INDEX_URL",   "MLSETUP_EXTRA_INDEX_URL",
+	        "VIRTUAL_ENV",      "XDG_CONFIG_HOME",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -892,7 +892,7 @@ static void test_manifest_index_url_used_when_nothing_else(void **state)
 	char *mx[] = {"https://manifest-extra.example.org/simple/",
 	              "https://manifest.example.org/simple/"};
 	ml_index_config *c =
-	    resolve(NULL, "https://manifest.example.org/simple/", mx, 2, "/nonexistent/python");
+	        resolve(NULL, "https://manifest.example.org/simple/", mx, 2, "/nonexistent/python");
 	assert_string_equal(c->index_url, "https://manifest.example.org/simple/");
 	assert_string_equal(c->origin, "manifest");
 	/* the main index is not listed again as an extra one */
@@ -924,8 +924,8 @@ static void test_pip_default_asked_when_nothing_configured(void **state)
 	ml_err err = ML_ERR_INIT;
 	c = NULL;
 	assert_int_equal(
-	    ml_index_config_resolve(&c, NULL, NULL, NULL, 0, "/nonexistent/python", &err),
-	    ML_ENOENT);
+	        ml_index_config_resolve(&c, NULL, NULL, NULL, 0, "/nonexistent/python", &err),
+	        ML_ENOENT);
 	assert_null(c);
 	assert_non_null(strstr(err.msg, "no package index configured"));
 	assert_non_null(strstr(err.hint, "--index-url"));
@@ -1299,11 +1299,11 @@ static int group_setup(void **state)
 		char cmd[3 * PATH_MAX];
 		snprintf(cert_pem, sizeof(cert_pem), "%s/cert.pem", tmp_root);
 		snprintf(
-		    cmd, sizeof(cmd),
-		    "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-		    "-keyout '%s/key.pem' -out '%s' -days 2 -subj /CN=127.0.0.1 "
-		    "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
-		    tmp_root, cert_pem);
+		        cmd, sizeof(cmd),
+		        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+		        "-keyout '%s/key.pem' -out '%s' -days 2 -subj /CN=127.0.0.1 "
+		        "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+		        tmp_root, cert_pem);
 		have_openssl = system(cmd) == 0;
 	}
 	if (have_openssl) {
@@ -1327,33 +1327,33 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_url_redaction_hides_password),
-	    cmocka_unit_test(test_url_resolve_follows_rfc3986_examples),
-	    cmocka_unit_test(test_plain_http_refused_for_non_loopback_host),
-	    cmocka_unit_test(test_http_get_refuses_plain_http_before_connecting),
-	    cmocka_unit_test(test_http_get_reads_file_urls),
-	    cmocka_unit_test(test_http_failure_table),
-	    cmocka_unit_test(test_json_page_lists_files_with_sha256_and_size),
-	    cmocka_unit_test(test_relative_urls_resolve_against_page_url),
-	    cmocka_unit_test(test_yanked_reason_is_kept),
-	    cmocka_unit_test(test_html_fallback_decodes_requires_python_entities),
-	    cmocka_unit_test(test_html_base_tag_changes_base_and_skips_directories),
-	    cmocka_unit_test(test_pages_with_unknown_api_major_version_are_refused),
-	    cmocka_unit_test(test_malformed_json_pages_are_refused),
-	    cmocka_unit_test(test_find_links_directory_lists_matching_files_with_sha256),
-	    cmocka_unit_test(test_find_links_html_page_is_filtered_by_project),
-	    cmocka_unit_test(test_file_index_directory_serves_project_pages),
-	    cmocka_unit_test(test_config_priority_flags_over_env_over_pip_conf),
-	    cmocka_unit_test(test_config_files_in_pip_order),
-	    cmocka_unit_test(test_pip_config_file_devnull_disables_config),
-	    cmocka_unit_test(test_manifest_index_url_used_when_nothing_else),
-	    cmocka_unit_test(test_pip_default_asked_when_nothing_configured),
-	    cmocka_unit_test(test_config_errors_name_their_origin),
-	    cmocka_unit_test(test_mirror_json_page_sha256_matches_file),
-	    cmocka_unit_test(test_mirror_html_page_via_http_get),
-	    cmocka_unit_test(test_mirror_missing_project_and_server_errors),
-	    cmocka_unit_test(test_mirror_self_signed_certificate_is_rejected),
-	    cmocka_unit_test(test_mirror_https_redirect_to_http_is_refused),
+	        cmocka_unit_test(test_url_redaction_hides_password),
+	        cmocka_unit_test(test_url_resolve_follows_rfc3986_examples),
+	        cmocka_unit_test(test_plain_http_refused_for_non_loopback_host),
+	        cmocka_unit_test(test_http_get_refuses_plain_http_before_connecting),
+	        cmocka_unit_test(test_http_get_reads_file_urls),
+	        cmocka_unit_test(test_http_failure_table),
+	        cmocka_unit_test(test_json_page_lists_files_with_sha256_and_size),
+	        cmocka_unit_test(test_relative_urls_resolve_against_page_url),
+	        cmocka_unit_test(test_yanked_reason_is_kept),
+	        cmocka_unit_test(test_html_fallback_decodes_requires_python_entities),
+	        cmocka_unit_test(test_html_base_tag_changes_base_and_skips_directories),
+	        cmocka_unit_test(test_pages_with_unknown_api_major_version_are_refused),
+	        cmocka_unit_test(test_malformed_json_pages_are_refused),
+	        cmocka_unit_test(test_find_links_directory_lists_matching_files_with_sha256),
+	        cmocka_unit_test(test_find_links_html_page_is_filtered_by_project),
+	        cmocka_unit_test(test_file_index_directory_serves_project_pages),
+	        cmocka_unit_test(test_config_priority_flags_over_env_over_pip_conf),
+	        cmocka_unit_test(test_config_files_in_pip_order),
+	        cmocka_unit_test(test_pip_config_file_devnull_disables_config),
+	        cmocka_unit_test(test_manifest_index_url_used_when_nothing_else),
+	        cmocka_unit_test(test_pip_default_asked_when_nothing_configured),
+	        cmocka_unit_test(test_config_errors_name_their_origin),
+	        cmocka_unit_test(test_mirror_json_page_sha256_matches_file),
+	        cmocka_unit_test(test_mirror_html_page_via_http_get),
+	        cmocka_unit_test(test_mirror_missing_project_and_server_errors),
+	        cmocka_unit_test(test_mirror_self_signed_certificate_is_rejected),
+	        cmocka_unit_test(test_mirror_https_redirect_to_http_is_refused),
 	};
 	return cmocka_run_group_tests_name("index", tests, group_setup, group_teardown);
 }

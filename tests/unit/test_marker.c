@@ -108,50 +108,50 @@ static void test_marker_table_on_linux_x86_64_python_3_12(void **state)
 		const char *marker;
 		bool want;
 	} rows[] = {
-	    {"sys_platform == 'linux'", true},
-	    {"sys_platform == \"linux\"", true},
-	    {"sys_platform != 'linux'", false},
-	    {"os_name == 'nt'", false},
-	    {"platform_machine == 'x86_64'", true},
-	    {"platform_system == 'Linux'", true},
-	    {"platform_python_implementation == 'CPython'", true},
-	    {"implementation_name == 'cpython'", true},
-	    {"python_version >= '3.9'", true},
-	    {"python_version > '3.9'", true}, /* 3.12 > 3.9 as versions, not strings */
-	    {"python_version < '3.10'", false},
-	    {"python_version <= '3.12'", true},
-	    {"python_version == '3.12'", true},
-	    {"python_version == '3.12.0'", true},
-	    {"python_version == '3.*'", true},
-	    {"python_version == '3.1.*'", false},
-	    {"python_version ~= '3.10'", true},
-	    {"python_version ~= '3.13'", false},
-	    {"python_version != '3.12'", false},
-	    {"python_version === '3.12'", true},
-	    {"python_full_version >= '3.12.0'", true},
-	    {"python_full_version < '3.12.1'", true},
-	    {"implementation_version == '3.12'", true},
-	    {"'3.10' <= python_version", true},
-	    {"'3.13' > python_version", true},
-	    {"'linux' == sys_platform", true},
-	    {"python_version in '3.11 3.12'", true},
-	    {"python_version not in '3.11 3.12'", false},
-	    {"'x86' in platform_machine", true},
-	    {"'arm' in platform_machine", false},
-	    {"sys_platform not in 'win32 cygwin'", true},
-	    {"(sys_platform == 'linux')", true},
-	    {"((((sys_platform == 'linux'))))", true},
-	    {"sys_platform == 'linux' and platform_machine == 'x86_64'", true},
-	    {"sys_platform == 'linux' and platform_machine == 'aarch64'", false},
-	    {"sys_platform == 'win32' or platform_machine == 'x86_64'", true},
-	    {"  sys_platform=='linux'and(python_version>='3.9')  ", true},
-	    {"os.name == 'posix'", true},
-	    {"sys.platform == 'linux'", true},
-	    {"platform.machine == 'x86_64'", true},
-	    {"platform.python_implementation == 'CPython'", true},
-	    {"python_implementation == 'CPython'", true},
-	    {"'a' == 'a'", true},
-	    {"'a' != 'a'", false},
+	        {"sys_platform == 'linux'", true},
+	        {"sys_platform == \"linux\"", true},
+	        {"sys_platform != 'linux'", false},
+	        {"os_name == 'nt'", false},
+	        {"platform_machine == 'x86_64'", true},
+	        {"platform_system == 'Linux'", true},
+	        {"platform_python_implementation == 'CPython'", true},
+	        {"implementation_name == 'cpython'", true},
+	        {"python_version >= '3.9'", true},
+	        {"python_version > '3.9'", true}, /* 3.12 > 3.9 as versions, not strings */
+	        {"python_version < '3.10'", false},
+	        {"python_version <= '3.12'", true},
+	        {"python_version == '3.12'", true},
+	        {"python_version == '3.12.0'", true},
+	        {"python_version == '3.*'", true},
+	        {"python_version == '3.1.*'", false},
+	        {"python_version ~= '3.10'", true},
+	        {"python_version ~= '3.13'", false},
+	        {"python_version != '3.12'", false},
+	        {"python_version === '3.12'", true},
+	        {"python_full_version >= '3.12.0'", true},
+	        {"python_full_version < '3.12.1'", true},
+	        {"implementation_version == '3.12'", true},
+	        {"'3.10' <= python_version", true},
+	        {"'3.13' > python_version", true},
+	        {"'linux' == sys_platform", true},
+	        {"python_version in '3.11 3.12'", true},
+	        {"python_version not in '3.11 3.12'", false},
+	        {"'x86' in platform_machine", true},
+	        {"'arm' in platform_machine", false},
+	        {"sys_platform not in 'win32 cygwin'", true},
+	        {"(sys_platform == 'linux')", true},
+	        {"((((sys_platform == 'linux'))))", true},
+	        {"sys_platform == 'linux' and platform_machine == 'x86_64'", true},
+	        {"sys_platform == 'linux' and platform_machine == 'aarch64'", false},
+	        {"sys_platform == 'win32' or platform_machine == 'x86_64'", true},
+	        {"  sys_platform=='linux'and(python_version>='3.9')  ", true},
+	        {"os.name == 'posix'", true},
+	        {"sys.platform == 'linux'", true},
+	        {"platform.machine == 'x86_64'", true},
+	        {"platform.python_implementation == 'CPython'", true},
+	        {"python_implementation == 'CPython'", true},
+	        {"'a' == 'a'", true},
+	        {"'a' != 'a'", false},
 	};
 	ml_marker_env env = env_of("linux", "x86_64", 3, 12);
 	(void)state;
@@ -167,13 +167,13 @@ static void test_marker_table_on_windows_python_3_9(void **state)
 		const char *marker;
 		bool want;
 	} rows[] = {
-	    {"sys_platform == 'win32'", true},
-	    {"os_name == 'nt'", true},
-	    {"platform_machine == 'AMD64'", true},
-	    {"platform_system == 'Windows'", true},
-	    {"python_version < '3.10'", true},
-	    {"python_version >= '3.10' or sys_platform == 'win32'", true},
-	    {"sys_platform == 'linux' and python_version < '3.10'", false},
+	        {"sys_platform == 'win32'", true},
+	        {"os_name == 'nt'", true},
+	        {"platform_machine == 'AMD64'", true},
+	        {"platform_system == 'Windows'", true},
+	        {"python_version < '3.10'", true},
+	        {"python_version >= '3.10' or sys_platform == 'win32'", true},
+	        {"sys_platform == 'linux' and python_version < '3.10'", false},
 	};
 	ml_marker_env env = env_of("windows", "x86_64", 3, 9);
 	(void)state;
@@ -191,10 +191,10 @@ static void test_marker_precedence_and_binds_tighter_than_or(void **state)
 	assert_true(eval("os_name == 'posix' or os_name == 'nt' and os_name == 'java'", &env));
 	/* (false and true) or true -> true */
 	assert_true(
-	    eval("os_name == 'nt' and os_name == 'posix' or sys_platform == 'linux'", &env));
+	        eval("os_name == 'nt' and os_name == 'posix' or sys_platform == 'linux'", &env));
 	/* false or (true and false) -> false */
 	assert_false(
-	    eval("os_name == 'nt' or os_name == 'posix' and sys_platform == 'win32'", &env));
+	        eval("os_name == 'nt' or os_name == 'posix' and sys_platform == 'win32'", &env));
 }
 
 static void test_marker_parentheses_override_precedence(void **state)
@@ -274,25 +274,25 @@ static void test_errors_name_the_column(void **state)
 	static const struct {
 		const char *marker, *want;
 	} rows[] = {
-	    {"python_versio >= '3'", "unknown variable 'python_versio' at column 1"},
-	    {"os_name == 'nt' and foo == 'x'", "unknown variable 'foo' at column 21"},
-	    {"os_name = 'nt'", "expected an operator"},
-	    {"os_name = 'nt'", "at column 9"},
-	    {"os_name == 'nt", "unterminated string at column 12"},
-	    {"(os_name == 'nt'", "expected ')' to close the '(' at column 1"},
-	    {"os_name == 'nt')", "unmatched ')' at column 16"},
-	    {"os_name == 'nt' xor os_name == 'posix'",
-	     "expected 'and', 'or' or the end at column 17"},
-	    {"os_name == 'nt' and", "found the end"},
-	    {"os_name ==", "at column 11"},
-	    {"os_name == 'nt' or or", "at column 20"},
-	    {"and os_name == 'nt'", "unknown variable 'and' at column 1"},
-	    {"os_name notin 'nt'", "expected an operator"},
-	    {"os_name == nt", "unknown variable 'nt' at column 12"},
-	    {"   ", "empty marker"},
-	    {"", "empty marker"},
-	    {"os_name == 'nt' ;", "at column 17"},
-	    {"extras == 'x'", "unknown variable 'extras'"},
+	        {"python_versio >= '3'", "unknown variable 'python_versio' at column 1"},
+	        {"os_name == 'nt' and foo == 'x'", "unknown variable 'foo' at column 21"},
+	        {"os_name = 'nt'", "expected an operator"},
+	        {"os_name = 'nt'", "at column 9"},
+	        {"os_name == 'nt", "unterminated string at column 12"},
+	        {"(os_name == 'nt'", "expected ')' to close the '(' at column 1"},
+	        {"os_name == 'nt')", "unmatched ')' at column 16"},
+	        {"os_name == 'nt' xor os_name == 'posix'",
+	         "expected 'and', 'or' or the end at column 17"},
+	        {"os_name == 'nt' and", "found the end"},
+	        {"os_name ==", "at column 11"},
+	        {"os_name == 'nt' or or", "at column 20"},
+	        {"and os_name == 'nt'", "unknown variable 'and' at column 1"},
+	        {"os_name notin 'nt'", "expected an operator"},
+	        {"os_name == nt", "unknown variable 'nt' at column 12"},
+	        {"   ", "empty marker"},
+	        {"", "empty marker"},
+	        {"os_name == 'nt' ;", "at column 17"},
+	        {"extras == 'x'", "unknown variable 'extras'"},
 	};
 	ml_marker_env env = env_of("linux", "x86_64", 3, 12);
 	(void)state;
@@ -316,7 +316,8 @@ static void test_message_quotes_the_marker_git_style(void **state)
 	(void)state;
 	assert_int_equal(ml_marker_check("os_nme == \"nt\"", &err), ML_EPARSE);
 	assert_string_equal(
-	    err.msg, "invalid marker 'os_nme == \"nt\"': unknown variable 'os_nme' at column 1");
+	        err.msg,
+	        "invalid marker 'os_nme == \"nt\"': unknown variable 'os_nme' at column 1");
 }
 
 static void test_compatible_release_on_strings_is_an_error(void **state)
@@ -351,12 +352,12 @@ static void test_every_comparison_is_evaluated_without_short_circuit(void **stat
 static void test_marker_check_accepts_what_eval_accepts(void **state)
 {
 	static const char *const ok[] = {
-	    "python_version >= '3.9'",
-	    "os_name == 'nt' and (sys_platform == 'win32' or extra == 'gpu')",
-	    "'3.10' <= python_version",
-	    "platform_release >= '5.10'",
-	    "implementation_name not in 'pypy graalpy'",
-	    "python_full_version === '3.12.0'",
+	        "python_version >= '3.9'",
+	        "os_name == 'nt' and (sys_platform == 'win32' or extra == 'gpu')",
+	        "'3.10' <= python_version",
+	        "platform_release >= '5.10'",
+	        "implementation_name not in 'pypy graalpy'",
+	        "python_full_version === '3.12.0'",
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(ok); i++) {
@@ -394,25 +395,25 @@ static void test_deep_nesting_is_refused_not_crashing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_env_for_linux_x86_64),
-	    cmocka_unit_test(test_env_for_windows_and_darwin_use_their_own_spellings),
-	    cmocka_unit_test(test_env_for_refuses_unknown_systems_and_leaves_out_alone),
-	    cmocka_unit_test(test_env_strings_are_constants_that_survive_copies),
-	    cmocka_unit_test(test_marker_table_on_linux_x86_64_python_3_12),
-	    cmocka_unit_test(test_marker_table_on_windows_python_3_9),
-	    cmocka_unit_test(test_marker_precedence_and_binds_tighter_than_or),
-	    cmocka_unit_test(test_marker_parentheses_override_precedence),
-	    cmocka_unit_test(test_values_that_are_not_versions_have_no_ordering),
-	    cmocka_unit_test(test_platform_release_compares_as_a_version_when_it_is_one),
-	    cmocka_unit_test(test_exact_interpreter_version_can_be_set_by_the_caller),
-	    cmocka_unit_test(test_extra_is_compared_after_normalization),
-	    cmocka_unit_test(test_null_fields_read_as_empty_strings),
-	    cmocka_unit_test(test_errors_name_the_column),
-	    cmocka_unit_test(test_message_quotes_the_marker_git_style),
-	    cmocka_unit_test(test_compatible_release_on_strings_is_an_error),
-	    cmocka_unit_test(test_every_comparison_is_evaluated_without_short_circuit),
-	    cmocka_unit_test(test_marker_check_accepts_what_eval_accepts),
-	    cmocka_unit_test(test_deep_nesting_is_refused_not_crashing),
+	        cmocka_unit_test(test_env_for_linux_x86_64),
+	        cmocka_unit_test(test_env_for_windows_and_darwin_use_their_own_spellings),
+	        cmocka_unit_test(test_env_for_refuses_unknown_systems_and_leaves_out_alone),
+	        cmocka_unit_test(test_env_strings_are_constants_that_survive_copies),
+	        cmocka_unit_test(test_marker_table_on_linux_x86_64_python_3_12),
+	        cmocka_unit_test(test_marker_table_on_windows_python_3_9),
+	        cmocka_unit_test(test_marker_precedence_and_binds_tighter_than_or),
+	        cmocka_unit_test(test_marker_parentheses_override_precedence),
+	        cmocka_unit_test(test_values_that_are_not_versions_have_no_ordering),
+	        cmocka_unit_test(test_platform_release_compares_as_a_version_when_it_is_one),
+	        cmocka_unit_test(test_exact_interpreter_version_can_be_set_by_the_caller),
+	        cmocka_unit_test(test_extra_is_compared_after_normalization),
+	        cmocka_unit_test(test_null_fields_read_as_empty_strings),
+	        cmocka_unit_test(test_errors_name_the_column),
+	        cmocka_unit_test(test_message_quotes_the_marker_git_style),
+	        cmocka_unit_test(test_compatible_release_on_strings_is_an_error),
+	        cmocka_unit_test(test_every_comparison_is_evaluated_without_short_circuit),
+	        cmocka_unit_test(test_marker_check_accepts_what_eval_accepts),
+	        cmocka_unit_test(test_deep_nesting_is_refused_not_crashing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

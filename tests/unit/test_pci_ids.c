@@ -254,7 +254,7 @@ static void test_version_cmp_treats_junk_as_zero_without_crashing(void **state)
 	assert_true(ml_driver_version_cmp("-1", "0.1") < 0);
 	/* Components too large for any integer type are clamped, not wrapped. */
 	assert_int_equal(
-	    ml_driver_version_cmp("99999999999999999999999", "99999999999999999999998"), 0);
+	        ml_driver_version_cmp("99999999999999999999999", "99999999999999999999998"), 0);
 	assert_true(ml_driver_version_cmp("99999999999999999999999", "570") > 0);
 
 	memset(long_version, '9', sizeof long_version - 1);
@@ -368,31 +368,31 @@ static void test_min_driver_is_null_for_gpus_too_old_or_unknown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_is_sorted_without_duplicate_ids),
-	    cmocka_unit_test(test_every_entry_has_a_name_and_a_known_architecture),
-	    cmocka_unit_test(test_every_entry_is_found_by_lookup),
-	    cmocka_unit_test(test_lookup_finds_rtx_5090),
-	    cmocka_unit_test(test_lookup_finds_rtx_3090),
-	    cmocka_unit_test(test_lookup_finds_h100_sxm5),
-	    cmocka_unit_test(test_lookup_finds_each_generation),
-	    cmocka_unit_test(test_lookup_finds_first_and_last_entries),
-	    cmocka_unit_test(test_lookup_returns_null_for_unknown_id),
-	    cmocka_unit_test(test_architecture_names_each_generation),
-	    cmocka_unit_test(test_architecture_is_empty_when_unknown),
-	    cmocka_unit_test(test_cc_format_writes_major_dot_minor),
-	    cmocka_unit_test(test_cc_sm_writes_sass_target),
-	    cmocka_unit_test(test_cc_spellings_truncate_to_the_buffer),
-	    cmocka_unit_test(test_version_cmp_compares_components_numerically),
-	    cmocka_unit_test(test_version_cmp_counts_missing_components_as_zero),
-	    cmocka_unit_test(test_version_cmp_treats_junk_as_zero_without_crashing),
-	    cmocka_unit_test(test_cuda_version_follows_driver_branch_table),
-	    cmocka_unit_test(test_cuda_version_of_branch_between_rows_is_the_lower_row),
-	    cmocka_unit_test(test_cuda_version_of_newer_branch_is_the_last_row),
-	    cmocka_unit_test(test_cuda_version_is_zero_when_unknown),
-	    cmocka_unit_test(test_cuda_version_tolerates_surrounding_whitespace),
-	    cmocka_unit_test(test_min_driver_for_blackwell_is_r570),
-	    cmocka_unit_test(test_min_driver_below_blackwell_is_cuda_12_4_minimum),
-	    cmocka_unit_test(test_min_driver_is_null_for_gpus_too_old_or_unknown),
+	        cmocka_unit_test(test_table_is_sorted_without_duplicate_ids),
+	        cmocka_unit_test(test_every_entry_has_a_name_and_a_known_architecture),
+	        cmocka_unit_test(test_every_entry_is_found_by_lookup),
+	        cmocka_unit_test(test_lookup_finds_rtx_5090),
+	        cmocka_unit_test(test_lookup_finds_rtx_3090),
+	        cmocka_unit_test(test_lookup_finds_h100_sxm5),
+	        cmocka_unit_test(test_lookup_finds_each_generation),
+	        cmocka_unit_test(test_lookup_finds_first_and_last_entries),
+	        cmocka_unit_test(test_lookup_returns_null_for_unknown_id),
+	        cmocka_unit_test(test_architecture_names_each_generation),
+	        cmocka_unit_test(test_architecture_is_empty_when_unknown),
+	        cmocka_unit_test(test_cc_format_writes_major_dot_minor),
+	        cmocka_unit_test(test_cc_sm_writes_sass_target),
+	        cmocka_unit_test(test_cc_spellings_truncate_to_the_buffer),
+	        cmocka_unit_test(test_version_cmp_compares_components_numerically),
+	        cmocka_unit_test(test_version_cmp_counts_missing_components_as_zero),
+	        cmocka_unit_test(test_version_cmp_treats_junk_as_zero_without_crashing),
+	        cmocka_unit_test(test_cuda_version_follows_driver_branch_table),
+	        cmocka_unit_test(test_cuda_version_of_branch_between_rows_is_the_lower_row),
+	        cmocka_unit_test(test_cuda_version_of_newer_branch_is_the_last_row),
+	        cmocka_unit_test(test_cuda_version_is_zero_when_unknown),
+	        cmocka_unit_test(test_cuda_version_tolerates_surrounding_whitespace),
+	        cmocka_unit_test(test_min_driver_for_blackwell_is_r570),
+	        cmocka_unit_test(test_min_driver_below_blackwell_is_cuda_12_4_minimum),
+	        cmocka_unit_test(test_min_driver_is_null_for_gpus_too_old_or_unknown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

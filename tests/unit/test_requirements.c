@@ -56,8 +56,8 @@ static void assert_contains(const char *haystack, const char *needle)
 static void test_parses_a_pinned_requirement_with_hashes(void **state)
 {
 	(void)state;
-	ml_requirements *r =
-	    parse_ok("numpy==1.26.4 --hash=sha256:" HA " --hash=sha256:" HB "\n", ML_REQ_HASH_MODE);
+	ml_requirements *r = parse_ok("numpy==1.26.4 --hash=sha256:" HA " --hash=sha256:" HB "\n",
+	                              ML_REQ_HASH_MODE);
 	assert_int_equal(r->n_reqs, 1);
 	ml_requirement *q = &r->reqs[0];
 	assert_string_equal(q->name, "numpy");
@@ -240,10 +240,10 @@ static void test_hashes_are_lowercased_and_deduplicated(void **state)
 {
 	(void)state;
 	ml_requirements *r =
-	    parse_ok("numpy==1.0 --hash=SHA256:"
-	             "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
-	             " --hash sha256:" HC "\n",
-	             ML_REQ_HASH_MODE);
+	        parse_ok("numpy==1.0 --hash=SHA256:"
+	                 "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+	                 " --hash sha256:" HC "\n",
+	                 ML_REQ_HASH_MODE);
 	assert_int_equal(r->reqs[0].n_hashes, 1);
 	assert_string_equal(r->reqs[0].sha256[0], HC);
 	ml_requirements_free(r);
@@ -276,11 +276,11 @@ static void test_rejects_every_algorithm_but_sha256(void **state)
 static void test_rejects_hash_that_is_not_64_hex_digits(void **state)
 {
 	static const char *const bad[] = {
-	    "numpy==1.0 --hash=sha256:abc\n",
-	    "numpy==1.0 --hash=sha256:" HA "a\n",
-	    "numpy==1.0 "
-	    "--hash=sha256:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n",
-	    "numpy==1.0 --hash=sha256:\n",
+	        "numpy==1.0 --hash=sha256:abc\n",
+	        "numpy==1.0 --hash=sha256:" HA "a\n",
+	        "numpy==1.0 "
+	        "--hash=sha256:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n",
+	        "numpy==1.0 --hash=sha256:\n",
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(bad); i++) {
@@ -307,16 +307,18 @@ static void test_hash_mode_rejects_requirements_not_pinned_with_double_equals(vo
 	static const struct {
 		const char *line, *msg, *hint;
 	} rows[] = {
-	    {"numpy", "'numpy' is not pinned with ==", "pin an exact version (numpy==<version>)"},
-	    {"numpy>=1.26.4", "'numpy' is not pinned with == (found '>=1.26.4')",
-	     "pin an exact version (numpy==1.26.4)"},
-	    {"numpy~=1.26.4", "is not pinned with ==", "(numpy==1.26.4)"},
-	    {"numpy==1.26.4,<2", "is not pinned with ==", "(numpy==1.26.4)"},
-	    {"numpy==1.26.*", "is not pinned with == (found '==1.26.*')", "(numpy==<version>)"},
-	    {"numpy===1.26.4", "'numpy' is pinned with ===, not ==", "pin with == (numpy==1.26.4)"},
-	    {"numpy @ https://example.org/numpy-1.26.4-cp312-cp312-linux_x86_64.whl",
-	     "'numpy' is a direct reference (name @ url); hash mode needs name==version",
-	     "numpy==<version>"},
+	        {"numpy",
+	         "'numpy' is not pinned with ==", "pin an exact version (numpy==<version>)"},
+	        {"numpy>=1.26.4", "'numpy' is not pinned with == (found '>=1.26.4')",
+	         "pin an exact version (numpy==1.26.4)"},
+	        {"numpy~=1.26.4", "is not pinned with ==", "(numpy==1.26.4)"},
+	        {"numpy==1.26.4,<2", "is not pinned with ==", "(numpy==1.26.4)"},
+	        {"numpy==1.26.*", "is not pinned with == (found '==1.26.*')", "(numpy==<version>)"},
+	        {"numpy===1.26.4",
+	         "'numpy' is pinned with ===, not ==", "pin with == (numpy==1.26.4)"},
+	        {"numpy @ https://example.org/numpy-1.26.4-cp312-cp312-linux_x86_64.whl",
+	         "'numpy' is a direct reference (name @ url); hash mode needs name==version",
+	         "numpy==<version>"},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(rows); i++) {
@@ -343,7 +345,7 @@ static void test_hash_mode_requires_a_hash_per_requirement(void **state)
 {
 	(void)state;
 	ml_err err =
-	    parse_bad("numpy==1.26.4 --hash=sha256:" HA "\ntorch==2.6.0\n", ML_REQ_HASH_MODE);
+	        parse_bad("numpy==1.26.4 --hash=sha256:" HA "\ntorch==2.6.0\n", ML_REQ_HASH_MODE);
 	assert_string_equal(err.msg, "manifest 'x.txt' line 2: 'torch' has no --hash");
 	assert_contains(err.hint, "--hash=sha256:");
 }
@@ -362,9 +364,9 @@ static void test_hash_mode_allows_one_name_under_different_markers(void **state)
 {
 	(void)state;
 	ml_requirements *r =
-	    parse_ok("torch==2.6.0+cu124 ; sys_platform == 'linux' --hash=sha256:" HA "\n"
-	             "torch==2.6.0 ; sys_platform == 'darwin' --hash=sha256:" HB "\n",
-	             ML_REQ_HASH_MODE);
+	        parse_ok("torch==2.6.0+cu124 ; sys_platform == 'linux' --hash=sha256:" HA "\n"
+	                 "torch==2.6.0 ; sys_platform == 'darwin' --hash=sha256:" HB "\n",
+	                 ML_REQ_HASH_MODE);
 	assert_int_equal(r->n_reqs, 2);
 	assert_string_equal(r->reqs[1].marker, "sys_platform == 'darwin'");
 	ml_requirements_free(r);
@@ -374,13 +376,13 @@ static void test_without_hash_mode_loose_requirements_are_accepted(void **state)
 {
 	(void)state;
 	ml_requirements *r =
-	    parse_ok("torch>=2.6\n"
-	             "numpy (>=1.26, <2)\n"
-	             "requests[socks]\n"
-	             "pkg @ https://example.org/pkg-1.0-py3-none-any.whl ; os_name == 'nt'\n"
-	             "numpy==1.26.*\n"
-	             "torch>=2.6\n",
-	             0);
+	        parse_ok("torch>=2.6\n"
+	                 "numpy (>=1.26, <2)\n"
+	                 "requests[socks]\n"
+	                 "pkg @ https://example.org/pkg-1.0-py3-none-any.whl ; os_name == 'nt'\n"
+	                 "numpy==1.26.*\n"
+	                 "torch>=2.6\n",
+	                 0);
 	assert_int_equal(r->n_reqs, 6);
 	assert_string_equal(r->reqs[0].specifier, ">=2.6");
 	assert_null(r->reqs[0].version);
@@ -400,23 +402,23 @@ static void test_rejects_unknown_and_unsupported_options(void **state)
 	static const struct {
 		const char *text, *msg;
 	} rows[] = {
-	    {"--frobnicate\n", "unknown option '--frobnicate'"},
-	    {"-x foo\n", "unknown option '-x'"},
-	    {"--index\n", "unknown option '--index'"},
-	    {"-r other.txt\n", "nested requirement files (-r) are not supported"},
-	    {"--requirement=other.txt\n", "nested requirement files (-r) are not supported"},
-	    {"-c constraints.txt\n", "constraint files (-c) are not supported"},
-	    {"-e ./src\n", "editable installs (-e) are not supported"},
-	    {"--no-binary :all:\n", "--no-binary is refused"},
-	    {"numpy==1.0 --global-option=x\n", "--global-option is refused"},
-	    {"numpy==1.0 --config-settings=x\n", "--config-settings is refused"},
-	    {"--no-index=yes\n", "option '--no-index' takes no value"},
-	    {"--index-url\n", "option '--index-url' needs a value"},
-	    {"numpy==1.0 --index-url https://x/\n",
-	     "option '--index-url' cannot follow a requirement"},
-	    {"numpy==1.0 --hash=sha256:" HA " scipy==1.0\n",
-	     "unexpected 'scipy==1.0' among options"},
-	    {"--index-url 'https://x/\n", "no closing quotation"},
+	        {"--frobnicate\n", "unknown option '--frobnicate'"},
+	        {"-x foo\n", "unknown option '-x'"},
+	        {"--index\n", "unknown option '--index'"},
+	        {"-r other.txt\n", "nested requirement files (-r) are not supported"},
+	        {"--requirement=other.txt\n", "nested requirement files (-r) are not supported"},
+	        {"-c constraints.txt\n", "constraint files (-c) are not supported"},
+	        {"-e ./src\n", "editable installs (-e) are not supported"},
+	        {"--no-binary :all:\n", "--no-binary is refused"},
+	        {"numpy==1.0 --global-option=x\n", "--global-option is refused"},
+	        {"numpy==1.0 --config-settings=x\n", "--config-settings is refused"},
+	        {"--no-index=yes\n", "option '--no-index' takes no value"},
+	        {"--index-url\n", "option '--index-url' needs a value"},
+	        {"numpy==1.0 --index-url https://x/\n",
+	         "option '--index-url' cannot follow a requirement"},
+	        {"numpy==1.0 --hash=sha256:" HA " scipy==1.0\n",
+	         "unexpected 'scipy==1.0' among options"},
+	        {"--index-url 'https://x/\n", "no closing quotation"},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(rows); i++) {
@@ -431,17 +433,17 @@ static void test_rejects_malformed_requirements(void **state)
 	static const struct {
 		const char *text, *msg;
 	} rows[] = {
-	    {"./wheels/numpy-1.0-py3-none-any.whl\n", "expected a project name at column 1"},
-	    {"numpy=1.0\n", "invalid version specifier '=1.0' for 'numpy'"},
-	    {"numpy 1.0\n", "invalid version specifier '1.0'"},
-	    {"numpy==1.0 scipy\n", "invalid version specifier '==1.0 scipy'"},
-	    {"numpy[gpu\n", "expected ',' or ']' at column 10"},
-	    {"numpy[,]\n", "expected an extra name at column 7"},
-	    {"numpy-==1.0\n", "invalid version specifier '-==1.0'"},
-	    {"numpy (>=1.0\n", "expected ')'"},
-	    {"numpy @\n", "expected a URL after '@'"},
-	    {"numpy @ https://x/y.whl junk\n", "expected ';' or the end"},
-	    {"numpy==1.0 ;\n", "empty marker after ';'"},
+	        {"./wheels/numpy-1.0-py3-none-any.whl\n", "expected a project name at column 1"},
+	        {"numpy=1.0\n", "invalid version specifier '=1.0' for 'numpy'"},
+	        {"numpy 1.0\n", "invalid version specifier '1.0'"},
+	        {"numpy==1.0 scipy\n", "invalid version specifier '==1.0 scipy'"},
+	        {"numpy[gpu\n", "expected ',' or ']' at column 10"},
+	        {"numpy[,]\n", "expected an extra name at column 7"},
+	        {"numpy-==1.0\n", "invalid version specifier '-==1.0'"},
+	        {"numpy (>=1.0\n", "expected ')'"},
+	        {"numpy @\n", "expected a URL after '@'"},
+	        {"numpy @ https://x/y.whl junk\n", "expected ';' or the end"},
+	        {"numpy==1.0 ;\n", "empty marker after ';'"},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(rows); i++) {
@@ -543,13 +545,13 @@ static void test_name_normalize_follows_pep503(void **state)
 	static const struct {
 		const char *in, *out;
 	} rows[] = {
-	    {"numpy", "numpy"},
-	    {"Typing_Extensions", "typing-extensions"},
-	    {"zope.interface", "zope-interface"},
-	    {"Foo__Bar.-_baz", "foo-bar-baz"},
-	    {"A-B", "a-b"},
-	    {"nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu12"},
-	    {"", ""},
+	        {"numpy", "numpy"},
+	        {"Typing_Extensions", "typing-extensions"},
+	        {"zope.interface", "zope-interface"},
+	        {"Foo__Bar.-_baz", "foo-bar-baz"},
+	        {"A-B", "a-b"},
+	        {"nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu12"},
+	        {"", ""},
 	};
 	char buf[64];
 	(void)state;
@@ -597,41 +599,41 @@ static void test_free_accepts_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parses_a_pinned_requirement_with_hashes),
-	    cmocka_unit_test(test_full_requirement_syntax),
-	    cmocka_unit_test(test_continuation_keeps_first_line_number),
-	    cmocka_unit_test(test_error_on_a_continued_line_names_its_first_line),
-	    cmocka_unit_test(test_comments_start_at_line_start_or_after_whitespace),
-	    cmocka_unit_test(test_whole_line_comment_ends_a_continuation),
-	    cmocka_unit_test(
-	        test_trailing_comment_with_backslash_swallows_the_next_line_as_pip_does),
-	    cmocka_unit_test(test_blank_lines_crlf_cr_and_missing_final_newline),
-	    cmocka_unit_test(test_utf8_bom_is_skipped),
-	    cmocka_unit_test(test_empty_text_is_an_empty_manifest),
-	    cmocka_unit_test(test_index_options_are_recorded),
-	    cmocka_unit_test(test_option_values_may_be_quoted),
-	    cmocka_unit_test(test_hashes_are_lowercased_and_deduplicated),
-	    cmocka_unit_test(test_rejects_md5_hash),
-	    cmocka_unit_test(test_rejects_every_algorithm_but_sha256),
-	    cmocka_unit_test(test_rejects_hash_that_is_not_64_hex_digits),
-	    cmocka_unit_test(test_hash_without_a_requirement_is_refused),
-	    cmocka_unit_test(test_hash_mode_rejects_requirements_not_pinned_with_double_equals),
-	    cmocka_unit_test(test_error_message_names_file_and_line_git_style),
-	    cmocka_unit_test(test_hash_mode_requires_a_hash_per_requirement),
-	    cmocka_unit_test(test_hash_mode_rejects_duplicate_names_after_normalization),
-	    cmocka_unit_test(test_hash_mode_allows_one_name_under_different_markers),
-	    cmocka_unit_test(test_without_hash_mode_loose_requirements_are_accepted),
-	    cmocka_unit_test(test_rejects_unknown_and_unsupported_options),
-	    cmocka_unit_test(test_rejects_malformed_requirements),
-	    cmocka_unit_test(test_rejects_bad_markers_naming_line_and_column),
-	    cmocka_unit_test(test_environment_variables_are_not_expanded),
-	    cmocka_unit_test(test_nul_byte_is_refused_with_its_line),
-	    cmocka_unit_test(test_messages_without_a_path_still_name_the_line),
-	    cmocka_unit_test(test_header_lines_are_collected_anywhere_in_order),
-	    cmocka_unit_test(test_malformed_or_repeated_headers_are_refused),
-	    cmocka_unit_test(test_name_normalize_follows_pep503),
-	    cmocka_unit_test(test_load_reads_a_file_and_names_it),
-	    cmocka_unit_test(test_free_accepts_null),
+	        cmocka_unit_test(test_parses_a_pinned_requirement_with_hashes),
+	        cmocka_unit_test(test_full_requirement_syntax),
+	        cmocka_unit_test(test_continuation_keeps_first_line_number),
+	        cmocka_unit_test(test_error_on_a_continued_line_names_its_first_line),
+	        cmocka_unit_test(test_comments_start_at_line_start_or_after_whitespace),
+	        cmocka_unit_test(test_whole_line_comment_ends_a_continuation),
+	        cmocka_unit_test(
+	                test_trailing_comment_with_backslash_swallows_the_next_line_as_pip_does),
+	        cmocka_unit_test(test_blank_lines_crlf_cr_and_missing_final_newline),
+	        cmocka_unit_test(test_utf8_bom_is_skipped),
+	        cmocka_unit_test(test_empty_text_is_an_empty_manifest),
+	        cmocka_unit_test(test_index_options_are_recorded),
+	        cmocka_unit_test(test_option_values_may_be_quoted),
+	        cmocka_unit_test(test_hashes_are_lowercased_and_deduplicated),
+	        cmocka_unit_test(test_rejects_md5_hash),
+	        cmocka_unit_test(test_rejects_every_algorithm_but_sha256),
+	        cmocka_unit_test(test_rejects_hash_that_is_not_64_hex_digits),
+	        cmocka_unit_test(test_hash_without_a_requirement_is_refused),
+	        cmocka_unit_test(test_hash_mode_rejects_requirements_not_pinned_with_double_equals),
+	        cmocka_unit_test(test_error_message_names_file_and_line_git_style),
+	        cmocka_unit_test(test_hash_mode_requires_a_hash_per_requirement),
+	        cmocka_unit_test(test_hash_mode_rejects_duplicate_names_after_normalization),
+	        cmocka_unit_test(test_hash_mode_allows_one_name_under_different_markers),
+	        cmocka_unit_test(test_without_hash_mode_loose_requirements_are_accepted),
+	        cmocka_unit_test(test_rejects_unknown_and_unsupported_options),
+	        cmocka_unit_test(test_rejects_malformed_requirements),
+	        cmocka_unit_test(test_rejects_bad_markers_naming_line_and_column),
+	        cmocka_unit_test(test_environment_variables_are_not_expanded),
+	        cmocka_unit_test(test_nul_byte_is_refused_with_its_line),
+	        cmocka_unit_test(test_messages_without_a_path_still_name_the_line),
+	        cmocka_unit_test(test_header_lines_are_collected_anywhere_in_order),
+	        cmocka_unit_test(test_malformed_or_repeated_headers_are_refused),
+	        cmocka_unit_test(test_name_normalize_follows_pep503),
+	        cmocka_unit_test(test_load_reads_a_file_and_names_it),
+	        cmocka_unit_test(test_free_accepts_null),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

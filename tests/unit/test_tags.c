@@ -207,12 +207,12 @@ static void test_old_python_abi_has_the_pymalloc_suffix(void **state)
 static void test_unsupported_targets_are_refused(void **state)
 {
 	static const ml_tag_target bad[] = {
-	    {"linux", "x86_64", "glibc", 2, 35, 2, 7},
-	    {"freebsd", "x86_64", NULL, 0, 0, 3, 12},
-	    {"linux", "riscv64", "glibc", 2, 35, 3, 12},
-	    {"linux", "x86_64", "uclibc", 1, 0, 3, 12},
-	    {"linux", "x86_64", "glibc", 2, 100000, 3, 12},
-	    {NULL, "x86_64", NULL, 0, 0, 3, 12},
+	        {"linux", "x86_64", "glibc", 2, 35, 2, 7},
+	        {"freebsd", "x86_64", NULL, 0, 0, 3, 12},
+	        {"linux", "riscv64", "glibc", 2, 35, 3, 12},
+	        {"linux", "x86_64", "uclibc", 1, 0, 3, 12},
+	        {"linux", "x86_64", "glibc", 2, 100000, 3, 12},
+	        {NULL, "x86_64", NULL, 0, 0, 3, 12},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(bad); i++) {
@@ -234,9 +234,10 @@ static void test_wheel_filename_parse_splits_the_pep427_name(void **state)
 	ml_wheel_name w;
 	ml_err err = ML_ERR_INIT;
 	(void)state;
-	assert_int_equal(ml_wheel_filename_parse(
-	                     &w, "torch-2.6.0+cu124-cp312-cp312-manylinux_2_28_x86_64.whl", &err),
-	                 0);
+	assert_int_equal(
+	        ml_wheel_filename_parse(
+	                &w, "torch-2.6.0+cu124-cp312-cp312-manylinux_2_28_x86_64.whl", &err),
+	        0);
 	assert_string_equal(w.name, "torch");
 	assert_string_equal(w.version, "2.6.0+cu124");
 	assert_string_equal(w.build, "");
@@ -245,7 +246,7 @@ static void test_wheel_filename_parse_splits_the_pep427_name(void **state)
 	assert_string_equal(w.platform_tag, "manylinux_2_28_x86_64");
 
 	assert_int_equal(
-	    ml_wheel_filename_parse(&w, "typing_extensions-4.12.2-py3-none-any.whl", &err), 0);
+	        ml_wheel_filename_parse(&w, "typing_extensions-4.12.2-py3-none-any.whl", &err), 0);
 	assert_string_equal(w.name, "typing_extensions");
 	assert_string_equal(w.normalized, "typing-extensions");
 
@@ -255,29 +256,31 @@ static void test_wheel_filename_parse_splits_the_pep427_name(void **state)
 	assert_string_equal(w.platform_tag, "any");
 
 	assert_int_equal(
-	    ml_wheel_filename_parse(
-	        &w, "numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", &err),
-	    0);
+	        ml_wheel_filename_parse(
+	                &w,
+	                "numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+	                &err),
+	        0);
 	assert_string_equal(w.platform_tag, "manylinux_2_17_x86_64.manylinux2014_x86_64");
 }
 
 static void test_wheel_filename_parse_refuses_malformed_names(void **state)
 {
 	static const char *const bad[] = {
-	    "torch-2.6.0-cp312-cp312-linux_x86_64.zip",
-	    "torch-2.6.0-cp312-linux_x86_64.whl",
-	    "torch-2.6.0-1-2-cp312-cp312-linux_x86_64.whl",
-	    "torch-2.6.0-x1-cp312-cp312-linux_x86_64.whl",
-	    "torch-not.a.version!-cp312-cp312-linux_x86_64.whl",
-	    "to rch-2.6.0-cp312-cp312-linux_x86_64.whl",
-	    "torch-2.6.0-cp312-cp312-linux_x86_64..whl",
-	    "torch-2.6.0\t-cp312-cp312-any.whl",
-	    "torch-2.6.0-cp312-cp312-.whl",
-	    "torch-2.6.0-cp312.-cp312-any.whl",
-	    "torch--2.6.0-cp312-cp312-any.whl",
-	    "dir/torch-2.6.0-cp312-cp312-any.whl",
-	    ".whl",
-	    "",
+	        "torch-2.6.0-cp312-cp312-linux_x86_64.zip",
+	        "torch-2.6.0-cp312-linux_x86_64.whl",
+	        "torch-2.6.0-1-2-cp312-cp312-linux_x86_64.whl",
+	        "torch-2.6.0-x1-cp312-cp312-linux_x86_64.whl",
+	        "torch-not.a.version!-cp312-cp312-linux_x86_64.whl",
+	        "to rch-2.6.0-cp312-cp312-linux_x86_64.whl",
+	        "torch-2.6.0-cp312-cp312-linux_x86_64..whl",
+	        "torch-2.6.0\t-cp312-cp312-any.whl",
+	        "torch-2.6.0-cp312-cp312-.whl",
+	        "torch-2.6.0-cp312.-cp312-any.whl",
+	        "torch--2.6.0-cp312-cp312-any.whl",
+	        "dir/torch-2.6.0-cp312-cp312-any.whl",
+	        ".whl",
+	        "",
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(bad); i++) {
@@ -326,7 +329,7 @@ static void test_compressed_tag_sets_expand_to_their_best_member(void **state)
 	assert_int_equal(rank("six-1.16.0-py2.py3-none-any.whl", &t),
 	                 rank("six-1.16.0-py3-none-any.whl", &t));
 	int both =
-	    rank("numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", &t);
+	        rank("numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", &t);
 	assert_string_equal(t.v[both], "cp312-cp312-manylinux_2_17_x86_64");
 	ml_tags_free(t.v, t.n);
 }
@@ -334,14 +337,14 @@ static void test_compressed_tag_sets_expand_to_their_best_member(void **state)
 static void test_wheels_for_another_target_do_not_install(void **state)
 {
 	static const char *const other[] = {
-	    "torch-2.6.0-cp312-cp312-win_amd64.whl",
-	    "torch-2.6.0-cp311-cp311-manylinux_2_28_x86_64.whl",
-	    "torch-2.6.0-cp312-cp312-manylinux_2_36_x86_64.whl",
-	    "torch-2.6.0-cp312-cp312-manylinux_2_28_aarch64.whl",
-	    "torch-2.6.0-cp312-cp312-musllinux_1_2_x86_64.whl",
-	    "x-1-cp313-abi3-manylinux_2_17_x86_64.whl",
-	    "x-1-py2-none-any.whl",
-	    "x-1-pp310-pypy310_pp73-manylinux_2_17_x86_64.whl",
+	        "torch-2.6.0-cp312-cp312-win_amd64.whl",
+	        "torch-2.6.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+	        "torch-2.6.0-cp312-cp312-manylinux_2_36_x86_64.whl",
+	        "torch-2.6.0-cp312-cp312-manylinux_2_28_aarch64.whl",
+	        "torch-2.6.0-cp312-cp312-musllinux_1_2_x86_64.whl",
+	        "x-1-cp313-abi3-manylinux_2_17_x86_64.whl",
+	        "x-1-py2-none-any.whl",
+	        "x-1-pp310-pypy310_pp73-manylinux_2_17_x86_64.whl",
 	};
 	(void)state;
 	tagv t = tags_for("linux", "x86_64", "glibc", 2, 35, 12);
@@ -362,31 +365,31 @@ static void test_manylinux_compatible_follows_pep600_and_the_legacy_aliases(void
 		const char *arch;
 		bool want;
 	} rows[] = {
-	    {"manylinux_2_28_x86_64", 2, 28, "x86_64", true},
-	    {"manylinux_2_28_x86_64", 2, 27, "x86_64", false},
-	    {"manylinux_2_28_x86_64", 2, 35, "amd64", true},
-	    {"manylinux_2_28_x86_64", 3, 0, "x86_64", true},
-	    {"manylinux_2_28_aarch64", 2, 35, "x86_64", false},
-	    {"manylinux_2_28_aarch64", 2, 35, "arm64", true},
-	    {"manylinux2014_x86_64", 2, 17, "x86_64", true},
-	    {"manylinux2014_x86_64", 2, 16, "x86_64", false},
-	    {"manylinux2014_aarch64", 2, 17, "aarch64", true},
-	    {"manylinux2014_ppc64le", 2, 17, "ppc64le", true},
-	    {"manylinux2010_x86_64", 2, 12, "x86_64", true},
-	    {"manylinux2010_x86_64", 2, 11, "x86_64", false},
-	    {"manylinux1_x86_64", 2, 5, "x86_64", true},
-	    {"manylinux1_x86_64", 2, 4, "x86_64", false},
-	    {"manylinux1_i686", 2, 5, "i686", true},
-	    {"manylinux1_aarch64", 2, 35, "aarch64", false},
-	    {"manylinux2010_aarch64", 2, 35, "aarch64", false},
-	    {"manylinux_2_5_aarch64", 2, 35, "aarch64", false},
-	    {"manylinux_2_17_aarch64", 2, 35, "aarch64", true},
-	    {"musllinux_1_2_x86_64", 2, 35, "x86_64", false},
-	    {"linux_x86_64", 2, 35, "x86_64", false},
-	    {"win_amd64", 2, 35, "x86_64", false},
-	    {"manylinux_2_x_x86_64", 2, 35, "x86_64", false},
-	    {"manylinux_2_28", 2, 35, "x86_64", false},
-	    {"manylinux_99999_0_x86_64", 2, 35, "x86_64", false},
+	        {"manylinux_2_28_x86_64", 2, 28, "x86_64", true},
+	        {"manylinux_2_28_x86_64", 2, 27, "x86_64", false},
+	        {"manylinux_2_28_x86_64", 2, 35, "amd64", true},
+	        {"manylinux_2_28_x86_64", 3, 0, "x86_64", true},
+	        {"manylinux_2_28_aarch64", 2, 35, "x86_64", false},
+	        {"manylinux_2_28_aarch64", 2, 35, "arm64", true},
+	        {"manylinux2014_x86_64", 2, 17, "x86_64", true},
+	        {"manylinux2014_x86_64", 2, 16, "x86_64", false},
+	        {"manylinux2014_aarch64", 2, 17, "aarch64", true},
+	        {"manylinux2014_ppc64le", 2, 17, "ppc64le", true},
+	        {"manylinux2010_x86_64", 2, 12, "x86_64", true},
+	        {"manylinux2010_x86_64", 2, 11, "x86_64", false},
+	        {"manylinux1_x86_64", 2, 5, "x86_64", true},
+	        {"manylinux1_x86_64", 2, 4, "x86_64", false},
+	        {"manylinux1_i686", 2, 5, "i686", true},
+	        {"manylinux1_aarch64", 2, 35, "aarch64", false},
+	        {"manylinux2010_aarch64", 2, 35, "aarch64", false},
+	        {"manylinux_2_5_aarch64", 2, 35, "aarch64", false},
+	        {"manylinux_2_17_aarch64", 2, 35, "aarch64", true},
+	        {"musllinux_1_2_x86_64", 2, 35, "x86_64", false},
+	        {"linux_x86_64", 2, 35, "x86_64", false},
+	        {"win_amd64", 2, 35, "x86_64", false},
+	        {"manylinux_2_x_x86_64", 2, 35, "x86_64", false},
+	        {"manylinux_2_28", 2, 35, "x86_64", false},
+	        {"manylinux_99999_0_x86_64", 2, 35, "x86_64", false},
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(rows); i++)
@@ -418,24 +421,24 @@ static void test_manylinux_compatible_agrees_with_the_tag_list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cp312_glibc_2_35_x86_64_starts_with_the_most_specific_tags),
-	    cmocka_unit_test(test_manylinux2014_alias_matches_glibc_2_17),
-	    cmocka_unit_test(test_manylinux2010_and_manylinux1_aliases_follow_2_12_and_2_5),
-	    cmocka_unit_test(test_aarch64_manylinux_stops_at_2_17),
-	    cmocka_unit_test(test_tag_families_come_in_packaging_order),
-	    cmocka_unit_test(test_musl_lists_musllinux_down_to_1_0_then_linux),
-	    cmocka_unit_test(test_unknown_libc_lists_only_the_plain_linux_tag),
-	    cmocka_unit_test(test_windows_platforms),
-	    cmocka_unit_test(test_macos_platforms_as_packaging_lists_them),
-	    cmocka_unit_test(test_old_python_abi_has_the_pymalloc_suffix),
-	    cmocka_unit_test(test_unsupported_targets_are_refused),
-	    cmocka_unit_test(test_wheel_filename_parse_splits_the_pep427_name),
-	    cmocka_unit_test(test_wheel_filename_parse_refuses_malformed_names),
-	    cmocka_unit_test(test_wheel_tag_rank_prefers_the_most_specific_wheel),
-	    cmocka_unit_test(test_compressed_tag_sets_expand_to_their_best_member),
-	    cmocka_unit_test(test_wheels_for_another_target_do_not_install),
-	    cmocka_unit_test(test_manylinux_compatible_follows_pep600_and_the_legacy_aliases),
-	    cmocka_unit_test(test_manylinux_compatible_agrees_with_the_tag_list),
+	        cmocka_unit_test(test_cp312_glibc_2_35_x86_64_starts_with_the_most_specific_tags),
+	        cmocka_unit_test(test_manylinux2014_alias_matches_glibc_2_17),
+	        cmocka_unit_test(test_manylinux2010_and_manylinux1_aliases_follow_2_12_and_2_5),
+	        cmocka_unit_test(test_aarch64_manylinux_stops_at_2_17),
+	        cmocka_unit_test(test_tag_families_come_in_packaging_order),
+	        cmocka_unit_test(test_musl_lists_musllinux_down_to_1_0_then_linux),
+	        cmocka_unit_test(test_unknown_libc_lists_only_the_plain_linux_tag),
+	        cmocka_unit_test(test_windows_platforms),
+	        cmocka_unit_test(test_macos_platforms_as_packaging_lists_them),
+	        cmocka_unit_test(test_old_python_abi_has_the_pymalloc_suffix),
+	        cmocka_unit_test(test_unsupported_targets_are_refused),
+	        cmocka_unit_test(test_wheel_filename_parse_splits_the_pep427_name),
+	        cmocka_unit_test(test_wheel_filename_parse_refuses_malformed_names),
+	        cmocka_unit_test(test_wheel_tag_rank_prefers_the_most_specific_wheel),
+	        cmocka_unit_test(test_compressed_tag_sets_expand_to_their_best_member),
+	        cmocka_unit_test(test_wheels_for_another_target_do_not_install),
+	        cmocka_unit_test(test_manylinux_compatible_follows_pep600_and_the_legacy_aliases),
+	        cmocka_unit_test(test_manylinux_compatible_agrees_with_the_tag_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
