@@ -174,7 +174,6 @@ typedef struct install_run {
 	char interpreter[4096];
 	bool interpreter_cached;
 	double t[ST_N];
-	double t_start;
 	uint64_t n_downloaded, bytes_downloaded, n_from_cache;
 	cJSON *verification;
 	bool verified_ok;
@@ -440,11 +439,7 @@ static void covering_manifest(char *dst, size_t sz, int major, int minor)
 static int audit_before_build(install_run *r, ml_err *err)
 {
 	ml_cuda_arch devs[64];
-	size_t nd = 0;
-	for (size_t i = 0; i < r->m->n_gpus && nd < 64; i++)
-		if (r->m->gpus[i].cc_major >= 0)
-			devs[nd++] = (ml_cuda_arch){r->m->gpus[i].cc_major, r->m->gpus[i].cc_minor,
-			                            0, false};
+	size_t nd = ml_cli_gpu_archs(devs, 64, r->m);
 	if (!nd)
 		return 0;
 	const char *paths[512];
@@ -525,7 +520,7 @@ static int parse_link(ml_link_method *out, const char *s, ml_err *err)
 	                  s);
 }
 
-static int compile_bytecode(const install_run *r, const ml_env_layout *env, ml_err *err)
+static int compile_bytecode(const ml_env_layout *env, ml_err *err)
 {
 	char py[4300], site[4300];
 	snprintf(py, sizeof(py), "%s/bin/python", env->root);
@@ -540,7 +535,6 @@ static int compile_bytecode(const install_run *r, const ml_env_layout *env, ml_e
 		rc = ml_err_set(err, ML_EFAIL, "compileall failed (status %d): %.400s", status,
 		                out);
 	free(out);
-	(void)r;
 	return rc;
 }
 
@@ -578,7 +572,7 @@ static int build_env(install_run *r, ml_err *err)
 	rc = ml_wheels_install_all(r->results, jobs, n, &env, &ao, err);
 	free(jobs);
 	if (!rc && r->a->compile_bytecode)
-		rc = compile_bytecode(r, &env, err);
+		rc = compile_bytecode(&env, err);
 	if (!rc)
 		rc = ml_env_stage_commit(r->stage, err);
 	return rc;
@@ -1044,7 +1038,6 @@ static int cmd_install(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	install_run r;
 	memset(&r, 0, sizeof(r));
 	r.a = &a;
-	r.t_start = now_s();
 	rc = install(&r, ctx, err);
 	/* The report goes into the environment only when this run put it in
 	 * place: a failed run must leave an existing environment untouched. */

@@ -160,9 +160,7 @@ static int collect_hashes(ml_lock *lk, const ml_index_config *cfg, ml_err *err)
 	}
 	size_t n_yanked = 0;
 	for (size_t i = 0; i < lk->n_pkgs; i++) {
-		if (i > 0 && !strcmp(lk->pkgs[i].normalized, lk->pkgs[i - 1].normalized))
-			continue;
-		bool dup = false;
+		bool dup = false; /* one lookup per project, whatever its versions */
 		for (size_t j = 0; j < i && !dup; j++)
 			dup = !strcmp(lk->pkgs[j].normalized, lk->pkgs[i].normalized);
 		if (dup)

@@ -33,6 +33,16 @@ static void read_manifest_name(char *dst, size_t sz, const char *target)
 	cJSON_Delete(doc);
 }
 
+size_t ml_cli_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_gpus && n < cap; i++)
+		if (m->gpus[i].cc_major >= 0)
+			out[n++] =
+			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
+	return n;
+}
+
 int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *err)
 {
 	if (opt != ML_OPT_SMOKE_SIZE && opt != ML_OPT_ALLOC_MIB)
@@ -72,11 +82,7 @@ int ml_verify_run_do(ml_verify_run *r, const ml_machine *m, const char *target, 
 	}
 	/* Static audit: which GPUs could the environment's CUDA code run on? */
 	ml_cuda_arch devs[64];
-	size_t nd = 0;
-	for (size_t i = 0; i < m->n_gpus && nd < 64; i++)
-		if (m->gpus[i].cc_major >= 0)
-			devs[nd++] =
-			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
+	size_t nd = ml_cli_gpu_archs(devs, 64, m);
 	if (!python) {
 		ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
 		ao.devices = devs;

@@ -57,6 +57,11 @@ void ml_verify_run_print(const ml_verify_run *r);
 /* Adds "audit", "driver_smoke", "framework" and "verdict" to obj. */
 void ml_verify_run_json(const ml_verify_run *r, struct cJSON *obj);
 
+/* Writes the compute capability of every GPU of m whose capability is
+ * known into out (at most cap entries, SASS form, no variant), for the
+ * audit's devices. Returns how many were written. */
+size_t ml_cli_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m);
+
 void ml_verify_run_release(ml_verify_run *r);
 
 #endif

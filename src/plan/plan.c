@@ -27,16 +27,15 @@ static int add_warning(ml_plan *p, const char *fmt, ...)
 	if (!w)
 		return ML_ENOMEM;
 	p->warnings = w;
-	ml_buf b = ML_BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
 	char tmp[1024];
 	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
-	if (ml_buf_puts(&b, tmp))
+	if (!(w[p->n_warnings] = strdup(tmp)))
 		return ML_ENOMEM;
-	w[p->n_warnings++] = ml_buf_detach(&b);
-	return w[p->n_warnings - 1] ? 0 : ML_ENOMEM;
+	p->n_warnings++;
+	return 0;
 }
 
 static const char *pbs_libc(const ml_machine *m)
