@@ -493,7 +493,7 @@ typedef struct ml_cache_stats {
 	uint64_t blobs, blob_bytes;
 	uint64_t pages, page_bytes;        /* index pages (body + validators) */
 	uint64_t parts, part_bytes;        /* partial downloads in <cache>/tmp */
-	uint64_t unpacked, unpacked_bytes; /* wheels unpacked by the build stage
+	uint64_t unpacked, unpacked_bytes; /* wheels unpacked by the env stage
 	                                    * (<cache>/unpacked/sha256/<hash>/) */
 } ml_cache_stats;
 

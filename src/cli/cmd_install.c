@@ -2,7 +2,7 @@
  * cmd_install.c - `mlsetup install`: detect -> plan -> fetch -> build ->
  * verify -> report. Strings the stages together: the plan chooses the
  * manifest and every wheel; fetch proves every byte into the cache; the
- * build stage unpacks each wheel once into the cache, links it into a venv
+ * env stage unpacks each wheel once into the cache, links it into a venv
  * assembled in a staging directory beside the target and swaps it into
  * place atomically; verify imports every top-level package with the
  * environment's interpreter; the report goes to <target>/mlsetup-report.json.
@@ -22,7 +22,7 @@
 #include "cli.h"
 #include "fetch_ui.h"
 #include "index_opts.h"
-#include "mlsetup/build.h"
+#include "mlsetup/env.h"
 #include "mlsetup/detect.h"
 #include "mlsetup/fetch.h"
 #include "mlsetup/plan.h"

@@ -714,7 +714,7 @@ static int walk_dir(walk *w, walk_kind kind, const char *dir, int depth)
 	return rc;
 }
 
-/* --- unpacked wheel trees (made by src/build, judged here) ------------------ */
+/* --- unpacked wheel trees (made by src/env, judged here) ------------------ */
 
 /* Sums the regular files under path (bytes), not following links. */
 static uint64_t tree_bytes(const char *path)

@@ -1,6 +1,6 @@
 /*
  * fuzz_entry_check.c - libFuzzer target for the archive entry checker and
- * checked extraction (src/build/extract.c, zipscan.c).
+ * checked extraction (src/env/extract.c, zipscan.c).
  *
  * The input is a list of entries, each [type][name length][name][link
  * length][link] (bytes; lengths one byte each). Every entry goes through
@@ -34,7 +34,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "mlsetup/build.h"
+#include "mlsetup/env.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

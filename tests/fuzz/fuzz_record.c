@@ -1,6 +1,6 @@
 /*
  * fuzz_record.c - libFuzzer target for the wheel metadata readers
- * (src/build/record.c): RECORD (PEP 376 CSV), WHEEL and entry_points.txt.
+ * (src/env/record.c): RECORD (PEP 376 CSV), WHEEL and entry_points.txt.
  *
  * Properties: a RECORD that parses, written back with ml_record_format()
  * and parsed again, gives the same rows, and writing it again gives the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/build.h"
+#include "mlsetup/env.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -1,5 +1,5 @@
 /*
- * test_env.c - specs for atomic environments (src/build/env.c;
+ * test_env.c - specs for atomic environments (src/env/stage.c;
  * RELIABILITY.md "Crashes, resources, concurrency"): one install per
  * target (the lock), the staging directory beside the target, a commit
  * that leaves either the old or the new complete environment at the
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "build_testutil.h"
-#include "mlsetup/build.h"
+#include "env_testutil.h"
+#include "mlsetup/env.h"
 
 typedef struct fx {
 	char *tmp;

@@ -1,5 +1,5 @@
 /*
- * test_extract.c - specs for checked archive extraction (src/build/
+ * test_extract.c - specs for checked archive extraction (src/env/
  * extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry checker,
  * then every hostile archive tests/fixtures/make_bad_archives.py writes,
  * walked from its cases.tsv table. A refused archive must come back as
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "build_testutil.h"
-#include "mlsetup/build.h"
+#include "env_testutil.h"
+#include "mlsetup/env.h"
 
 typedef struct fx {
 	char *tmp;

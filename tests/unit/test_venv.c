@@ -1,6 +1,6 @@
 /*
  * test_venv.c - specs for PEP 405 environments and interpreters
- * (src/build/venv.c, python.c) with the real /usr/bin/python3.11 (these
+ * (src/env/venv.c, python.c) with the real /usr/bin/python3.11 (these
  * tests skip where it is missing): the venv layout, sys.prefix inside it,
  * the fixture wheels importing and their scripts running, pip seeing the
  * packages as installed by mlsetup (and uninstalling one), the bash
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "build_testutil.h"
-#include "mlsetup/build.h"
+#include "env_testutil.h"
+#include "mlsetup/env.h"
 
 #define PY "/usr/bin/python3.11"
 

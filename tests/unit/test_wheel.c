@@ -1,5 +1,5 @@
 /*
- * test_wheel.c - specs for installing wheels (src/build/wheel.c, pool.c,
+ * test_wheel.c - specs for installing wheels (src/env/wheel.c, pool.c,
  * record.c; PEP 427, PEP 376): the RECORD / WHEEL / entry_points.txt
  * readers, unpacking once into the cache with RECORD verified, spreading
  * the .data schemes, "#!python" rewriting, console and gui launchers,
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "build_testutil.h"
-#include "mlsetup/build.h"
+#include "env_testutil.h"
+#include "mlsetup/env.h"
 
 typedef struct fx {
 	char *tmp;

@@ -1,5 +1,5 @@
 /*
- * build_testutil.h - helpers the build-stage specs share (test_extract.c,
+ * env_testutil.h - helpers the env-stage specs share (test_extract.c,
  * test_wheel.c, test_venv.c, test_env.c): temporary directories, running
  * the fixture generators in tests/fixtures/, running shell commands and
  * capturing their output, reading files, and a listing of a directory

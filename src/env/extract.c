@@ -240,7 +240,7 @@ typedef struct xctx {
 	int rootfd;
 	char parent[ML_PATH_MAX]; /* cached parent directory ("" = root) */
 	int parent_fd;
-	mlb_map names; /* normalized path -> index in nodes */
+	mle_map names; /* normalized path -> index in nodes */
 	xnode *nodes;
 	size_t n_nodes, cap_nodes;
 	ml_extract_result res;
@@ -356,7 +356,7 @@ static int add_node(xctx *x, const char *path, ml_entry_type type, const char *l
 		x->nodes = v;
 		x->cap_nodes = cap;
 	}
-	int r = mlb_map_put(&x->names, path, x->n_nodes, NULL);
+	int r = mle_map_put(&x->names, path, x->n_nodes, NULL);
 	if (r < 0)
 		return xnomem(x);
 	if (r == 0)
@@ -551,7 +551,7 @@ static int make_symlink(xctx *x, const char *path, const char *target)
 static int make_hardlink(xctx *x, const char *path, const char *target)
 {
 	size_t idx;
-	if (!mlb_map_get(&x->names, target, &idx) ||
+	if (!mle_map_get(&x->names, target, &idx) ||
 	    (x->nodes[idx].type != ML_ENTRY_FILE && x->nodes[idx].type != ML_ENTRY_HARDLINK))
 		return xfail(x, ML_EINTEGRITY,
 		             "hard link '%s' does not name an earlier file entry ('%s')", path,
@@ -638,7 +638,7 @@ static int resolve_link(xctx *x, const char *path, const char *target)
 		memcpy(cand + cn, comp, c);
 		cand[cn + c] = '\0';
 		size_t idx;
-		if (mlb_map_get(&x->names, cand, &idx) && x->nodes[idx].type == ML_ENTRY_SYMLINK) {
+		if (mle_map_get(&x->names, cand, &idx) && x->nodes[idx].type == ML_ENTRY_SYMLINK) {
 			if (++hops > 40) {
 				rc = xfail(x, ML_EINTEGRITY,
 				           "symbolic link '%s': too many levels of links (a loop?)",
@@ -770,12 +770,12 @@ static int header_error(xctx *x, struct archive *a)
 
 static int extract_zip(xctx *x, int fd, uint64_t size)
 {
-	mlb_zip z = {NULL, 0, 0};
-	int rc = mlb_zip_scan(&z, fd, size, x->max_entries, x->what, x->err);
+	mle_zip z = {NULL, 0, 0};
+	int rc = mle_zip_scan(&z, fd, size, x->max_entries, x->what, x->err);
 	if (rc)
 		return rc;
 	struct archive *a = NULL;
-	mlb_map central = MLB_MAP_INIT;
+	mle_map central = MLE_MAP_INIT;
 	bool *seen = calloc(z.n ? z.n : 1, 1);
 	char *norm = malloc(ML_PATH_MAX);
 	if (!seen || !norm) {
@@ -788,8 +788,8 @@ static int extract_zip(xctx *x, int fd, uint64_t size)
 	}
 	/* Every name as stored, before libarchive reads anything. */
 	for (size_t i = 0; i < z.n; i++) {
-		const mlb_zip_entry *ze = &z.v[i];
-		unsigned mode = mlb_zip_unix_mode(ze);
+		const mle_zip_entry *ze = &z.v[i];
+		unsigned mode = mle_zip_unix_mode(ze);
 		ml_entry_type t = ML_ENTRY_FILE;
 		if (ze->name_len && ze->name[ze->name_len - 1] == '/')
 			t = ML_ENTRY_DIR;
@@ -824,7 +824,7 @@ static int extract_zip(xctx *x, int fd, uint64_t size)
 					           norm);
 					goto out;
 				}
-		int r = mlb_map_put(&central, norm, i, NULL);
+		int r = mle_map_put(&central, norm, i, NULL);
 		if (r < 0) {
 			rc = xnomem(x);
 			goto out;
@@ -863,7 +863,7 @@ static int extract_zip(xctx *x, int fd, uint64_t size)
 		if (!name ||
 		    ml_entry_check(norm, ML_PATH_MAX, name, strlen(name), ML_ENTRY_DIR, NULL, 0, 0,
 		                   &sub) != 0 ||
-		    !mlb_map_get(&central, norm, &idx) || seen[idx]) {
+		    !mle_map_get(&central, norm, &idx) || seen[idx]) {
 			rc = xfail(x, ML_EINTEGRITY,
 			           "an entry read from the archive does not match its central "
 			           "directory ('%s')",
@@ -881,10 +881,10 @@ static int extract_zip(xctx *x, int fd, uint64_t size)
 out:
 	if (a)
 		archive_read_free(a);
-	mlb_map_release(&central);
+	mle_map_release(&central);
 	free(seen);
 	free(norm);
-	mlb_zip_release(&z);
+	mle_zip_release(&z);
 	return rc;
 }
 
@@ -1080,9 +1080,9 @@ out:
 	for (size_t i = 0; i < x.n_nodes; i++)
 		free(x.nodes[i].link);
 	free(x.nodes);
-	mlb_map_release(&x.names);
+	mle_map_release(&x.names);
 	if (rc) {
-		mlb_rm_tree(dest);
+		mle_rm_tree(dest);
 		ml_extract_result_release(&x.res);
 		return rc;
 	}

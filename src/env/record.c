@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mlsetup/build.h"
+#include "mlsetup/env.h"
 
 /* --- RECORD ---------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * fsutil.c - the small tools the build stage's files share: digests and
+ * fsutil.c - the small tools the env stage's files share: digests and
  * RECORD's base64 encoding, random names, removing trees without ever
  * following a symbolic link, mkdir -p, writing and syncing files, flock
  * locks, and a string hash map. See internal.h for the contracts.
@@ -23,7 +23,7 @@
 
 /* --- hashing ------------------------------------------------------------------ */
 
-void mlb_hex(char dst[65], const uint8_t d[32])
+void mle_hex(char dst[65], const uint8_t d[32])
 {
 	static const char hx[] = "0123456789abcdef";
 	for (size_t i = 0; i < 32; i++) {
@@ -33,7 +33,7 @@ void mlb_hex(char dst[65], const uint8_t d[32])
 	dst[64] = '\0';
 }
 
-int mlb_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n)
+int mle_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n)
 {
 	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	size_t need = n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0) + 1;
@@ -61,7 +61,7 @@ int mlb_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n)
 	return 0;
 }
 
-int mlb_digest_file(uint8_t *digest, unsigned *digest_len, uint64_t *size, int fd, const char *path,
+int mle_digest_file(uint8_t *digest, unsigned *digest_len, uint64_t *size, int fd, const char *path,
                     const char *md_name, ml_err *err)
 {
 	const EVP_MD *md = EVP_get_digestbyname(md_name);
@@ -112,7 +112,7 @@ out:
 	return rc;
 }
 
-bool mlb_is_sha256_hex(const char *s)
+bool mle_is_sha256_hex(const char *s)
 {
 	if (!s || strlen(s) != 64)
 		return false;
@@ -122,7 +122,7 @@ bool mlb_is_sha256_hex(const char *s)
 	return true;
 }
 
-void mlb_random_hex(char *dst, size_t nbytes)
+void mle_random_hex(char *dst, size_t nbytes)
 {
 	static const char hx[] = "0123456789abcdef";
 	uint8_t r[16];
@@ -172,7 +172,7 @@ static int rm_dir_contents(int fd)
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		int r = mlb_rm_tree_at(dirfd(d), de->d_name);
+		int r = mle_rm_tree_at(dirfd(d), de->d_name);
 		if (r && !rc)
 			rc = r;
 	}
@@ -180,7 +180,7 @@ static int rm_dir_contents(int fd)
 	return rc;
 }
 
-int mlb_rm_tree_at(int dfd, const char *name)
+int mle_rm_tree_at(int dfd, const char *name)
 {
 	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
 		return 0;
@@ -202,12 +202,12 @@ int mlb_rm_tree_at(int dfd, const char *name)
 	return rc;
 }
 
-int mlb_rm_tree(const char *path)
+int mle_rm_tree(const char *path)
 {
-	return mlb_rm_tree_at(AT_FDCWD, path);
+	return mle_rm_tree_at(AT_FDCWD, path);
 }
 
-void mlb_rm_prefixed(const char *base, const char *prefix)
+void mle_rm_prefixed(const char *base, const char *prefix)
 {
 	DIR *d = opendir(base);
 	if (!d)
@@ -216,11 +216,11 @@ void mlb_rm_prefixed(const char *base, const char *prefix)
 	struct dirent *de;
 	while ((de = readdir(d)))
 		if (strncmp(de->d_name, prefix, n) == 0)
-			mlb_rm_tree_at(dirfd(d), de->d_name);
+			mle_rm_tree_at(dirfd(d), de->d_name);
 	closedir(d);
 }
 
-int mlb_mkdirs(const char *path, mode_t mode)
+int mle_mkdirs(const char *path, mode_t mode)
 {
 	char p[ML_PATH_MAX];
 	size_t n = strlen(path);
@@ -250,7 +250,7 @@ int mlb_mkdirs(const char *path, mode_t mode)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-int mlb_write_file(const char *path, const void *data, size_t n, mode_t mode, bool excl, bool sync)
+int mle_write_file(const char *path, const void *data, size_t n, mode_t mode, bool excl, bool sync)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : O_TRUNC),
 	              mode);
@@ -277,7 +277,7 @@ int mlb_write_file(const char *path, const void *data, size_t n, mode_t mode, bo
 	return close(fd) == 0 ? 0 : -errno;
 }
 
-int mlb_pathf(char *dst, size_t dstsz, const char *fmt, ...)
+int mle_pathf(char *dst, size_t dstsz, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -286,7 +286,7 @@ int mlb_pathf(char *dst, size_t dstsz, const char *fmt, ...)
 	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
 }
 
-int mlb_fsync_path(const char *path)
+int mle_fsync_path(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -296,7 +296,7 @@ int mlb_fsync_path(const char *path)
 	return rc;
 }
 
-int mlb_sync_tree(const char *path)
+int mle_sync_tree(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -308,7 +308,7 @@ int mlb_sync_tree(const char *path)
 	return rc;
 }
 
-int mlb_split_path(char *dir, size_t dirsz, const char **base, const char *path)
+int mle_split_path(char *dir, size_t dirsz, const char **base, const char *path)
 {
 	size_t n = strlen(path);
 	if (n == 0 || path[n - 1] == '/')
@@ -327,7 +327,7 @@ int mlb_split_path(char *dir, size_t dirsz, const char **base, const char *path)
 	return 0;
 }
 
-int mlb_flock_path(int *fd, const char *path, bool wait)
+int mle_flock_path(int *fd, const char *path, bool wait)
 {
 	int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (f < 0)
@@ -355,7 +355,7 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static size_t map_slot(const mlb_map *m, const char *key)
+static size_t map_slot(const mle_map *m, const char *key)
 {
 	size_t i = (size_t)hash_str(key) & (m->cap - 1);
 	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
@@ -363,10 +363,10 @@ static size_t map_slot(const mlb_map *m, const char *key)
 	return i;
 }
 
-static int map_grow(mlb_map *m)
+static int map_grow(mle_map *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 64;
-	mlb_map g = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(size_t)), cap, m->n};
+	mle_map g = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(size_t)), cap, m->n};
 	if (!g.keys || !g.vals) {
 		free(g.keys);
 		free(g.vals);
@@ -385,7 +385,7 @@ static int map_grow(mlb_map *m)
 	return 0;
 }
 
-int mlb_map_put(mlb_map *m, const char *key, size_t val, size_t *old)
+int mle_map_put(mle_map *m, const char *key, size_t val, size_t *old)
 {
 	if ((m->n + 1) * 2 > m->cap && map_grow(m))
 		return ML_ENOMEM;
@@ -402,7 +402,7 @@ int mlb_map_put(mlb_map *m, const char *key, size_t val, size_t *old)
 	return 1;
 }
 
-bool mlb_map_get(const mlb_map *m, const char *key, size_t *val)
+bool mle_map_get(const mle_map *m, const char *key, size_t *val)
 {
 	if (!m->cap)
 		return false;
@@ -414,7 +414,7 @@ bool mlb_map_get(const mlb_map *m, const char *key, size_t *val)
 	return true;
 }
 
-void mlb_map_release(mlb_map *m)
+void mle_map_release(mle_map *m)
 {
 	if (!m)
 		return;

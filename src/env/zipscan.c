@@ -107,7 +107,7 @@ static int find_eocd(uint64_t *eocd_off, uint8_t rec[EOCD_LEN], int fd, uint64_t
 
 /* Applies the Zip64 extended information extra field (APPNOTE 4.5.3) to
  * the fields saturated in the central header. */
-static int apply_zip64(mlb_zip_entry *e, const uint8_t *extra, size_t n, bool need_u, bool need_c,
+static int apply_zip64(mle_zip_entry *e, const uint8_t *extra, size_t n, bool need_u, bool need_c,
                        bool need_o, const char *what, ml_err *err)
 {
 	for (size_t i = 0; i + 4 <= n;) {
@@ -145,19 +145,19 @@ bad:
 
 static int cmp_offset(const void *a, const void *b)
 {
-	const mlb_zip_entry *x = *(const mlb_zip_entry *const *)a;
-	const mlb_zip_entry *y = *(const mlb_zip_entry *const *)b;
+	const mle_zip_entry *x = *(const mle_zip_entry *const *)a;
+	const mle_zip_entry *y = *(const mle_zip_entry *const *)b;
 	return x->local_offset < y->local_offset ? -1 : x->local_offset > y->local_offset;
 }
 
 /* Walks the entries in file order: each local header must agree with its
  * central header, and the entries must tile the file from offset 0 to the
  * central directory without overlaps or hidden bytes. */
-static int check_locals(const mlb_zip *z, int fd, uint64_t cd_off, const char *what, ml_err *err)
+static int check_locals(const mle_zip *z, int fd, uint64_t cd_off, const char *what, ml_err *err)
 {
 	if (z->n == 0)
 		return cd_off == 0 ? 0 : refuse(err, what, "data before the central directory");
-	const mlb_zip_entry **order = malloc(z->n * sizeof *order);
+	const mle_zip_entry **order = malloc(z->n * sizeof *order);
 	uint8_t *name = malloc(65536);
 	int rc = 0;
 	if (!order || !name) {
@@ -172,7 +172,7 @@ static int check_locals(const mlb_zip *z, int fd, uint64_t cd_off, const char *w
 		goto out;
 	}
 	for (size_t i = 0; i < z->n; i++) {
-		const mlb_zip_entry *e = order[i];
+		const mle_zip_entry *e = order[i];
 		uint8_t h[LOCAL_LEN];
 		if (e->local_offset > cd_off || cd_off - e->local_offset < LOCAL_LEN) {
 			rc = refuse(err, what, "an entry points outside the archive");
@@ -225,7 +225,7 @@ out:
 	return rc;
 }
 
-int mlb_zip_scan(mlb_zip *out, int fd, uint64_t size, uint64_t max_entries, const char *what,
+int mle_zip_scan(mle_zip *out, int fd, uint64_t size, uint64_t max_entries, const char *what,
                  ml_err *err)
 {
 	uint8_t eocd[EOCD_LEN] = {0}, sig[4];
@@ -279,7 +279,7 @@ int mlb_zip_scan(mlb_zip *out, int fd, uint64_t size, uint64_t max_entries, cons
 		return refuse(err, what, "central directory too small for its entry count");
 
 	uint8_t *cd = malloc(cd_size ? cd_size : 1);
-	mlb_zip z = {calloc(count ? count : 1, sizeof(mlb_zip_entry)), 0, 0};
+	mle_zip z = {calloc(count ? count : 1, sizeof(mle_zip_entry)), 0, 0};
 	if (!cd || !z.v) {
 		free(cd);
 		free(z.v);
@@ -299,7 +299,7 @@ int mlb_zip_scan(mlb_zip *out, int fd, uint64_t size, uint64_t max_entries, cons
 			rc = refuse(err, what, "malformed central directory");
 			goto fail;
 		}
-		mlb_zip_entry *e = &z.v[z.n];
+		mle_zip_entry *e = &z.v[z.n];
 		e->made_by = le16(h + 4);
 		e->flags = le16(h + 8);
 		e->method = le16(h + 10);
@@ -347,11 +347,11 @@ int mlb_zip_scan(mlb_zip *out, int fd, uint64_t size, uint64_t max_entries, cons
 	return 0;
 fail:
 	free(cd);
-	mlb_zip_release(&z);
+	mle_zip_release(&z);
 	return rc;
 }
 
-void mlb_zip_release(mlb_zip *z)
+void mle_zip_release(mle_zip *z)
 {
 	if (!z)
 		return;
@@ -363,7 +363,7 @@ void mlb_zip_release(mlb_zip *z)
 	z->total_usize = 0;
 }
 
-unsigned mlb_zip_unix_mode(const mlb_zip_entry *e)
+unsigned mle_zip_unix_mode(const mle_zip_entry *e)
 {
 	return (e->made_by >> 8) == 3 ? (unsigned)(e->ext_attr >> 16) : 0;
 }

@@ -1,8 +1,9 @@
 /*
- * build.h - the build stage: make the environment from verified files.
+ * env.h - the env stage (the environment builder): make the environment
+ * from verified files.
  *
  * Cached files in, a working environment out, atomically. Each part lives
- * in its own source file under src/build/:
+ * in its own source file under src/env/:
  *
  *   extract.c   checked archive extraction (wheels: zip; interpreters:
  *               tar.gz / tar.zst) and the pure per-entry checker
@@ -16,7 +17,7 @@
  *   venv.c      PEP 405 virtual environments and their activate scripts
  *   python.c    python-build-standalone interpreter archives; probing an
  *               interpreter
- *   env.c       the environment's lock, staging directory, atomic commit
+ *   stage.c     the environment's lock, staging directory, atomic commit
  *
  * An install runs, in order (the caller, `mlsetup install`, strings it):
  *
@@ -42,15 +43,15 @@
  * hash mismatch are ML_EINTEGRITY (exit 3). All functions are safe to call
  * from several threads at once, on different targets and wheels.
  */
-#ifndef MLSETUP_BUILD_H
-#define MLSETUP_BUILD_H
+#ifndef MLSETUP_ENV_H
+#define MLSETUP_ENV_H
 
 #include "mlsetup/core.h"
 
-/* Longest path the build stage handles, in bytes including the NUL. */
+/* Longest path the env stage handles, in bytes including the NUL. */
 #define ML_PATH_MAX 4096
 
-/* --- checked extraction (src/build/extract.c) ------------------------------ */
+/* --- checked extraction (src/env/extract.c) ------------------------------ */
 
 /* What an archive entry is. */
 typedef enum ml_entry_type {
@@ -189,7 +190,7 @@ int ml_archive_extract(ml_extract_result *out, const char *archive_path, const c
 /* Frees the file list of r and zeroes it. Accepts NULL. */
 void ml_extract_result_release(ml_extract_result *r);
 
-/* --- wheel metadata files (src/build/record.c) ------------------------------- */
+/* --- wheel metadata files (src/env/record.c) ------------------------------- */
 
 /* One row of a RECORD file (PEP 376 "RECORD"; PEP 427 "The .dist-info
  * directory"): path, hash "algo=urlsafe-base64-nopad" ("" when empty), and
@@ -269,7 +270,7 @@ void ml_entry_points_free(ml_entry_points *e);
 int ml_entry_point_split(char *module, size_t module_sz, char *attr, size_t attr_sz,
                          const char *value, ml_err *err);
 
-/* --- environments: layout (src/build/wheel.c) --------------------------------- */
+/* --- environments: layout (src/env/wheel.c) --------------------------------- */
 
 /* Where an environment's files go. See "Paths" at the top of this file. */
 typedef struct ml_env_layout {
@@ -286,7 +287,7 @@ typedef struct ml_env_layout {
 int ml_env_layout_init(ml_env_layout *out, const char *root, const char *final_root,
                        const char *python_xy, ml_err *err);
 
-/* --- wheels: unpack once, link into environments (src/build/wheel.c) ------ */
+/* --- wheels: unpack once, link into environments (src/env/wheel.c) ------ */
 
 /* How a file from the unpacked cache was placed in an environment. Order
  * matters: a larger value is a slower, more space-hungry method. */
@@ -415,7 +416,7 @@ typedef struct ml_install_result {
 int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
                               const ml_env_layout *env, const ml_install_opts *opts, ml_err *err);
 
-/* --- many wheels in parallel (src/build/pool.c) ------------------------------ */
+/* --- many wheels in parallel (src/env/pool.c) ------------------------------ */
 
 /* One wheel to install. Borrowed pointers. */
 typedef struct ml_wheel_job {
@@ -452,7 +453,7 @@ typedef struct ml_install_all_opts {
 int ml_wheels_install_all(ml_install_result *out, const ml_wheel_job *jobs, size_t n,
                           const ml_env_layout *env, const ml_install_all_opts *opts, ml_err *err);
 
-/* --- interpreters (src/build/python.c) --------------------------------------- */
+/* --- interpreters (src/env/python.c) --------------------------------------- */
 
 /* What an interpreter says about itself. */
 typedef struct ml_python_info {
@@ -495,7 +496,7 @@ int ml_python_dir(char *dst, size_t dstsz, const char *override);
 int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const char *sha256,
                      const char *dest_root, const char *name, ml_err *err);
 
-/* --- PEP 405 virtual environments (src/build/venv.c) ------------------------- */
+/* --- PEP 405 virtual environments (src/env/venv.c) ------------------------- */
 
 typedef struct ml_venv_opts {
 	const char *prompt; /* shown as "(prompt) "; NULL: basename of final_root */
@@ -520,7 +521,7 @@ typedef struct ml_venv_opts {
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err);
 
-/* --- atomic environments (src/build/env.c) ----------------------------------- */
+/* --- atomic environments (src/env/stage.c) ----------------------------------- */
 
 /* The lock on one target (an flock on <parent>/.<basename>.mlsetup-lock). */
 typedef struct ml_envlock ml_envlock;
@@ -593,4 +594,4 @@ bool ml_env_is_complete(const char *target);
 /* Name of the completion marker inside an environment. */
 #define ML_ENV_MARKER ".mlsetup-complete"
 
-#endif /* MLSETUP_BUILD_H */
+#endif /* MLSETUP_ENV_H */
