@@ -124,6 +124,136 @@ char *ml_pep503_normalize(const char *s, size_t n);
 /* Returns a malloc'd printf-style string, or NULL on allocation failure. */
 char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --- file system (src/core/fs.c) -------------------------------------------- */
+
+/* The one copy of each file-system helper every stage uses. These are
+ * thin layers over POSIX calls and return 0 or -errno (never an ML_E*
+ * code), so callers word the message for their own context
+ * ("cannot create '%s': %s", strerror(-rc)). None follows a symbolic link
+ * it did not have to (see each). Safe to call from several threads. */
+
+/* mkdir -p: creates path and every missing parent with mode (the umask
+ * applies). An existing directory is fine; an existing non-directory is
+ * -ENOTDIR. Returns 0 or -errno (-ENAMETOOLONG past 4095 bytes). */
+int ml_fs_mkdirs(const char *path, unsigned mode);
+
+/* rm -rf of name relative to the directory descriptor dirfd (AT_FDCWD for
+ * a path): files, links and whole trees, never following a symbolic link
+ * (a link is removed, not its target). A missing name is not an error.
+ * Directories without write permission are made writable first (the
+ * unpacked cache is read-only). Returns 0 or -errno of the first failure
+ * (and goes on removing what it can). */
+int ml_fs_rm_tree_at(int dirfd, const char *name);
+int ml_fs_rm_tree(const char *path);
+
+/* Removes, as ml_fs_rm_tree_at() does, every entry of directory dir whose
+ * name starts with prefix (the leftovers of crashed runs). A missing dir is
+ * not an error. */
+void ml_fs_rm_prefixed(const char *dir, const char *prefix);
+
+/* Creates path with mode (O_EXCL when excl, else truncating; never through
+ * a symbolic link), writes n bytes of data and, with sync, fsyncs the file.
+ * Not atomic: see ml_fs_write_atomic(). Returns 0 or -errno. */
+int ml_fs_write_file(const char *path, const void *data, size_t n, unsigned mode, bool excl,
+                     bool sync);
+
+/* Replaces path atomically with n bytes of data and mode: writes a
+ * temporary file beside it (".<name>.tmp-<random>"), fsyncs it, renames
+ * it over path and fsyncs the directory, so after a crash path holds the
+ * old or the new contents, never a mix, and the new contents are durable
+ * when this returns 0. The temporary file is removed on failure. Returns 0
+ * or -errno. */
+int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode);
+
+/* Puts a copy of the regular file src at dst, atomically: a hard link when
+ * both are on one file system and links are allowed, else a byte copy that
+ * is fsynced; either way through a temporary name beside dst and a rename,
+ * so dst never holds a partial file. When dst already is src (same inode)
+ * nothing is done. *linked (may be NULL) says whether dst shares src's
+ * inode. Returns 0 or -errno. */
+int ml_fs_link_or_copy(const char *src, const char *dst, bool *linked);
+
+/* fsync() of path (a file or a directory). Returns 0 or -errno. */
+int ml_fs_fsync_path(const char *path);
+
+/* Makes everything under the directory path durable: syncfs() on its file
+ * system, then fsync() of path itself. Returns 0 or -errno. */
+int ml_fs_sync_tree(const char *path);
+
+/* Splits path into its directory (written into dir, dirsz bytes) and last
+ * component (*base, pointing into path): "/a/b" -> "/a", "b"; "/x" -> "/",
+ * "x"; "b" -> ".", "b". Returns 0, or ML_EFAIL when it does not fit or
+ * path is empty or ends in '/'. */
+int ml_fs_split_path(char *dir, size_t dirsz, const char **base, const char *path);
+
+/* Takes an exclusive flock on path (created 0644 when missing, never
+ * through a symbolic link). With wait, blocks until it is free; without,
+ * returns -EWOULDBLOCK while another process or descriptor holds it. *fd
+ * gets the descriptor; release with ml_fs_unlock(). Returns 0 or -errno. */
+int ml_fs_lock(int *fd, const char *path, bool wait);
+
+/* Releases a lock taken with ml_fs_lock() (closes fd). Accepts -1. */
+void ml_fs_unlock(int fd);
+
+/* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
+ * ML_EFAIL when the result does not fit (dst then holds a truncated string
+ * that must not be used). */
+int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Fills dst with 2*nbytes random lower-case hex digits and a NUL, for
+ * unique temporary names (getrandom; time and pid when it fails). nbytes
+ * is at most 16. */
+void ml_random_hex(char *dst, size_t nbytes);
+
+/* --- digests (src/core/digest.c) ---------------------------------------------- */
+
+/* SHA-256 (FIPS 180-4) and its hex form, the one implementation every
+ * stage uses (OpenSSL EVP underneath; no OpenSSL type in this header). */
+
+/* Writes the 2*n lower-case hex digits of d[0..n) and a NUL into dst
+ * (2*n+1 bytes). */
+void ml_hex_encode(char *dst, const uint8_t *d, size_t n);
+
+/* True when s is exactly 64 lower-case hex digits (a sha256 as manifests,
+ * indexes and the cache write it). */
+bool ml_is_sha256_hex(const char *s);
+
+/* SHA-256 of n bytes of data into out (32 bytes). Returns 0, or ML_ENOMEM
+ * when the digest context cannot be made. */
+int ml_sha256_buf(uint8_t out[32], const void *data, size_t n);
+
+/* SHA-256 of n bytes of data as 64 hex digits and a NUL in hex. Returns 0
+ * or ML_ENOMEM. */
+int ml_sha256_hex_buf(char hex[65], const void *data, size_t n);
+
+/* Hashes the file at path (or, when fd >= 0, the open descriptor from its
+ * current offset to its end; path then only names it in messages) with
+ * the digest md_name ("sha256", "sha384", "sha512") into digest (at most
+ * 64 bytes; *digest_len set) and *size (bytes read; size may be NULL).
+ * Returns 0, ML_ENOENT (no such file), ML_EIO (unreadable), ML_EFAIL
+ * (unknown digest) or ML_ENOMEM, with err (may be NULL) naming the file. */
+int ml_digest_file(uint8_t *digest, unsigned *digest_len, uint64_t *size, int fd, const char *path,
+                   const char *md_name, ml_err *err);
+
+/* SHA-256 of the file at path as 64 hex digits and a NUL in hex; *size
+ * (may be NULL) gets its length in bytes. Errors as ml_digest_file(). */
+int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err);
+
+/* A streaming SHA-256, for bytes that arrive in pieces (downloads, archive
+ * members). Opaque; made by ml_sha256_new() (NULL when out of memory),
+ * freed by ml_sha256_free() (accepts NULL). One hasher per thread. */
+typedef struct ml_sha256 ml_sha256;
+ml_sha256 *ml_sha256_new(void);
+/* Starts over (a resumed download that restarts from zero). Returns 0 or
+ * ML_EFAIL. */
+int ml_sha256_reset(ml_sha256 *h);
+/* Adds n bytes. Returns 0 or ML_EFAIL. */
+int ml_sha256_update(ml_sha256 *h, const void *data, size_t n);
+/* Writes the digest of everything added since the last reset into out (32
+ * bytes) and resets h. Returns 0 or ML_EFAIL. */
+int ml_sha256_final(ml_sha256 *h, uint8_t out[32]);
+void ml_sha256_free(ml_sha256 *h);
+
 /* --- platform interface (platform/<os>/os.c) ------------------------------ */
 
 /* Reads at most max_bytes of the file `path` into a new NUL-terminated

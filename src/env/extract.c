@@ -1082,7 +1082,7 @@ out:
 	free(x.nodes);
 	mle_map_release(&x.names);
 	if (rc) {
-		mle_rm_tree(dest);
+		ml_fs_rm_tree(dest);
 		ml_extract_result_release(&x.res);
 		return rc;
 	}

@@ -109,25 +109,25 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 	    strcmp(name, "..") == 0 || name[0] == '.')
 		return ml_err_set(err, ML_EFAIL, "interpreter name '%s' is not a plain name",
 		                  name ? name : "");
-	if (sha256 && !mle_is_sha256_hex(sha256))
+	if (sha256 && !ml_is_sha256_hex(sha256))
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 (64 lower-case hex digits)",
 		                  sha256);
 	char final[ML_PATH_MAX], marker[ML_PATH_MAX], lockp[ML_PATH_MAX], stage[ML_PATH_MAX];
 	char trash[ML_PATH_MAX], probe[ML_PATH_MAX], prefix[300], rnd[17];
 	if (snprintf(final, sizeof final, "%s/%s", dest_root, name) >= (int)sizeof final - 64)
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", dest_root);
-	if (mle_pathf(marker, sizeof marker, "%s/%s", final, ML_ENV_MARKER) ||
-	    mle_pathf(lockp, sizeof lockp, "%s/.%s.lock", dest_root, name))
+	if (ml_pathf(marker, sizeof marker, "%s/%s", final, ML_ENV_MARKER) ||
+	    ml_pathf(lockp, sizeof lockp, "%s/.%s.lock", dest_root, name))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", dest_root);
 	struct stat st;
 	if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode))
 		return interpreter_path(out, out_sz, final, err);
 
-	int e = mle_mkdirs(dest_root, 0755);
+	int e = ml_fs_mkdirs(dest_root, 0755);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dest_root, strerror(-e));
 	int lockfd = -1;
-	if ((e = mle_flock_path(&lockfd, lockp, true)))
+	if ((e = ml_fs_lock(&lockfd, lockp, true)))
 		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
 	int rc = 0;
 	stage[0] = '\0';
@@ -136,28 +136,28 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 		goto out;
 	}
 	if (lstat(final, &st) == 0) { /* incomplete: a crashed run or a stranger */
-		mle_random_hex(rnd, 8);
-		mle_pathf(trash, sizeof trash, "%s/.%s.trash-%s", dest_root, name, rnd);
+		ml_random_hex(rnd, 8);
+		ml_pathf(trash, sizeof trash, "%s/.%s.trash-%s", dest_root, name, rnd);
 		if (rename(final, trash) != 0) {
 			rc = ml_err_set(err, ML_EFAIL,
 			                "'%s' is in the way and cannot be moved aside: %s", final,
 			                strerror(errno));
 			goto out;
 		}
-		mle_rm_tree(trash);
+		ml_fs_rm_tree(trash);
 	}
 	/* Leftovers of crashed runs (stale: we hold the lock). */
 	snprintf(prefix, sizeof prefix, ".%s.stage-", name);
-	mle_rm_prefixed(dest_root, prefix);
+	ml_fs_rm_prefixed(dest_root, prefix);
 	snprintf(prefix, sizeof prefix, ".%s.trash-", name);
-	mle_rm_prefixed(dest_root, prefix);
+	ml_fs_rm_prefixed(dest_root, prefix);
 	if (sha256) {
 		uint8_t d[64];
 		unsigned dl = 0;
 		char hex[65];
-		if ((rc = mle_digest_file(d, &dl, NULL, -1, archive_path, "sha256", err)))
+		if ((rc = ml_digest_file(d, &dl, NULL, -1, archive_path, "sha256", err)))
 			goto out;
-		mle_hex(hex, d);
+		ml_hex_encode(hex, d, 32);
 		if (strcmp(hex, sha256) != 0) {
 			rc = ml_err_set(err, ML_EINTEGRITY,
 			                "interpreter archive '%s' has sha256 %s, expected %s",
@@ -167,15 +167,15 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 			goto out;
 		}
 	}
-	mle_random_hex(rnd, 8);
-	mle_pathf(stage, sizeof stage, "%s/.%s.stage-%s", dest_root, name, rnd);
+	ml_random_hex(rnd, 8);
+	ml_pathf(stage, sizeof stage, "%s/.%s.stage-%s", dest_root, name, rnd);
 	ml_extract_opts xo = ML_EXTRACT_OPTS_INIT;
 	xo.kind = ML_ARCHIVE_INTERPRETER;
 	if ((rc = ml_archive_extract(NULL, archive_path, stage, &xo, err))) {
 		stage[0] = '\0'; /* removed by the extractor */
 		goto out;
 	}
-	mle_pathf(probe, sizeof probe, "%s/python/bin/python3", stage);
+	ml_pathf(probe, sizeof probe, "%s/python/bin/python3", stage);
 	if (stat(probe, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
 		rc = ml_err_set(err, ML_EINTEGRITY,
 		                "interpreter archive '%s' has no python/bin/python3 (expected a "
@@ -183,24 +183,24 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 		                archive_path);
 		goto out;
 	}
-	if ((e = mle_sync_tree(stage))) {
+	if ((e = ml_fs_sync_tree(stage))) {
 		rc = ml_err_set(err, ML_EIO, "cannot sync '%s': %s", stage, strerror(-e));
 		goto out;
 	}
 	char sm[ML_PATH_MAX + 32], content[128];
-	mle_pathf(sm, sizeof sm, "%s/%s", stage, ML_ENV_MARKER);
+	ml_pathf(sm, sizeof sm, "%s/%s", stage, ML_ENV_MARKER);
 	int cn = snprintf(content, sizeof content, "sha256=%s\n", sha256 ? sha256 : "unchecked");
-	if ((e = mle_write_file(sm, content, (size_t)cn, 0644, true, true)) ||
-	    (e = mle_fsync_path(stage)) || (rename(stage, final) != 0 && (e = -errno))) {
+	if ((e = ml_fs_write_file(sm, content, (size_t)cn, 0644, true, true)) ||
+	    (e = ml_fs_fsync_path(stage)) || (rename(stage, final) != 0 && (e = -errno))) {
 		rc = ml_err_set(err, ML_EIO, "cannot put '%s' in place: %s", final, strerror(-e));
 		goto out;
 	}
 	stage[0] = '\0';
-	mle_fsync_path(dest_root);
+	ml_fs_fsync_path(dest_root);
 	rc = interpreter_path(out, out_sz, final, err);
 out:
 	if (stage[0])
-		mle_rm_tree(stage);
+		ml_fs_rm_tree(stage);
 	close(lockfd);
 	return rc;
 }

@@ -64,11 +64,11 @@ static int resolve_target(struct ml_envlock *l, const char *target, ml_err *err)
 		tmp[--n] = '\0';
 	const char *base;
 	char dir[ML_PATH_MAX];
-	if (mle_split_path(dir, sizeof dir, &base, tmp) || !*base || strcmp(base, ".") == 0 ||
+	if (ml_fs_split_path(dir, sizeof dir, &base, tmp) || !*base || strcmp(base, ".") == 0 ||
 	    strcmp(base, "..") == 0 || strlen(base) > 200)
 		return ml_err_set(err, ML_EFAIL, "target '%s' must name a directory to create",
 		                  target);
-	int e = mle_mkdirs(dir, 0755);
+	int e = ml_fs_mkdirs(dir, 0755);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dir, strerror(-e));
 	char real[ML_PATH_MAX];
@@ -95,11 +95,11 @@ int ml_env_lock(ml_envlock **out, const char *target, bool wait, ml_err *err)
 		return rc;
 	}
 	char path[ML_PATH_MAX];
-	if (mle_pathf(path, sizeof path, "%s/.%s.mlsetup-lock", l->parent, l->base)) {
+	if (ml_pathf(path, sizeof path, "%s/.%s.mlsetup-lock", l->parent, l->base)) {
 		free(l);
 		return ml_err_set(err, ML_EFAIL, "target path too long: '%s'", target);
 	}
-	int e = mle_flock_path(&l->fd, path, wait);
+	int e = ml_fs_lock(&l->fd, path, wait);
 	if (e == -EWOULDBLOCK) {
 		char pid[32] = "";
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -196,7 +196,7 @@ static int cleanup(ml_env_stage *s, const struct ml_envlock *l)
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, stage_p, strlen(stage_p)) == 0 ||
 		    strncmp(de->d_name, old_p, strlen(old_p)) == 0) {
-			if (mle_rm_tree_at(pfd, de->d_name) == 0)
+			if (ml_fs_rm_tree_at(pfd, de->d_name) == 0)
 				removed++;
 		}
 	}
@@ -269,9 +269,9 @@ int ml_env_stage_begin(ml_env_stage **out, const ml_envlock *lock, ml_err *err)
 	}
 	for (int attempt = 0; attempt < 8; attempt++) {
 		char rnd[17];
-		mle_random_hex(rnd, 6);
-		if (mle_pathf(s->path, sizeof s->path, "%s/.%s.mlsetup-stage-%s", lock->parent,
-		              lock->base, rnd)) {
+		ml_random_hex(rnd, 6);
+		if (ml_pathf(s->path, sizeof s->path, "%s/.%s.mlsetup-stage-%s", lock->parent,
+		             lock->base, rnd)) {
 			errno = ENAMETOOLONG;
 			break;
 		}
@@ -298,21 +298,21 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 		return ml_err_set(err, ML_EFAIL, "stage '%s' was already committed", s->path);
 	char parent[ML_PATH_MAX], marker[ML_PATH_MAX + 32];
 	const char *base, *sbase;
-	if (mle_split_path(parent, sizeof parent, &base, s->target))
+	if (ml_fs_split_path(parent, sizeof parent, &base, s->target))
 		return ml_err_set(err, ML_EFAIL, "bad target '%s'", s->target);
 	sbase = strrchr(s->path, '/') + 1;
 
 	/* 1. Everything in the stage is durable before the marker exists. */
-	int e = mle_sync_tree(s->path);
+	int e = ml_fs_sync_tree(s->path);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot sync '%s': %s", s->path, strerror(-e));
 	/* 2. The marker, last, and durable. */
 	snprintf(marker, sizeof marker, "%s/%s", s->path, ML_ENV_MARKER);
 	ml_buf m = ML_BUF_INIT;
 	ml_buf_printf(&m, "mlsetup %s\ntarget %s\n", ML_VERSION, s->target);
-	e = mle_write_file(marker, ml_buf_cstr(&m), m.len, 0644, false, true);
+	e = ml_fs_write_file(marker, ml_buf_cstr(&m), m.len, 0644, false, true);
 	ml_buf_release(&m);
-	if (e || (e = mle_fsync_path(s->path)))
+	if (e || (e = ml_fs_fsync_path(s->path)))
 		return ml_err_set(err, ML_EIO, "cannot write '%s': %s", marker, strerror(-e));
 
 	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -346,13 +346,13 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 		/* 3b. Swapped atomically: the old environment is now at the
 		 * stage's name. */
 		fsync(pfd);
-		mle_rm_tree_at(pfd, sbase);
+		ml_fs_rm_tree_at(pfd, sbase);
 	} else if (errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP) {
 		/* 3c. No exchange here: move the old one aside, put the new
 		 * one in, put the old one back if that fails. A crash in
 		 * between is repaired by the next ml_env_stage_begin(). */
 		char old[300], rnd[17];
-		mle_random_hex(rnd, 6);
+		ml_random_hex(rnd, 6);
 		snprintf(old, sizeof old, ".%s.mlsetup-old-%s", base, rnd);
 		if (renameat(pfd, base, pfd, old) != 0) {
 			rc = ml_err_set(err, ML_EIO, "cannot move '%s' aside: %s", s->target,
@@ -367,7 +367,7 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 			goto out;
 		}
 		fsync(pfd);
-		mle_rm_tree_at(pfd, old);
+		ml_fs_rm_tree_at(pfd, old);
 	} else {
 		rc = ml_err_set(err, ML_EIO, "cannot swap '%s' into '%s': %s", s->path, s->target,
 		                strerror(errno));
@@ -385,6 +385,6 @@ void ml_env_stage_abort(ml_env_stage *s)
 	if (!s)
 		return;
 	if (!s->committed)
-		mle_rm_tree(s->path);
+		ml_fs_rm_tree(s->path);
 	free(s);
 }

@@ -299,7 +299,7 @@ static int put(const ml_env_layout *env, const char *rel, const char *data, size
 	char path[ML_PATH_MAX];
 	if (snprintf(path, sizeof path, "%s/%s", env->root, rel) >= (int)sizeof path)
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", env->root);
-	int e = mle_write_file(path, data, n, mode, true, false);
+	int e = ml_fs_write_file(path, data, n, mode, true, false);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot write '%s': %s", path, strerror(-e));
 	return 0;
@@ -310,7 +310,7 @@ static int mk(const ml_env_layout *env, const char *rel, ml_err *err)
 	char path[ML_PATH_MAX];
 	if (snprintf(path, sizeof path, "%s/%s", env->root, rel) >= (int)sizeof path)
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", env->root);
-	int e = mle_mkdirs(path, 0755);
+	int e = ml_fs_mkdirs(path, 0755);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", path, strerror(-e));
 	return 0;
@@ -373,7 +373,7 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 
 	char home[ML_PATH_MAX], rel[128];
 	const char *base;
-	if (mle_split_path(home, sizeof home, &base, py->executable))
+	if (ml_fs_split_path(home, sizeof home, &base, py->executable))
 		return ml_err_set(err, ML_EFAIL, "bad interpreter path '%s'", py->executable);
 	int rc;
 	snprintf(rel, sizeof rel, "lib/python%s/site-packages", py->xy);

@@ -156,7 +156,7 @@ static int write_marker(const char *dir, const ml_unpacked *u, const char *filen
 	}
 	size_t n = strlen(txt);
 	txt[n] = '\n';
-	int w = mle_write_file(path, txt, n + 1, 0444, true, true);
+	int w = ml_fs_write_file(path, txt, n + 1, 0444, true, true);
 	if (w)
 		rc = ml_err_set(err, ML_EIO, "cannot write '%s': %s", path, strerror(-w));
 out:
@@ -238,7 +238,7 @@ static int check_hash(const ml_record_row *row, const ml_extracted_file *f, cons
 		char path[ML_PATH_MAX];
 		if (join(path, sizeof path, tree, f->path))
 			return ml_err_set(err, ML_EFAIL, "path too long");
-		int rc = mle_digest_file(d, &dl, NULL, -1, path, algo, err);
+		int rc = ml_digest_file(d, &dl, NULL, -1, path, algo, err);
 		if (rc)
 			return rc;
 	} else {
@@ -323,7 +323,7 @@ static int check_wheel(ml_unpacked *u, const char *tree, const ml_extract_result
 	/* WHEEL */
 	char path[ML_PATH_MAX];
 	ml_wheel_meta meta;
-	if (mle_pathf(path, sizeof path, "%s/%s/WHEEL", tree, di))
+	if (ml_pathf(path, sizeof path, "%s/%s/WHEEL", tree, di))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", tree);
 	if ((rc = read_small(&txt, &len, path, 1 << 20, err)))
 		return rc == ML_ENOENT ? ml_err_set(err, ML_EINTEGRITY,
@@ -347,7 +347,7 @@ static int check_wheel(ml_unpacked *u, const char *tree, const ml_extract_result
 	}
 
 	/* RECORD */
-	if (mle_pathf(path, sizeof path, "%s/%s/RECORD", tree, di))
+	if (ml_pathf(path, sizeof path, "%s/%s/RECORD", tree, di))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", tree);
 	if ((rc = read_small(&txt, &len, path, MAX_META, err)))
 		return rc == ML_ENOENT ? ml_err_set(err, ML_EINTEGRITY,
@@ -455,7 +455,7 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
                     const char *sha256, const ml_unpack_opts *opts, ml_err *err)
 {
 	ml_unpack_opts o = opts ? *opts : (ml_unpack_opts)ML_UNPACK_OPTS_INIT;
-	if (!mle_is_sha256_hex(sha256))
+	if (!ml_is_sha256_hex(sha256))
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 (64 lower-case hex digits)",
 		                  sha256 ? sha256 : "");
 	const char *filename = o.filename;
@@ -472,8 +472,8 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	char tree[ML_PATH_MAX], prefix[96], rnd[17];
 	if (snprintf(base, sizeof base, "%s/unpacked/sha256", cache_dir) >= (int)sizeof base - 200)
 		return ml_err_set(err, ML_EFAIL, "cache path too long: '%s'", cache_dir);
-	mle_pathf(final, sizeof final, "%s/%s", base, sha256);
-	mle_pathf(lockp, sizeof lockp, "%s/%s.lock", base, sha256);
+	ml_pathf(final, sizeof final, "%s/%s", base, sha256);
+	ml_pathf(lockp, sizeof lockp, "%s/%s.lock", base, sha256);
 	ml_unpacked u;
 	ml_err quiet = ML_ERR_INIT;
 	if (read_marker(&u, final, sha256, &quiet) == 0) {
@@ -481,11 +481,11 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 		*out = u;
 		return 0;
 	}
-	int e = mle_mkdirs(base, 0755);
+	int e = ml_fs_mkdirs(base, 0755);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", base, strerror(-e));
 	int lockfd = -1;
-	if ((e = mle_flock_path(&lockfd, lockp, true)))
+	if ((e = ml_fs_lock(&lockfd, lockp, true)))
 		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
 	tmp[0] = '\0';
 	ml_extract_result res = {0};
@@ -497,28 +497,28 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	/* Under the lock, anything else with our hash's name is debris. */
 	struct stat st;
 	if (lstat(final, &st) == 0) {
-		mle_random_hex(rnd, 8);
-		mle_pathf(tmp, sizeof tmp, "%s/%s.trash-%s", base, sha256, rnd);
-		if (rename(final, tmp) != 0 && mle_rm_tree(final) != 0) {
+		ml_random_hex(rnd, 8);
+		ml_pathf(tmp, sizeof tmp, "%s/%s.trash-%s", base, sha256, rnd);
+		if (rename(final, tmp) != 0 && ml_fs_rm_tree(final) != 0) {
 			rc = ml_err_set(err, ML_EIO, "cannot remove the incomplete '%s'", final);
 			tmp[0] = '\0';
 			goto out;
 		}
-		mle_rm_tree(tmp);
+		ml_fs_rm_tree(tmp);
 		tmp[0] = '\0';
 	}
 	snprintf(prefix, sizeof prefix, "%s.tmp-", sha256);
-	mle_rm_prefixed(base, prefix);
+	ml_fs_rm_prefixed(base, prefix);
 	snprintf(prefix, sizeof prefix, "%s.trash-", sha256);
-	mle_rm_prefixed(base, prefix);
+	ml_fs_rm_prefixed(base, prefix);
 
 	/* Bytes are verified before any parser sees them. */
 	uint8_t d[64];
 	unsigned dl = 0;
 	char hex[65];
-	if ((rc = mle_digest_file(d, &dl, NULL, -1, wheel_path, "sha256", err)))
+	if ((rc = ml_digest_file(d, &dl, NULL, -1, wheel_path, "sha256", err)))
 		goto out;
-	mle_hex(hex, d);
+	ml_hex_encode(hex, d, 32);
 	if (strcmp(hex, sha256) != 0) {
 		rc = ml_err_set(err, ML_EINTEGRITY, "wheel '%s' has sha256 %s, expected %s",
 		                filename, hex, sha256);
@@ -528,9 +528,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 		goto out;
 	}
 
-	mle_random_hex(rnd, 8);
-	mle_pathf(tmp, sizeof tmp, "%s/%s.tmp-%s", base, sha256, rnd);
-	mle_pathf(tree, sizeof tree, "%s/tree", tmp);
+	ml_random_hex(rnd, 8);
+	ml_pathf(tmp, sizeof tmp, "%s/%s.tmp-%s", base, sha256, rnd);
+	ml_pathf(tree, sizeof tree, "%s/tree", tmp);
 	if (mkdir(tmp, 0755) != 0) {
 		rc = ml_err_set(err, ML_EIO, "cannot create '%s': %s", tmp, strerror(errno));
 		tmp[0] = '\0';
@@ -559,20 +559,20 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	 * directory appears by rename. */
 	if ((rc = write_marker(tmp, &u, filename, sha256, err)))
 		goto out;
-	if (mle_fsync_path(tmp) != 0 || rename(tmp, final) != 0) {
+	if (ml_fs_fsync_path(tmp) != 0 || rename(tmp, final) != 0) {
 		rc = ml_err_set(err, ML_EIO, "cannot move '%s' into place: %s", tmp,
 		                strerror(errno));
 		goto out;
 	}
 	tmp[0] = '\0';
-	mle_fsync_path(base);
+	ml_fs_fsync_path(base);
 	ml_strlcpy(u.dir, final, sizeof u.dir);
 	u.cache_hit = false;
 	*out = u;
 out:
 	ml_extract_result_release(&res);
 	if (tmp[0])
-		mle_rm_tree(tmp);
+		ml_fs_rm_tree(tmp);
 	close(lockfd);
 	return rc;
 }
@@ -598,7 +598,7 @@ static int ensure_parent(placer *pl, const char *dst)
 	char dir[ML_PATH_MAX];
 	memcpy(dir, dst, n);
 	dir[n] = '\0';
-	int e = mle_mkdirs(dir, 0755);
+	int e = ml_fs_mkdirs(dir, 0755);
 	if (e)
 		return ml_err_set(pl->err, ML_EIO, "cannot create directory '%s': %s", dir,
 		                  strerror(-e));
@@ -762,11 +762,11 @@ static int write_new(placer *pl, const char *dst, const void *data, size_t n, mo
 	int rc = ensure_parent(pl, dst);
 	if (rc)
 		return rc;
-	int e = mle_write_file(dst, data, n, mode, true, false);
+	int e = ml_fs_write_file(dst, data, n, mode, true, false);
 	if (e == -EEXIST) {
 		char tmp[ML_PATH_MAX + 64];
 		temp_beside(tmp, sizeof tmp, dst);
-		if ((e = mle_write_file(tmp, data, n, mode, true, false)) == 0) {
+		if ((e = ml_fs_write_file(tmp, data, n, mode, true, false)) == 0) {
 			if ((rc = replace_with(pl, tmp, dst)))
 				return rc;
 		}
