@@ -438,6 +438,16 @@ void ml_manifest_free(ml_manifest *mf);
 /* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
 const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
 
+/* The shipped manifest that covers a GPU of compute capability
+ * major.minor: the first of selection.json's preference order whose torch
+ * build runs on it (its torch_sass/torch_ptx header, ml_arch_runs_on()),
+ * passing over the one named `except` (a name or a path; may be NULL),
+ * e.g. the manifest that just failed. Used for remedies ("install with
+ * --manifest X"). Caller owns *out (ml_manifest_free()); *out is NULL when
+ * no shipped manifest covers the GPU. Returns 0, or ML_EPARSE / ML_ENOENT
+ * / ML_ENOMEM when the embedded rules or manifests are broken. */
+int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *except, ml_err *err);
+
 /* Outcome of one selection rule for one manifest. */
 typedef enum ml_verdict_kind {
 	ML_RULE_OK = 0,   /* the rule holds */

@@ -414,23 +414,18 @@ static int fetch_wheels(install_run *r, ml_err *err)
 
 /* --- audit before building -------------------------------------------------------- */
 
-/* The shipped manifest whose torch build runs on compute capability
- * major.minor, in selection preference order; "" when none. */
-static void covering_manifest(char *dst, size_t sz, int major, int minor)
+/* "requirements_blackwell.txt (driver 570.26 or newer)": the shipped
+ * manifest that covers compute capability major.minor; "" when none. */
+static void covering_manifest(char *dst, size_t sz, int major, int minor, const char *except)
 {
-	static const char *const names[] = {"requirements.txt", "requirements_blackwell.txt"};
+	ml_manifest *mf = NULL;
 	dst[0] = '\0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !dst[0]; i++) {
-		ml_manifest *mf = NULL;
-		if (ml_manifest_open(&mf, names[i], NULL) != 0)
-			continue;
-		if (mf->n_code && ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
-			const char *drv = mf->min_driver_linux;
-			snprintf(dst, sz, "%s%s%s%s", names[i], drv ? " (driver " : "",
-			         drv ? drv : "", drv ? " or newer)" : "");
-		}
-		ml_manifest_free(mf);
+	if (ml_manifest_covering(&mf, major, minor, except, NULL) == 0 && mf) {
+		const char *drv = mf->min_driver_linux;
+		snprintf(dst, sz, "%s%s%s%s", mf->name, drv ? " (driver " : "", drv ? drv : "",
+		         drv ? " or newer)" : "");
 	}
+	ml_manifest_free(mf);
 }
 
 /* Audits the requested packages' binary wheels, as downloaded, before
@@ -478,7 +473,8 @@ static int audit_before_build(install_run *r, ml_err *err)
 				g = &r->m->gpus[i];
 		char sm[16], cover[128];
 		ml_cuda_arch_format(sm, sizeof(sm), &au->devices[d]);
-		covering_manifest(cover, sizeof(cover), au->devices[d].major, au->devices[d].minor);
+		covering_manifest(cover, sizeof(cover), au->devices[d].major, au->devices[d].minor,
+		                  r->plan->selection->manifest->name);
 		if (r->a->force) {
 			ml_warn("%s (%s) cannot run this manifest's CUDA code: %s; building anyway "
 			        "(--force)",

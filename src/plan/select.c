@@ -413,6 +413,34 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 	return 0;
 }
 
+int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *except, ml_err *err)
+{
+	*out = NULL;
+	rules r;
+	int rc = rules_load(&r, err);
+	if (rc)
+		return rc;
+	const char *skip = except ? strrchr(except, '/') : NULL;
+	skip = skip ? skip + 1 : except;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, r.preference)
+	{
+		if (!cJSON_IsString(item) || (skip && strcmp(item->valuestring, skip) == 0))
+			continue;
+		ml_manifest *mf = NULL;
+		if ((rc = ml_manifest_open(&mf, item->valuestring, err)) != 0)
+			break; /* a shipped manifest that does not open: a broken build */
+		if (mf->has_gpu_header &&
+		    ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
+			*out = mf;
+			break;
+		}
+		ml_manifest_free(mf);
+	}
+	cJSON_Delete(r.doc);
+	return rc;
+}
+
 int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err)
 {
 	ml_select_opts defaults = ML_SELECT_OPTS_INIT;

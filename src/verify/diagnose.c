@@ -136,14 +136,6 @@ static ml_manifest *installed_manifest(const struct ctx *c)
 	return mf;
 }
 
-static bool same_manifest(const char *a, const char *b)
-{
-	if (!a || !b)
-		return false;
-	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-	return strcmp(sa ? sa + 1 : a, sb ? sb + 1 : b) == 0;
-}
-
 /* "torch 2.6.0 (CUDA 12.4)" or "" from the framework result. */
 static void torch_label(char *dst, size_t sz, const struct ctx *c)
 {
@@ -155,42 +147,22 @@ static void torch_label(char *dst, size_t sz, const struct ctx *c)
 		ml_strlcpy(dst, "the installed build", sz);
 }
 
-/* Names the shipped manifest (selection.json's preference order) whose
- * torch_sass/torch_ptx header covers compute capability major.minor.
- * Returns true with *name (static or owned by nothing: copied into dst)
- * and its torch, CUDA and minimum driver. */
+/* Names the shipped manifest that covers compute capability major.minor
+ * (ml_manifest_covering(), other than the installed one) in name, and its
+ * torch, CUDA and minimum driver in about. Returns true when there is one. */
 static bool covering_manifest(char *name, size_t name_sz, char *about, size_t about_sz,
                               const struct ctx *c, int major, int minor)
 {
-	const ml_embedded_file *sel = ml_embedded_find("selection.json");
-	cJSON *doc = sel ? cJSON_Parse(sel->data) : NULL; /* data is NUL-terminated */
-	const cJSON *pref = cJSON_GetObjectItemCaseSensitive(doc, "preference");
-	const cJSON *item;
-	bool found = false;
-	cJSON_ArrayForEach(item, pref)
-	{
-		if (!cJSON_IsString(item) || same_manifest(item->valuestring, c->o->manifest))
-			continue;
-		ml_manifest *mf = NULL;
-		ml_err err = ML_ERR_INIT;
-		if (ml_manifest_open(&mf, item->valuestring, &err) != 0)
-			continue;
-		if (mf->has_gpu_header &&
-		    ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
-			const char *drv =
-			        windows(c) ? mf->min_driver_windows : mf->min_driver_linux;
-			ml_strlcpy(name, item->valuestring, name_sz);
-			put(about, about_sz, "torch %s, CUDA %s%s%s%s", mf->torch ? mf->torch : "?",
-			    mf->cuda ? mf->cuda : "?", drv ? ", driver " : "", drv ? drv : "",
-			    drv ? " or newer" : "");
-			found = true;
-		}
-		ml_manifest_free(mf);
-		if (found)
-			break;
-	}
-	cJSON_Delete(doc);
-	return found;
+	ml_manifest *mf = NULL;
+	if (ml_manifest_covering(&mf, major, minor, c->o->manifest, NULL) != 0 || !mf)
+		return false;
+	const char *drv = windows(c) ? mf->min_driver_windows : mf->min_driver_linux;
+	ml_strlcpy(name, mf->name, name_sz);
+	put(about, about_sz, "torch %s, CUDA %s%s%s%s", mf->torch ? mf->torch : "?",
+	    mf->cuda ? mf->cuda : "?", drv ? ", driver " : "", drv ? drv : "",
+	    drv ? " or newer" : "");
+	ml_manifest_free(mf);
+	return true;
 }
 
 /* "no kernel image" remedy for a GPU of compute capability major.minor. */
