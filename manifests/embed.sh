@@ -1,7 +1,7 @@
 #!/bin/sh
 # embed.sh OUT.c FILE... - writes a C file that embeds each FILE (the
 # shipped manifests, interpreter pins and selection rules) as a byte array,
-# with a table {name, data, size} that src/plan/manifest.c looks names up
+# with a table {name, data, size} that src/core/embedded.c looks names up
 # in. POSIX sh + od, so building needs no extra tool.
 set -eu
 out=$1

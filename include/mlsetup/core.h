@@ -254,6 +254,24 @@ int ml_sha256_update(ml_sha256 *h, const void *data, size_t n);
 int ml_sha256_final(ml_sha256 *h, uint8_t out[32]);
 void ml_sha256_free(ml_sha256 *h);
 
+/* --- embedded data (src/core/embedded.c) ------------------------------------ */
+
+/* A data file compiled into the binary at build time (manifests/embed.sh):
+ * the shipped manifests, interpreter pins, selection rules and the other
+ * tables every stage reads, so one downloaded binary is enough. */
+typedef struct ml_embedded_file {
+	const char *name; /* base name: "requirements.txt", "python.json", "selection.json" */
+	const char *data; /* size bytes, followed by a NUL */
+	size_t size;      /* bytes */
+} ml_embedded_file;
+
+/* The embedded files, terminated by an entry whose name is NULL (generated). */
+extern const ml_embedded_file ml_embedded_files[];
+
+/* Returns the embedded file with this base name (static data, never
+ * freed), or NULL when the build has none. */
+const ml_embedded_file *ml_embedded_find(const char *name);
+
 /* --- platform interface (platform/<os>/os.c) ------------------------------ */
 
 /* Reads at most max_bytes of the file `path` into a new NUL-terminated

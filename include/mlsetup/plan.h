@@ -379,20 +379,7 @@ int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
 bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
                      size_t why_sz);
 
-/* --- embedded data, manifests, selection (src/plan/manifest.c, select.c) -- */
-
-/* A file compiled into the binary from manifests/ (manifests/embed.sh). */
-typedef struct ml_embedded_file {
-	const char *name; /* "requirements.txt", "python.json", "selection.json" */
-	const char *data; /* size bytes, followed by a NUL */
-	size_t size;      /* bytes */
-} ml_embedded_file;
-
-/* The embedded files, terminated by an entry whose name is NULL. */
-extern const ml_embedded_file ml_embedded_files[];
-
-/* Returns the embedded file with this name, or NULL. */
-const ml_embedded_file *ml_embedded_find(const char *name);
+/* --- manifests and selection (src/plan/manifest.c, select.c) ----------- */
 
 /* What `mlsetup lock` records about one wheel file of a manifest, from a
  * `# mlsetup-file: <sha256> <size> <filename>` comment line (pip ignores

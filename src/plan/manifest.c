@@ -15,14 +15,6 @@
 
 #define MANIFEST_MAX (16u * 1024 * 1024)
 
-const ml_embedded_file *ml_embedded_find(const char *name)
-{
-	for (const ml_embedded_file *f = ml_embedded_files; f->name; f++)
-		if (strcmp(f->name, name) == 0)
-			return f;
-	return NULL;
-}
-
 /* Splits a space-separated header value into a new string array. */
 static int split_words(char ***out, size_t *n, const char *value)
 {
