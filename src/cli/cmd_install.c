@@ -169,7 +169,7 @@ typedef struct install_run {
 	ml_envlock *lock;
 	ml_env_stage *stage;
 	ml_download *items;
-	ml_install_result *results;
+	ml_wheel_result *results;
 	ml_python_info py;
 	char interpreter[4096];
 	bool interpreter_cached;
@@ -561,7 +561,7 @@ static int build_env(install_run *r, ml_err *err)
 	for (size_t i = 0; i < n; i++)
 		jobs[i] = (ml_wheel_job){r->items[i].path, r->items[i].sha256,
 		                         r->plan->files[i].filename, r->plan->files[i].requested};
-	ml_install_all_opts ao = ML_INSTALL_ALL_OPTS_INIT;
+	ml_wheels_opts ao = ML_WHEELS_OPTS_INIT;
 	ao.cache_dir = ml_cache_root(r->cache);
 	ao.jobs = r->a->jobs;
 	ao.link = link;
@@ -591,7 +591,7 @@ static const char import_script[] =
 /* Top-level import names of one installed distribution: top_level.txt,
  * else the first path component of its RECORD rows. Names that are private
  * or test suites are left out. Appends "name\tdist\trequested" lines. */
-static void top_level_names(ml_buf *out, const char *site, const ml_install_result *res,
+static void top_level_names(ml_buf *out, const char *site, const ml_wheel_result *res,
                             bool requested)
 {
 	char path[8192];
@@ -776,7 +776,7 @@ static cJSON *report_json(const install_run *r, int rc, const ml_err *err)
 	cJSON *inst = cJSON_AddArrayToObject(doc, "installed");
 	uint64_t extracted = 0, hits = 0, linked = 0, refl = 0, hard = 0, copied = 0;
 	for (size_t i = 0; r->plan && r->results && i < r->plan->n_files; i++) {
-		const ml_install_result *res = &r->results[i];
+		const ml_wheel_result *res = &r->results[i];
 		const ml_artifact *a = &r->plan->files[i];
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "name", a->name);

@@ -584,7 +584,7 @@ typedef struct placer {
 	ml_link_method forced;
 	bool no_reflink, no_hardlink;
 	char lastdir[ML_PATH_MAX];
-	ml_install_result *res;
+	ml_wheel_result *res;
 	ml_err *err;
 } placer;
 
@@ -965,10 +965,11 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 	return rc;
 }
 
-int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
-                              const ml_env_layout *env, const ml_install_opts *opts, ml_err *err)
+int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
+                              const ml_env_layout *env, const ml_wheel_install_opts *opts,
+                              ml_err *err)
 {
-	ml_install_opts o = opts ? *opts : (ml_install_opts)ML_INSTALL_OPTS_INIT;
+	ml_wheel_install_opts o = opts ? *opts : (ml_wheel_install_opts)ML_WHEEL_INSTALL_OPTS_INIT;
 	ml_unpacked u;
 	int rc = read_marker(&u, unpacked_dir, NULL, err);
 	if (rc)
@@ -976,7 +977,7 @@ int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
 		               ? ml_err_set(err, ML_EINTEGRITY,
 		                            "'%s' is not a complete unpacked wheel", unpacked_dir)
 		               : rc;
-	ml_install_result *res = calloc(1, sizeof *res);
+	ml_wheel_result *res = calloc(1, sizeof *res);
 	char *tree = malloc(ML_PATH_MAX), *src = malloc(ML_PATH_MAX), *dst = malloc(ML_PATH_MAX);
 	char *rel = malloc(ML_PATH_MAX), *recp = malloc(ML_PATH_MAX);
 	placer pl = {env, o.link, false, false, "", res, err};
@@ -1158,4 +1159,11 @@ bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256)
 	             MARKER_NAME) >= (int)sizeof path)
 		return false;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int ml_wheel_unpacked_tree(char *dst, size_t dstsz, const char *cache_dir, const char *sha256)
+{
+	if (!cache_dir || !sha256 || !ml_is_sha256_hex(sha256))
+		return ML_EFAIL;
+	return ml_pathf(dst, dstsz, "%s/unpacked/sha256/%s/tree", cache_dir, sha256);
 }

@@ -106,9 +106,9 @@ static void make_venv(fx *f, const char *name, bool with_wheels, char *target)
 		}
 		free(tsv);
 		assert_int_equal(n, 3);
-		ml_install_all_opts o = ML_INSTALL_ALL_OPTS_INIT;
+		ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
 		o.cache_dir = f->cache;
-		ml_install_result res[3];
+		ml_wheel_result res[3];
 		if (ml_wheels_install_all(res, jobs, n, &env, &o, &err) != 0)
 			fail_msg("install: %s", err.msg);
 	}
