@@ -623,4 +623,115 @@ int ml_verdict_exit_code(const ml_verdict *v);
  * NULL when out of memory. */
 struct cJSON *ml_verdict_to_json(const ml_verdict *v);
 
+/* --- checking an environment (src/verify/run.c) ----------------------------- */
+
+/* Writes the compute capability of every GPU of m whose capability is
+ * known into out (at most cap entries, SASS form, no variant): the devices
+ * an audit answers for. Returns how many were written. */
+size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m);
+
+typedef struct ml_verify_env_opts {
+	const char *target;   /* the environment: <target>/bin/python, its libraries */
+	const char *python;   /* instead of target: this interpreter and its
+	                       * site-packages (no audit of libraries); NULL */
+	const char *manifest; /* the manifest the environment came from (name or
+	                       * path; see ml_report_manifest), for remedies; NULL */
+	const char *root;     /* sysroot for the diagnosis; NULL: the live system */
+	bool require_gpu;     /* no GPU check run is a failure */
+	ml_framework_opts framework;
+} ml_verify_env_opts;
+
+#define ML_VERIFY_ENV_OPTS_INIT                                                                    \
+	{                                                                                          \
+		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT                              \
+	}
+
+/* Everything verify learnt about one environment. */
+typedef struct ml_verification {
+	char python[4096];      /* the interpreter that was checked */
+	ml_audit *audit;        /* of the environment's libraries; NULL with python */
+	ml_smoke_result driver; /* the driver-level SAXPY on every GPU */
+	ml_framework_result framework;
+	bool framework_ran;  /* framework holds a result */
+	ml_verdict *verdict; /* never NULL in a returned verification */
+} ml_verification;
+
+/* Checks an environment on machine m: the static audit of its CUDA
+ * libraries against m's GPUs (ml_audit_paths), the driver-level smoke test
+ * (ml_smoke_driver), the framework smoke test with its interpreter
+ * (ml_smoke_framework) and the diagnosis that gives each failure a cause
+ * and a remedy (ml_diagnose). Returns 0 whatever the verdict says (ask
+ * ml_verification_status() for the outcome), ML_ENOENT when there is no
+ * environment at o->target or the interpreter cannot be started, ML_EUSAGE
+ * (bad framework options), ML_ENOMEM. Caller owns *out; free with
+ * ml_verification_free(). */
+int ml_verify_env(ml_verification **out, const ml_machine *m, const ml_verify_env_opts *o,
+                  ml_err *err);
+
+/* The outcome of a verification, the one place it is decided (from
+ * ml_verdict_exit_code()): 0; ML_EGPU when a GPU check failed; or
+ * ML_EUNSUPPORTED when the cause is a driver that is too old. err gets the
+ * verdict's summary and the first failed check's remedy as hint. */
+int ml_verification_status(const ml_verification *v, ml_err *err);
+
+/* Adds "audit" (when audited), "driver_smoke", "framework" (when it ran)
+ * and "verdict" to the JSON object obj. Returns 0 or ML_ENOMEM. */
+int ml_verification_add_json(struct cJSON *obj, const ml_verification *v);
+
+/* Frees a verification; accepts NULL. */
+void ml_verification_free(ml_verification *v);
+
+/* --- every top-level package imports (src/verify/imports.c) -------------- */
+
+/* One installed distribution whose modules are tried. Borrowed strings. */
+typedef struct ml_import_dist {
+	const char *name;      /* distribution name ("torch") */
+	const char *dist_info; /* "torch-2.6.0.dist-info" in site-packages */
+	bool requested;        /* named in the manifest: a failure fails the check */
+} ml_import_dist;
+
+/* One module tried. */
+typedef struct ml_import_result {
+	char *module;       /* top-level import name */
+	char *distribution; /* the distribution it came from */
+	bool requested;
+	bool ok;
+	char *error; /* "ModuleNotFoundError: ...", or "no result"; NULL when ok */
+} ml_import_result;
+
+typedef struct ml_import_check {
+	ml_import_result *modules; /* in distribution order */
+	size_t n_modules;
+	size_t failed_requested, failed_other;
+	int run_rc; /* 0, or why the interpreter gave no answer at all */
+	ml_err run_err;
+} ml_import_check;
+
+/* Imports every top-level module of each distribution with the
+ * environment's interpreter (<env_root>/bin/python, one process, each
+ * import timed). A distribution's modules are the names in its
+ * top_level.txt, else the first path components of its RECORD rows
+ * (packages and top-level .py files); private names ("_x"), test suites,
+ * docs and examples are left out. site-packages is
+ * <env_root>/lib/python<python_xy>/site-packages. Returns 0 with *out set
+ * whatever the imports did (see ml_import_check_status), or ML_ENOMEM.
+ * Caller owns *out; free with ml_import_check_free(). */
+int ml_verify_imports(ml_import_check **out, const char *env_root, const char *python_xy,
+                      const ml_import_dist *dists, size_t n, ml_err *err);
+
+/* The outcome of an import check: 0; ML_EFAIL when a module of a requested
+ * distribution failed to import ("N top-level modules of the requested
+ * packages failed to import"), or the interpreter gave no answer (run_rc,
+ * with its message). */
+int ml_import_check_status(const ml_import_check *c, ml_err *err);
+
+/* Builds the report's "verification" object: imports[] {module,
+ * distribution, ok, error when failed}, status "pass"/"fail", modules,
+ * failed_requested, failed_other. Returns a new cJSON object or NULL when
+ * out of memory. */
+struct cJSON *ml_import_check_to_json(const ml_import_check *c);
+
+/* Frees an import check; accepts NULL. */
+void ml_import_check_free(ml_import_check *c);
+
 #endif /* MLSETUP_VERIFY_H */
