@@ -529,6 +529,16 @@ typedef struct ml_venv_opts {
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err);
 
+/* --- bytecode (src/env/bytecode.c) ------------------------------------------ */
+
+/* Compiles every .py file under env's site-packages to .pyc with the
+ * environment's own interpreter (<root>/bin/python -m compileall -q -j 0),
+ * recording the final_root paths in the .pyc files rather than the staging
+ * ones (-s root -p final_root). At most 30 minutes. Returns 0, ML_ENOENT
+ * (the interpreter cannot be started), ML_EFAIL (compileall failed: err
+ * holds the start of its output), ML_ENOMEM. */
+int ml_env_compile_bytecode(const ml_env_layout *env, ml_err *err);
+
 /* --- atomic environments (src/env/stage.c) ----------------------------------- */
 
 /* The lock on one target (an flock on <parent>/.<basename>.mlsetup-lock). */

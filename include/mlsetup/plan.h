@@ -660,7 +660,26 @@ int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url
 int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input, const char *command,
                    ml_err *err);
 
+/* Adds the targets of a lock: every platform of platforms[0..n_platforms)
+ * with every Python of pythons[0..n_pythons); an empty list takes the
+ * input's `# mlsetup: platforms` / `python` header (space or comma
+ * separated), else linux-x86_64 / 3.12. Returns 0 or what
+ * ml_lock_add_target() returns. */
+int ml_lock_add_targets(ml_lock *lk, const char *const *pythons, size_t n_pythons,
+                        const char *const *platforms, size_t n_platforms,
+                        const ml_requirements *input, ml_err *err);
+
 /* Frees everything lk holds and resets it; accepts NULL. */
 void ml_lock_release(ml_lock *lk);
+
+/* --- planning for another platform (src/plan/platform.c) ------------------ */
+
+/* Makes the machine m describe another platform, "OS-ARCH" (os linux,
+ * windows or darwin; arch x86_64 or aarch64, also amd64 / arm64), so that
+ * a plan made for it picks that platform's wheels (`download --platform`).
+ * The same OS and CPU keep the detected libc; anything else is planned for
+ * glibc 2.28 (the manylinux_2_28 baseline) on Linux and no libc elsewhere.
+ * Returns 0, or ML_EUSAGE for anything else (m unchanged). */
+int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
 
 #endif /* MLSETUP_PLAN_H */
