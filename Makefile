@@ -43,7 +43,7 @@ CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
-	src/env/*.c src/verify/*.c) platform/linux/os.c)
+	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) platform/linux/os.c)
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
