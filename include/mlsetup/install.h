@@ -76,8 +76,11 @@ typedef enum ml_install_event_kind {
 	/* Detail for the curious (-v): text (a failed import of a module no
 	 * one asked for, staging left by a crashed run cleaned up). */
 	ML_EV_DETAIL,
-	/* The fetch stage's progress, forwarded as ml_fetch_all() reports it
-	 * (at most 10 times a second, notes at once, a final one): fetch. */
+	/* The fetch stage's progress, forwarded as ml_fetch_resolve() and
+	 * ml_fetch_all() report it (at most 10 times a second, notes at once,
+	 * a final one): fetch. stage says what is fetched: ML_STAGE_FETCH
+	 * for the wheels, ML_STAGE_INTERPRETER for the interpreter archive.
+	 * May come from the fetch stage's threads, never two at once. */
 	ML_EV_FETCH,
 	/* One file that could not be fetched: err (its own failure), text
 	 * (the file name). Sent for each failed file when several failed;
