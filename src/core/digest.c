@@ -34,6 +34,20 @@ bool ml_is_sha256_hex(const char *s)
 	return true;
 }
 
+int ml_sha256_hex_normalize(char out[65], const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return ML_EFAIL;
+	char low[65];
+	for (size_t i = 0; i < 64; i++)
+		low[i] = (s[i] >= 'A' && s[i] <= 'F') ? (char)(s[i] - 'A' + 'a') : s[i];
+	low[64] = '\0';
+	if (!ml_is_sha256_hex(low))
+		return ML_EFAIL;
+	memcpy(out, low, 65);
+	return 0;
+}
+
 int ml_sha256_buf(uint8_t out[32], const void *data, size_t n)
 {
 	unsigned len = 0;
