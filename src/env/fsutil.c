@@ -4,24 +4,12 @@
  * helpers every stage uses live in src/core (fs.c, digest.c). See
  * internal.h for the contracts.
  */
-#include <dirent.h>
-#include <stdarg.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <openssl/evp.h>
 
 #include "internal.h"
 
-/* --- hashing ------------------------------------------------------------------ */
+/* --- base64 for RECORD hashes ------------------------------------------------- */
 
 int mle_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n)
 {

@@ -152,12 +152,9 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 	snprintf(prefix, sizeof prefix, ".%s.trash-", name);
 	ml_fs_rm_prefixed(dest_root, prefix);
 	if (sha256) {
-		uint8_t d[64];
-		unsigned dl = 0;
 		char hex[65];
-		if ((rc = ml_digest_file(d, &dl, NULL, -1, archive_path, "sha256", err)))
+		if ((rc = ml_sha256_file(hex, NULL, archive_path, err)))
 			goto out;
-		ml_hex_encode(hex, d, 32);
 		if (strcmp(hex, sha256) != 0) {
 			rc = ml_err_set(err, ML_EINTEGRITY,
 			                "interpreter archive '%s' has sha256 %s, expected %s",

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 
 #include "internal.h"
 #include "mlsetup/plan.h"
@@ -118,14 +117,15 @@ static int join(char *dst, size_t sz, const char *a, const char *b)
 	return (n < 0 || (size_t)n >= sz) ? ML_EFAIL : 0;
 }
 
-/* "sha256=<b64>" of n bytes. */
-static void record_hash_mem(char *dst, size_t sz, const void *data, size_t n)
+/* "sha256=<b64>" of n bytes (PEP 376 RECORD). Returns 0 or ML_ENOMEM. */
+static int record_hash_mem(char *dst, size_t sz, const void *data, size_t n)
 {
 	uint8_t d[32];
-	unsigned dl = 0;
-	EVP_Digest(data, n, d, &dl, EVP_sha256(), NULL);
+	int rc = ml_sha256_buf(d, data, n);
+	if (rc)
+		return rc;
 	memcpy(dst, "sha256=", 7);
-	mle_b64url(dst + 7, sz - 7, d, 32);
+	return mle_b64url(dst + 7, sz - 7, d, 32);
 }
 
 /* --- the unpacked cache's marker ------------------------------------------------------ */
@@ -513,12 +513,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	ml_fs_rm_prefixed(base, prefix);
 
 	/* Bytes are verified before any parser sees them. */
-	uint8_t d[64];
-	unsigned dl = 0;
 	char hex[65];
-	if ((rc = ml_digest_file(d, &dl, NULL, -1, wheel_path, "sha256", err)))
+	if ((rc = ml_sha256_file(hex, NULL, wheel_path, err)))
 		goto out;
-	ml_hex_encode(hex, d, 32);
 	if (strcmp(hex, sha256) != 0) {
 		rc = ml_err_set(err, ML_EINTEGRITY, "wheel '%s' has sha256 %s, expected %s",
 		                filename, hex, sha256);
@@ -606,49 +603,6 @@ static int ensure_parent(placer *pl, const char *dst)
 	return 0;
 }
 
-static int copy_fd(int dfd, int sfd)
-{
-	bool plain = false;
-	char *buf = NULL;
-	int rc = 0;
-	for (;;) {
-		ssize_t n;
-		if (!plain) {
-			n = copy_file_range(sfd, NULL, dfd, NULL, (size_t)1 << 30, 0);
-			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-			              errno == EOPNOTSUPP)) {
-				plain = true;
-				continue;
-			}
-		} else {
-			if (!buf && !(buf = malloc(1 << 20)))
-				return -ENOMEM;
-			n = read(sfd, buf, 1 << 20);
-			for (ssize_t done = 0; n > 0 && done < n;) {
-				ssize_t w = write(dfd, buf + done, (size_t)(n - done));
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					rc = w < 0 ? -errno : -EIO;
-					goto out;
-				}
-				done += w;
-			}
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-	}
-out:
-	free(buf);
-	return rc;
-}
-
 /* One attempt with one method. Returns 0 or -errno. */
 static int try_place(ml_link_method m, const char *src, const char *dst, mode_t mode)
 {
@@ -667,7 +621,7 @@ static int try_place(ml_link_method m, const char *src, const char *dst, mode_t 
 	if (m == ML_LINK_REFLINK)
 		rc = ioctl(dfd, FICLONE, sfd) == 0 ? 0 : -errno;
 	else
-		rc = copy_fd(dfd, sfd);
+		rc = ml_fs_copy_fd(dfd, sfd);
 	if (!rc && fchmod(dfd, mode) != 0)
 		rc = -errno;
 	if (close(dfd) != 0 && !rc)
@@ -915,8 +869,8 @@ static int emit(placer *pl, rec_out *ro, const char *dst_rel, const char *rec_pa
 	int rc = write_new(pl, dst, data, n, mode);
 	if (rc)
 		return rc;
-	record_hash_mem(hash, sizeof hash, data, n);
-	return rec_add(ro, rec_path, hash, (int64_t)n)
+	return record_hash_mem(hash, sizeof hash, data, n) ||
+	                       rec_add(ro, rec_path, hash, (int64_t)n)
 	               ? ml_err_set(pl->err, ML_ENOMEM, "out of memory")
 	               : 0;
 }
@@ -1153,7 +1107,7 @@ bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256)
 {
 	char path[ML_PATH_MAX];
 	struct stat st;
-	if (!cache_dir || !sha256 || strlen(sha256) != 64 ||
+	if (!cache_dir || !ml_is_sha256_hex(sha256) ||
 	    snprintf(path, sizeof path, "%s/unpacked/sha256/%s/%s", cache_dir, sha256,
 	             MARKER_NAME) >= (int)sizeof path)
 		return false;
