@@ -261,6 +261,11 @@ int ml_digest_file(uint8_t *digest, unsigned *digest_len, uint64_t *size, int fd
  * (may be NULL) gets its length in bytes. Errors as ml_digest_file(). */
 int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err);
 
+/* As ml_sha256_file(), but of the open descriptor fd from its current
+ * offset to its end (the file a caller opened and judged; path only names
+ * it in messages). fd stays open. */
+int ml_sha256_fd(char hex[65], uint64_t *size, int fd, const char *path, ml_err *err);
+
 /* A streaming SHA-256, for bytes that arrive in pieces (downloads, archive
  * members). Opaque; made by ml_sha256_new() (NULL when out of memory),
  * freed by ml_sha256_free() (accepts NULL). One hasher per thread. */

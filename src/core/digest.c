@@ -114,14 +114,19 @@ out:
 	return rc;
 }
 
-int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err)
+int ml_sha256_fd(char hex[65], uint64_t *size, int fd, const char *path, ml_err *err)
 {
 	uint8_t d[64];
 	unsigned len = 0;
-	int rc = ml_digest_file(d, &len, size, -1, path, "sha256", err);
+	int rc = ml_digest_file(d, &len, size, fd, path, "sha256", err);
 	if (!rc)
 		ml_hex_encode(hex, d, 32);
 	return rc;
+}
+
+int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err)
+{
+	return ml_sha256_fd(hex, size, -1, path, err);
 }
 
 struct ml_sha256 {

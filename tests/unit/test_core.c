@@ -671,6 +671,16 @@ static void test_sha256_file_hashes_a_file_and_sizes_it(void **state)
 	pf(p, "%s/missing", f->tmp);
 	assert_int_equal(ml_sha256_file(hex, NULL, p, &err), ML_ENOENT);
 	assert_non_null(strstr(err.msg, "missing"));
+	/* an open descriptor, from its offset; it stays open */
+	pf(p, "%s/xabc", f->tmp);
+	put(p, "xabc");
+	int fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(lseek(fd, 1, SEEK_SET), 1);
+	assert_int_equal(ml_sha256_fd(hex, &size, fd, p, &err), 0);
+	assert_string_equal(hex, SHA256_ABC);
+	assert_int_equal(size, 3);
+	assert_int_equal(close(fd), 0);
 }
 
 static void test_digest_file_other_digests_and_an_open_descriptor(void **state)
