@@ -353,7 +353,8 @@ int ml_os_cpu_count(void);
 int ml_cache_dir(char *dst, size_t dstsz, const char *override);
 
 /* Writes the content-addressed path of a blob, <cache>/blobs/sha256/<2 hex>/
- * <64 hex>, into dst. Returns 0 or ML_EFAIL when it does not fit. */
+ * <64 hex>, into dst. Returns 0, or ML_EFAIL when it does not fit or
+ * sha256 is not 64 lower-case hex digits (ml_is_sha256_hex()). */
 int ml_cache_blob_path(char *dst, size_t dstsz, const char *cache_dir, const char *sha256);
 
 #endif /* MLSETUP_CORE_H */
