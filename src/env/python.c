@@ -123,13 +123,10 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 	if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode))
 		return interpreter_path(out, out_sz, final, err);
 
-	int e = ml_fs_mkdirs(dest_root, 0755);
-	if (e)
-		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dest_root, strerror(-e));
-	int lockfd = -1;
-	if ((e = ml_fs_lock(&lockfd, lockp, true)))
-		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
-	int rc = 0;
+	int lockfd = -1, e;
+	int rc = mle_lock_in_dir(&lockfd, dest_root, lockp, err);
+	if (rc)
+		return rc;
 	stage[0] = '\0';
 	if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode)) {
 		rc = interpreter_path(out, out_sz, final, err);

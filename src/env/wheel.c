@@ -481,12 +481,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 		*out = u;
 		return 0;
 	}
-	int e = ml_fs_mkdirs(base, 0755);
-	if (e)
-		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", base, strerror(-e));
 	int lockfd = -1;
-	if ((e = ml_fs_lock(&lockfd, lockp, true)))
-		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
+	if ((rc = mle_lock_in_dir(&lockfd, base, lockp, err)))
+		return rc;
 	tmp[0] = '\0';
 	ml_extract_result res = {0};
 	if (read_marker(&u, final, sha256, &quiet) == 0) { /* another process finished it */
