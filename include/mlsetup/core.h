@@ -167,6 +167,14 @@ int ml_fs_write_file(const char *path, const void *data, size_t n, unsigned mode
  * or -errno. */
 int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode);
 
+/* As ml_fs_write_atomic() but without any fsync: no reader ever sees a
+ * mix of old and new contents, but after a machine crash path may hold
+ * the old contents, the new ones or (on some file systems) an empty file.
+ * For files that are made durable later in bulk (an environment's stage
+ * is synced once, at commit) on paths where an fsync per file would cost
+ * more than the work itself. Returns 0 or -errno. */
+int ml_fs_write_atomic_nosync(const char *path, const void *data, size_t n, unsigned mode);
+
 /* Puts a copy of the regular file src at dst, atomically: a hard link when
  * both are on one file system and links are allowed, else a byte copy that
  * is fsynced; either way through a temporary name beside dst and a rename,

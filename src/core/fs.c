@@ -274,20 +274,30 @@ static int tmp_beside(char *tmp, size_t tmpsz, char *dir, size_t dirsz, const ch
 	return ml_pathf(tmp, tmpsz, "%s/.%s.tmp-%s", dir, base, r) ? -ENAMETOOLONG : 0;
 }
 
-int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode)
+static int write_atomic(const char *path, const void *data, size_t n, unsigned mode, bool sync)
 {
 	char tmp[4200], dir[4096];
 	int rc = tmp_beside(tmp, sizeof(tmp), dir, sizeof(dir), path);
 	if (rc)
 		return rc;
-	rc = ml_fs_write_file(tmp, data, n, mode, true, true);
+	rc = ml_fs_write_file(tmp, data, n, mode, true, sync);
 	if (!rc && rename(tmp, path) != 0)
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
 		return rc;
 	}
-	return ml_fs_fsync_path(dir);
+	return sync ? ml_fs_fsync_path(dir) : 0;
+}
+
+int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode)
+{
+	return write_atomic(path, data, n, mode, true);
+}
+
+int ml_fs_write_atomic_nosync(const char *path, const void *data, size_t n, unsigned mode)
+{
+	return write_atomic(path, data, n, mode, false);
 }
 
 int ml_fs_copy_fd(int dst, int src)

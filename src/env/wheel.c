@@ -636,18 +636,24 @@ static void temp_beside(char *tmp, size_t sz, const char *dst)
 	snprintf(tmp, sz, "%s.mlsetup-new-%ld-%lu", dst, (long)getpid(), ++counter);
 }
 
+/* The error for a failed replacement of dst (-errno e). */
+static int replace_failed(placer *pl, const char *dst, int e)
+{
+	if (e == -EISDIR || e == -ENOTEMPTY || e == -EEXIST)
+		return ml_err_set(pl->err, ML_EIO, "cannot install '%s': a directory is in the way",
+		                  dst);
+	return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(-e));
+}
+
 /* Moves tmp over dst (rename: atomic, so wheels that ship the same path,
  * like the nvidia-* wheels' shared nvidia/__init__.py, can be installed by
  * parallel workers; the last one wins, as with pip). */
 static int replace_with(placer *pl, const char *tmp, const char *dst)
 {
 	if (rename(tmp, dst) != 0) {
-		int e = errno;
+		int e = -errno;
 		unlink(tmp);
-		if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-			return ml_err_set(pl->err, ML_EIO,
-			                  "cannot install '%s': a directory is in the way", dst);
-		return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(e));
+		return replace_failed(pl, dst, e);
 	}
 	pl->res->n_overwritten++;
 	return 0;
@@ -713,14 +719,14 @@ static int write_new(placer *pl, const char *dst, const void *data, size_t n, mo
 	int rc = ensure_parent(pl, dst);
 	if (rc)
 		return rc;
+	/* No fsync per file: ml_env_stage_commit() syncs the whole stage. A
+	 * path another wheel wrote is replaced atomically, as place_file()
+	 * does. */
 	int e = ml_fs_write_file(dst, data, n, mode, true, false);
 	if (e == -EEXIST) {
-		char tmp[ML_PATH_MAX + 64];
-		temp_beside(tmp, sizeof tmp, dst);
-		if ((e = ml_fs_write_file(tmp, data, n, mode, true, false)) == 0) {
-			if ((rc = replace_with(pl, tmp, dst)))
-				return rc;
-		}
+		if ((e = ml_fs_write_atomic_nosync(dst, data, n, mode)) != 0)
+			return replace_failed(pl, dst, e);
+		pl->res->n_overwritten++;
 	}
 	if (e != 0)
 		return ml_err_set(pl->err, ML_EIO, "cannot write '%s': %s", dst, strerror(-e));

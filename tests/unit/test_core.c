@@ -93,6 +93,13 @@ static int entries(const char *dir)
 	return n;
 }
 
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
 /* Runs fn(arg) where permissions are enforced: directly when not root,
  * else in a child that dropped to user nobody. Returns fn's result (0 =
  * the spec held), or skips when root cannot drop its privileges. */
@@ -296,6 +303,13 @@ static void test_write_atomic_replaces_contents_and_leaves_no_temp(void **state)
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(entries(dir), 1);
+	/* the same without fsync */
+	assert_int_equal(ml_fs_write_atomic_nosync(p, "third", 5, 0644), 0);
+	got = slurp(p, NULL);
+	assert_string_equal(got, "third");
+	free(got);
+	assert_int_not_equal(inode_of(p), st.st_ino); /* a new file, renamed in */
+	assert_int_equal(entries(dir), 1);
 }
 
 static void test_write_atomic_replaces_a_symlink_not_its_target(void **state)
@@ -395,13 +409,6 @@ static void test_write_file_excl_refuses_an_existing_file(void **state)
 }
 
 /* --- link or copy -------------------------------------------------------------- */
-
-static ino_t inode_of(const char *path)
-{
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	return st.st_ino;
-}
 
 static void test_link_or_copy_links_on_one_file_system(void **state)
 {
