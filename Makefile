@@ -70,7 +70,8 @@ all: build/mlsetup
 build/mlsetup: $(REL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh
+# Regenerated when an embedded file, the script or the list (Makefile) changes.
+$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh Makefile
 	@mkdir -p $(dir $@)
 	sh manifests/embed.sh $@ $(EMBED_FILES)
 
