@@ -52,10 +52,11 @@ EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifes
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 
-# The driver smoke test's kernel, compiled in as well: the image, its
-# portable PTX and their description (src/verify/make_kernel_image.sh writes
-# them from saxpy.cu; building needs no CUDA toolkit).
-EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc
+# The smoke tests' code, compiled in as well: the kernel image, its portable
+# PTX and their description (src/verify/make_kernel_image.sh writes them from
+# saxpy.cu; building needs no CUDA toolkit) and the torch smoke script.
+EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc \
+	src/verify/torch_smoke.py
 
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
