@@ -8,11 +8,7 @@
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 install_setup
 wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS
 
