@@ -7,25 +7,21 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 # No index from the environment or pip's configuration files.
 unset MLSETUP_INDEX_URL PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
 PIP_CONFIG_FILE=/dev/null
 export PIP_CONFIG_FILE
 
-WHEELS="purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl"
-python3 "$top/tests/fixtures/make_wheels.py" "$TRASH/wheels" >/dev/null
+WHEELS="purepkg-1.0-py3-none-any.whl $PLATWHL"
+python3 "$top/tests/fixtures/make_wheels.py" "$TRASH/wheels" --python "$PYXY" >/dev/null
 mkdir -p "$TRASH/proj/reqs" "$TRASH/proj/wheelhouse" "$TRASH/run"
 for w in $WHEELS; do cp "$TRASH/wheels/$w" "$TRASH/proj/wheelhouse/"; done
 # proj/reqs/m.txt: the wheels of ../wheelhouse (proj/wheelhouse from the
 # manifest's directory; from run/, where install runs, it would be the
 # missing $TRASH/wheelhouse), hashed, with --no-index and no index URL.
 {
-	echo "# mlsetup: python = 3.11"
+	echo "# mlsetup: python = $PYXY"
 	echo "# mlsetup: platforms = linux-x86_64"
 	echo "# mlsetup: requested = purepkg platpkg"
 	echo "--no-index"
@@ -74,7 +70,7 @@ test_expect_success 'without the find-links directory install names the missing 
 	grep -q "purepkg" err && test ! -e "$TRASH/env3"
 '
 test_expect_success 'download reads the same manifest the same way' '
-	"$MLSETUP" download --sysroot "$SYSROOTS/empty" -r proj/reqs/m.txt -d dl --python 3.11 \
+	"$MLSETUP" download --sysroot "$SYSROOTS/empty" -r proj/reqs/m.txt -d dl --python "$PYXY" \
 		--cache-dir "$TRASH/cache4" --no-progress >/dev/null 2>err &&
 	test -f dl/purepkg-1.0-py3-none-any.whl && test -f dl/index.html
 '
