@@ -1,8 +1,9 @@
 #!/bin/sh
 # embed.sh OUT.c FILE... - writes a C file that embeds each FILE (the
-# shipped manifests, interpreter pins and selection rules) as a byte array,
-# with a table {name, data, size} that src/core/embedded.c looks names up
-# in. POSIX sh + od, so building needs no extra tool.
+# shipped manifests, interpreter pins, selection rules and driver table)
+# as a byte array, with a table {name, data, size} that
+# src/core/embedded.c looks names up in. POSIX sh + od, so building needs
+# no extra tool.
 set -eu
 out=$1
 shift
