@@ -397,6 +397,10 @@ typedef struct ml_manifest {
 	bool embedded; /* shipped inside the binary */
 	ml_requirements *reqs;
 	const char *summary, *torch, *cuda; /* header values or NULL; owned by reqs */
+	/* Minimum drivers: the min_driver_linux / min_driver_windows header
+	 * when the manifest names one (a user's override), else the `cuda`
+	 * toolkit's minimum from the driver table (ml_toolkit_min_driver());
+	 * NULL when neither is known. Static or owned by reqs. */
 	const char *min_driver_linux, *min_driver_windows;
 	ml_cuda_arch *code; /* torch_sass then torch_ptx entries */
 	size_t n_code;
@@ -413,7 +417,7 @@ typedef struct ml_manifest {
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
  * containing '/' or naming an existing file). Parses it in hash mode
  * (ML_REQ_HASH_MODE) and checks the header: torch_sass/torch_ptx must be
- * architecture names or "none", min_driver_* dotted versions, python X.Y
+ * architecture names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
  * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
  * ML_EPARSE or ML_ENOMEM. */

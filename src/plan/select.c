@@ -1,11 +1,13 @@
 /*
  * select.c - the one module that decides which manifest fits a machine.
- * The rules are data (manifests/selection.json, embedded): the preference
- * order, the manifest for machines without an NVIDIA GPU, the CUDA
- * minor-version driver floors, and the minimum driver per GPU
- * architecture. Each manifest is judged rule by rule (gpu, driver,
- * platform, python) and every verdict is kept as a reason, so `plan` can
- * say why.
+ * The rules are data: the preference order and the manifest for machines
+ * without an NVIDIA GPU (manifests/selection.json), the GPUs each
+ * manifest's torch build covers (its torch_sass/torch_ptx header), and the
+ * drivers it needs - its CUDA toolkit's minimum, the CUDA minor-version
+ * floor and the minimum per GPU architecture - from the driver table
+ * (manifests/drivers.json, through detect.h). Each manifest is judged rule
+ * by rule (gpu, driver, platform, python) and every verdict is kept as a
+ * reason, so `plan` can say why.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,6 @@ typedef struct rules {
 	cJSON *doc;
 	cJSON *preference; /* array of manifest names */
 	const char *no_gpu;
-	cJSON *floors;  /* {"12": {"linux": "...", "windows": "..."}} */
-	cJSON *gpu_min; /* [{cc_major, architecture, linux, windows}] */
 } rules;
 
 /* How one manifest fared; filled while its reasons are added. */
@@ -34,6 +34,9 @@ typedef struct fit {
 static int rules_load(rules *r, ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
+	int rc = ml_drivers_check(err);
+	if (rc)
+		return rc;
 	const ml_embedded_file *f = ml_embedded_find("selection.json");
 	if (!f)
 		return ml_err_set(err, ML_ENOENT, "selection rules are missing from this build");
@@ -43,20 +46,12 @@ static int rules_load(rules *r, ml_err *err)
 	r->preference = cJSON_GetObjectItemCaseSensitive(r->doc, "preference");
 	cJSON *ng = cJSON_GetObjectItemCaseSensitive(r->doc, "no_gpu");
 	r->no_gpu = cJSON_IsString(ng) ? ng->valuestring : NULL;
-	r->floors = cJSON_GetObjectItemCaseSensitive(r->doc, "minor_version_floor");
-	r->gpu_min = cJSON_GetObjectItemCaseSensitive(r->doc, "gpu_min_driver");
 	if (!cJSON_IsArray(r->preference) || !r->no_gpu) {
 		cJSON_Delete(r->doc);
 		return ml_err_set(err, ML_EPARSE,
 		                  "embedded selection.json lacks preference/no_gpu");
 	}
 	return 0;
-}
-
-static const char *json_str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 static int add_reason(ml_selection *s, const char *manifest, const char *rule, ml_verdict_kind v,
@@ -140,45 +135,44 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 	return 0;
 }
 
-/* The newest minimum driver any detected GPU's architecture needs, or NULL. */
-static const char *gpu_arch_min_driver(const rules *r, const ml_machine *m, bool windows,
-                                       const ml_gpu **which)
+/* The newest architecture minimum (ml_arch_min_driver()) any detected GPU
+ * needs, or NULL; *which is that GPU. */
+static const char *gpu_arch_min_driver(const ml_machine *m, bool windows, const ml_gpu **which)
 {
 	const char *need = NULL;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, r->gpu_min)
-	{
-		const cJSON *maj = cJSON_GetObjectItemCaseSensitive(e, "cc_major");
-		const char *v = json_str(e, windows ? "windows" : "linux");
-		if (!cJSON_IsNumber(maj) || !v)
-			continue;
-		for (size_t i = 0; i < m->n_gpus; i++)
-			if (m->gpus[i].cc_major == maj->valueint &&
-			    (!need || ml_driver_version_cmp(v, need) > 0)) {
-				need = v;
-				*which = &m->gpus[i];
-			}
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		const char *v = ml_arch_min_driver(g->cc_major, g->cc_minor, windows);
+		if (v && (!need || ml_driver_version_cmp(v, need) > 0)) {
+			need = v;
+			*which = g;
+		}
 	}
 	return need;
 }
 
 /* Rule 2: the driver meets the manifest's minimum for this OS, or at least
- * the CUDA minor-version floor (with a warning). */
-static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
-                       fit *f)
+ * the CUDA minor-version floor (with a warning) when every GPU's
+ * architecture minimum is met too. */
+static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
 {
 	bool windows = strcmp(m->os.name, "windows") == 0;
+	const char *os = windows ? "Windows" : "Linux";
 	const char *min = windows ? mf->min_driver_windows : mf->min_driver_linux;
 	const char *drv = m->driver.version;
 	const ml_gpu *arch_gpu = NULL;
-	const char *arch_min = gpu_arch_min_driver(r, m, windows, &arch_gpu);
+	const char *arch_min = gpu_arch_min_driver(m, windows, &arch_gpu);
 	const char *cuda = mf->cuda ? mf->cuda : "?";
 	f->driver = ML_RULE_OK;
 	ml_strlcpy(f->driver_need, min ? min : "", sizeof(f->driver_need));
+	if (!min && mf->cuda)
+		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
+		                  "mlsetup's driver table has no minimum %s driver for CUDA %s "
+		                  "and the manifest names none: the driver is not checked",
+		                  os, mf->cuda);
 	if (!min)
 		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
-		                  "manifest names no minimum %s driver",
-		                  windows ? "Windows" : "Linux");
+		                  "manifest names no CUDA version or minimum %s driver", os);
 	if (!drv[0]) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
@@ -188,10 +182,7 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	if (ml_driver_version_cmp(drv, min) >= 0)
 		return add_reason(s, mf->name, "driver", ML_RULE_OK,
 		                  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
-	char major[8] = "";
-	sscanf(cuda, "%7[0-9]", major);
-	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(r->floors, major);
-	const char *floor = fl ? json_str(fl, windows ? "windows" : "linux") : NULL;
+	const char *floor = ml_minor_version_floor(mf->cuda, windows);
 	bool arch_ok = !arch_min || ml_driver_version_cmp(drv, arch_min) >= 0;
 	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !f->ptx_only) {
 		f->driver = ML_RULE_WARN;
@@ -203,15 +194,27 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 		        drv, min, cuda, floor, min);
 	}
 	f->driver = ML_RULE_FAIL;
-	if (!arch_ok && ml_driver_version_cmp(arch_min, min) > 0)
+	if (arch_ok)
+		return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
+		                  "driver %s is below %s, the minimum for CUDA %s", drv, min, cuda);
+	if (ml_driver_version_cmp(arch_min, min) > 0)
 		ml_strlcpy(f->driver_need, arch_min, sizeof(f->driver_need));
-	char label[160] = "";
-	if (!arch_ok)
-		gpu_label(label, sizeof(label), arch_gpu);
+	char label[160];
+	bool beyond = false;
+	gpu_label(label, sizeof(label), arch_gpu);
+	const char *tk = ml_arch_first_toolkit(arch_gpu->cc_major, arch_gpu->cc_minor, &beyond);
+	const char *arch = ml_cc_architecture(arch_gpu->cc_major, arch_gpu->cc_minor);
+	if (beyond)
+		return add_reason(
+		        s, mf->name, "driver", ML_RULE_FAIL,
+		        "driver %s is below %s, the minimum for CUDA %s; %s is newer than "
+		        "the architectures mlsetup's driver table knows and needs at "
+		        "least driver %s (CUDA %s)",
+		        drv, min, cuda, label, arch_min, tk);
 	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-	                  "driver %s is below %s, the minimum for CUDA %s%s%s%s", drv,
-	                  f->driver_need, cuda, label[0] ? "; " : "", label,
-	                  label[0] ? " needs an R570+ driver" : "");
+	                  "driver %s is below %s, the minimum for CUDA %s; %s needs driver %s or "
+	                  "newer (CUDA %s is the first toolkit with %s%sSASS)",
+	                  drv, min, cuda, label, arch_min, tk, arch, arch[0] ? " " : "");
 }
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
@@ -254,15 +257,15 @@ static bool fits(const fit *f)
 	       f->python != ML_RULE_FAIL;
 }
 
-static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
-                 const char *python, bool gpu_rules, fit *f)
+static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const char *python,
+                 bool gpu_rules, fit *f)
 {
 	memset(f, 0, sizeof(*f));
 	int rc = 0;
 	if (gpu_rules) {
 		rc = rule_gpu(s, mf, m, f);
 		if (!rc)
-			rc = rule_driver(s, mf, m, r, f);
+			rc = rule_driver(s, mf, m, f);
 	}
 	if (!rc)
 		rc = rule_platform(s, mf, m, python, f);
@@ -346,8 +349,7 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 	         "that still supports it, or a CPU-only environment");
 }
 
-static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
-                         const ml_select_opts *o, ml_err *err)
+static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
 	int rc = ml_manifest_open(&mf, o->manifest, err);
@@ -356,7 +358,7 @@ static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
 	fit f;
 	s->overridden = true;
 	s->gpu_checks_skipped = m->n_gpus == 0;
-	rc = judge(s, mf, m, r, o->python_version, m->n_gpus > 0, &f);
+	rc = judge(s, mf, m, o->python_version, m->n_gpus > 0, &f);
 	if (!rc)
 		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
 		                fits(&f) ? "" : " although it does not fit this machine");
@@ -390,7 +392,7 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 		rc = ml_manifest_open(&mf, names[i], err);
 		if (rc)
 			return rc;
-		rc = judge(s, mf, m, r, o->python_version, gpu, &fs[i]);
+		rc = judge(s, mf, m, o->python_version, gpu, &fs[i]);
 		if (!rc && fits(&fs[i])) {
 			s->manifest = mf;
 			s->gpu_checks_skipped = !gpu;
@@ -454,7 +456,7 @@ int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opt
 		cJSON_Delete(r.doc);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
-	rc = o->manifest ? select_forced(s, m, &r, o, err) : select_auto(s, m, &r, o, err);
+	rc = o->manifest ? select_forced(s, m, o, err) : select_auto(s, m, &r, o, err);
 	cJSON_Delete(r.doc);
 	if (rc) {
 		ml_selection_free(s);

@@ -2,14 +2,17 @@
  * test_drivers.c - specs for the driver table (manifests/drivers.json, read
  * by src/detect/drivers.c): each CUDA toolkit's minimum driver as NVIDIA's
  * release notes (table 3) and FACTS.md give it, the minor-version floor,
- * the per-architecture minimum, and detect's advice, which takes its
- * numbers from it.
+ * the per-architecture minimum, and the places that take their numbers
+ * from it: a manifest's `cuda` header and detect's advice.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cjson/cJSON.h>
@@ -159,6 +162,73 @@ static void test_unknown_or_too_old_gpus_get_no_advice(void **state)
 
 /* --- who reads it ---------------------------------------------------------- */
 
+/* Writes a one-package hashed manifest with `header` lines; returns its
+ * path (static buffer). */
+static const char *write_manifest(const char *header)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/mlsetup-test-drivers-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%snumpy==1.26.4 --hash=sha256:%064d\n", header, 0);
+	fclose(f);
+	return path;
+}
+
+static void test_manifest_with_cuda_12_8_gets_570_26(void **state)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	const char *path = write_manifest("# mlsetup: cuda = 12.8\n");
+	assert_int_equal(ml_manifest_open(&mf, path, &err), 0);
+	unlink(path);
+	assert_string_equal(mf->min_driver_linux, "570.26");
+	assert_string_equal(mf->min_driver_windows, "570.65");
+	ml_manifest_free(mf);
+
+	assert_int_equal(ml_manifest_open(&mf, "requirements_blackwell.txt", &err), 0);
+	assert_string_equal(mf->cuda, "12.8");
+	assert_string_equal(mf->min_driver_linux, "570.26");
+	ml_manifest_free(mf);
+	assert_int_equal(ml_manifest_open(&mf, "requirements.txt", &err), 0);
+	assert_string_equal(mf->min_driver_linux, "550.54.14");
+	assert_string_equal(mf->min_driver_windows, "551.61");
+	ml_manifest_free(mf);
+}
+
+static void test_manifest_min_driver_header_overrides_the_table(void **state)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	const char *path = write_manifest("# mlsetup: cuda = 12.8\n"
+	                                  "# mlsetup: min_driver_linux = 575.1\n");
+	assert_int_equal(ml_manifest_open(&mf, path, &err), 0);
+	unlink(path);
+	assert_string_equal(mf->min_driver_linux, "575.1");
+	assert_string_equal(mf->min_driver_windows, "570.65");
+	ml_manifest_free(mf);
+}
+
+static void test_manifest_with_unknown_cuda_names_no_minimum(void **state)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	const char *path = write_manifest("# mlsetup: cuda = 12.5\n");
+	assert_int_equal(ml_manifest_open(&mf, path, &err), 0);
+	unlink(path);
+	assert_null(mf->min_driver_linux);
+	assert_null(mf->min_driver_windows);
+	ml_manifest_free(mf);
+}
+
 /* drivers.json's detect_advice repeats two facts of the default build
  * (selection.json's no_gpu manifest): its CUDA version and oldest SASS.
  * They must agree with the manifest. */
@@ -204,6 +274,9 @@ int main(void)
 	        cmocka_unit_test(test_ampere_and_hopper_have_no_architecture_minimum),
 	        cmocka_unit_test(test_gpu_newer_than_every_rule_gets_the_newest_as_a_lower_bound),
 	        cmocka_unit_test(test_unknown_or_too_old_gpus_get_no_advice),
+	        cmocka_unit_test(test_manifest_with_cuda_12_8_gets_570_26),
+	        cmocka_unit_test(test_manifest_min_driver_header_overrides_the_table),
+	        cmocka_unit_test(test_manifest_with_unknown_cuda_names_no_minimum),
 	        cmocka_unit_test(test_detect_advice_agrees_with_the_default_build),
 	};
 
