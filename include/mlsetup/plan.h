@@ -439,6 +439,33 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
  * / ML_ENOMEM when the embedded rules or manifests are broken. */
 int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *except, ml_err *err);
 
+/* Where a GPU stands against the torch builds of the shipped manifests. */
+typedef enum ml_build_fit {
+	ML_BUILDS_COVER = 0, /* some shipped build runs on it */
+	ML_BUILDS_NEWER = 1, /* newer than the newest code of every shipped build */
+	ML_BUILDS_OLDER = 2, /* older than the oldest code of every shipped build */
+	ML_BUILDS_GAP = 3,   /* in between, yet no shipped build has code for it */
+} ml_build_fit;
+
+typedef struct ml_build_range {
+	ml_build_fit fit;
+	char newest[64];       /* the shipped manifest with the newest code */
+	char newest_torch[32]; /* its torch version, "2.8.0" ("" when unnamed) */
+	char newest_cuda[16];  /* its CUDA version, "12.8" ("" when unnamed) */
+	char newest_sass[16];  /* its newest SASS, "sm_120" ("" when none) */
+	char newest_ptx[16];   /* its newest PTX, "compute_120" ("" when none) */
+	char oldest[64];       /* the shipped manifest with the oldest code */
+	char oldest_code[16];  /* that code, "sm_50" */
+} ml_build_range;
+
+/* Compares compute capability major.minor with the torch builds of the
+ * shipped manifests (selection.json's preference order; their
+ * torch_sass/torch_ptx headers and ml_arch_runs_on()), so a remedy can say
+ * whether a GPU no build covers is too new for them (a newer CUDA toolkit
+ * would cover it) or dropped by them. Fills *out; returns 0, or ML_EPARSE /
+ * ML_ENOENT / ML_ENOMEM when the embedded rules or manifests are broken. */
+int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *err);
+
 /* Outcome of one selection rule for one manifest. */
 typedef enum ml_verdict_kind {
 	ML_RULE_OK = 0,   /* the rule holds */

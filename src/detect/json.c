@@ -28,24 +28,28 @@ bool ml_machine_driver_advice(char *dst, size_t dstsz, const ml_machine *m)
 			worst = g;
 		}
 	}
-	if (!worst)
-		return false;
-	char sm[16];
-	ml_cc_sm(sm, sizeof(sm), worst->cc_major, worst->cc_minor);
-	const char *name = worst->name[0] ? worst->name : "NVIDIA GPU";
-	if (!m->driver.version[0])
-		snprintf(dst, dstsz,
-		         "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or newer",
-		         name,
-		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
-		         need);
-	else if (ml_driver_version_cmp(m->driver.version, need) < 0)
-		snprintf(dst, dstsz,
-		         "%s (%s, %s) needs driver %s or newer; this machine has %s: upgrade the "
-		         "driver",
-		         name,
-		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
-		         need, m->driver.version);
+	if (worst) {
+		char sm[16];
+		bool beyond = false;
+		ml_cc_sm(sm, sizeof(sm), worst->cc_major, worst->cc_minor);
+		ml_arch_first_toolkit(worst->cc_major, worst->cc_minor, &beyond);
+		const char *name = worst->name[0] ? worst->name : "NVIDIA GPU";
+		const char *arch =
+		        worst->architecture[0] ? worst->architecture : "unknown architecture";
+		const char *note = beyond ? " (at least: mlsetup's driver table does not know "
+		                            "this GPU's architecture)"
+		                          : "";
+		if (!m->driver.version[0])
+			snprintf(dst, dstsz,
+			         "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or "
+			         "newer%s",
+			         name, arch, sm, need, note);
+		else if (ml_driver_version_cmp(m->driver.version, need) < 0)
+			snprintf(dst, dstsz,
+			         "%s (%s, %s) needs driver %s or newer%s; this machine has %s: "
+			         "upgrade the driver",
+			         name, arch, sm, need, note, m->driver.version);
+	}
 	return dst[0] != '\0';
 }
 

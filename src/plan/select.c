@@ -305,6 +305,65 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 	return 0;
 }
 
+/* No shipped manifest has code for some GPU (`gpus` lists them): whether it
+ * is newer or older than every shipped build decides what would help. */
+static void explain_no_code(ml_selection *s, const ml_machine *m, const char *gpus)
+{
+	const ml_gpu *newer = NULL, *older = NULL, *gap = NULL;
+	ml_build_range nr, r;
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		if (g->cc_major < 0 || ml_shipped_build_range(&r, g->cc_major, g->cc_minor, NULL))
+			continue;
+		if (r.fit == ML_BUILDS_NEWER && !newer) {
+			newer = g;
+			nr = r;
+		} else if (r.fit == ML_BUILDS_OLDER && !older) {
+			older = g;
+		} else if (r.fit == ML_BUILDS_GAP && !gap) {
+			gap = g;
+		}
+	}
+	char label[160], sm[16];
+	if (newer) {
+		gpu_label(label, sizeof(label), newer);
+		ml_cc_sm(sm, sizeof(sm), newer->cc_major, newer->cc_minor);
+		snprintf(
+		        s->problem, sizeof(s->problem),
+		        "no shipped manifest has CUDA code that runs on %s: it is newer than the "
+		        "CUDA builds of the shipped manifests; the newest, %s (torch %s, CUDA %s), "
+		        "has SASS up to %s and %s%s",
+		        label, nr.newest, nr.newest_torch[0] ? nr.newest_torch : "?",
+		        nr.newest_cuda[0] ? nr.newest_cuda : "?",
+		        nr.newest_sass[0] ? nr.newest_sass : "none",
+		        nr.newest_ptx[0] ? "PTX up to " : "no PTX", nr.newest_ptx);
+		snprintf(s->remedy, sizeof(s->remedy),
+		         "use --manifest with a torch build that has SASS for %s (from a CUDA "
+		         "toolkit newer than %s) or PTX it can JIT (compute_%d%d or older), and "
+		         "an NVIDIA driver new enough for both",
+		         sm, nr.newest_cuda[0] ? nr.newest_cuda : "the builds'", newer->cc_major,
+		         newer->cc_minor);
+		return;
+	}
+	const ml_gpu *g = older ? older : gap;
+	const char *arch = g ? g->architecture : "";
+	snprintf(s->problem, sizeof(s->problem),
+	         "no shipped manifest has CUDA code that runs on %s%s%s%s",
+	         gpus[0] ? gpus : "these GPUs", arch[0] ? " (" : "", arch, arch[0] ? ")" : "");
+	if (older) {
+		snprintf(
+		        s->remedy, sizeof(s->remedy),
+		        "current PyTorch builds dropped this GPU generation; use --manifest with a "
+		        "build that still supports it, or a CPU-only environment");
+		return;
+	}
+	ml_cc_sm(sm, sizeof(sm), g ? g->cc_major : -1, g ? g->cc_minor : -1);
+	snprintf(s->remedy, sizeof(s->remedy),
+	         "the shipped builds have no code for %s: use --manifest with a torch build "
+	         "whose arch list includes it (or PTX for an older architecture)",
+	         sm[0] ? sm : "this GPU");
+}
+
 /* Fills s->problem and s->remedy from the fits of the rejected manifests. */
 static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit *fs,
                                  char *const *names, size_t n)
@@ -335,18 +394,7 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 			                  "--manifest with one built for this platform");
 			return;
 		}
-	const char *gpus = n ? fs[n - 1].gpus_failing : "";
-	const ml_gpu *old = NULL;
-	for (size_t i = 0; i < m->n_gpus; i++)
-		if (!old || m->gpus[i].cc_major < old->cc_major)
-			old = &m->gpus[i];
-	snprintf(s->problem, sizeof(s->problem),
-	         "no shipped manifest has CUDA code that runs on %s%s%s%s",
-	         gpus[0] ? gpus : "these GPUs", old && old->architecture[0] ? " (" : "",
-	         old ? old->architecture : "", old && old->architecture[0] ? ")" : "");
-	snprintf(s->remedy, sizeof(s->remedy),
-	         "current PyTorch builds dropped this GPU generation; use --manifest with a build "
-	         "that still supports it, or a CPU-only environment");
+	explain_no_code(s, m, n ? fs[n - 1].gpus_failing : "");
 }
 
 static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
@@ -441,6 +489,79 @@ int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *ex
 	}
 	cJSON_Delete(r.doc);
 	return rc;
+}
+
+/* 10 * major + minor of a code entry or device, for ordering. */
+static int cc_order(int major, int minor)
+{
+	return major * 10 + minor;
+}
+
+/* Folds one shipped manifest's code into out; *newest / *oldest are the
+ * newest and oldest code seen so far (-1: none). */
+static void fold_range(ml_build_range *out, const ml_manifest *mf, int *newest, int *oldest)
+{
+	int top = -1, sass = -1, ptx = -1;
+	char sass_name[16] = "", ptx_name[16] = "";
+	for (size_t i = 0; mf->has_gpu_header && i < mf->n_code; i++) {
+		const ml_cuda_arch *a = &mf->code[i];
+		int v = cc_order(a->major, a->minor);
+		top = v > top ? v : top;
+		if (v > (a->ptx ? ptx : sass)) {
+			*(a->ptx ? &ptx : &sass) = v;
+			ml_cuda_arch_format(a->ptx ? ptx_name : sass_name, sizeof(sass_name), a);
+		}
+		if (*oldest < 0 || v < *oldest) {
+			*oldest = v;
+			ml_strlcpy(out->oldest, mf->name, sizeof(out->oldest));
+			ml_cuda_arch_format(out->oldest_code, sizeof(out->oldest_code), a);
+		}
+	}
+	if (top > *newest) {
+		*newest = top;
+		ml_strlcpy(out->newest, mf->name, sizeof(out->newest));
+		ml_strlcpy(out->newest_torch, mf->torch ? mf->torch : "",
+		           sizeof(out->newest_torch));
+		ml_strlcpy(out->newest_cuda, mf->cuda ? mf->cuda : "", sizeof(out->newest_cuda));
+		ml_strlcpy(out->newest_sass, sass_name, sizeof(out->newest_sass));
+		ml_strlcpy(out->newest_ptx, ptx_name, sizeof(out->newest_ptx));
+	}
+}
+
+int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->fit = ML_BUILDS_GAP;
+	rules r;
+	int rc = rules_load(&r, err);
+	if (rc)
+		return rc;
+	int newest = -1, oldest = -1;
+	bool covered = false;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, r.preference)
+	{
+		ml_manifest *mf = NULL;
+		if (!cJSON_IsString(item))
+			continue;
+		if ((rc = ml_manifest_open(&mf, item->valuestring, err)) != 0)
+			break; /* a shipped manifest that does not open: a broken build */
+		fold_range(out, mf, &newest, &oldest);
+		covered |= mf->has_gpu_header &&
+		           ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0);
+		ml_manifest_free(mf);
+	}
+	cJSON_Delete(r.doc);
+	if (rc)
+		return rc;
+	int dev = cc_order(major, minor);
+	if (covered)
+		out->fit = ML_BUILDS_COVER;
+	else if (newest >= 0 && dev > newest)
+		out->fit = ML_BUILDS_NEWER;
+	else if (oldest >= 0 && dev < oldest)
+		out->fit = ML_BUILDS_OLDER;
+	return 0;
 }
 
 int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err)

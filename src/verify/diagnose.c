@@ -5,7 +5,9 @@
  *
  *   no kernel image   the build has no code for the GPU: names the GPU's
  *                     architecture and the shipped manifest whose
- *                     torch_sass/torch_ptx header covers it (ml_arch_runs_on)
+ *                     torch_sass/torch_ptx header covers it (ml_arch_runs_on),
+ *                     or says the GPU is newer than (or dropped by) every
+ *                     shipped build and what would cover it
  *   driver too old    names the minimum driver (the driver table,
  *                     manifests/drivers.json, through detect.h)
  *   CPU-only build    torch without CUDA on a machine with a GPU
@@ -166,12 +168,37 @@ static void remedy_no_kernel(char *dst, size_t sz, const struct ctx *c, const ch
 		put(dst, sz, "install a torch build with code for this GPU's architecture");
 		return;
 	}
-	if (covering_manifest(name, sizeof(name), about, sizeof(about), c, major, minor))
+	if (covering_manifest(name, sizeof(name), about, sizeof(about), c, major, minor)) {
 		put(dst, sz,
 		    "%s is %s%s%s; %s has no kernels for it. The shipped manifest %s (%s) "
 		    "covers %s: mlsetup install --manifest %s",
 		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm, label,
 		    name, about, sm, name);
+		return;
+	}
+	ml_build_range r;
+	if (ml_shipped_build_range(&r, major, minor, NULL) != 0)
+		r.fit = ML_BUILDS_GAP;
+	if (r.fit == ML_BUILDS_NEWER)
+		put(dst, sz,
+		    "%s (%s) is newer than the CUDA builds of mlsetup's manifests: the newest, "
+		    "%s (torch %s, CUDA %s), has SASS up to %s and %s%s. It needs a torch build "
+		    "with SASS for %s (from a CUDA toolkit newer than %s) or PTX it can JIT "
+		    "(compute_%d%d or older), and an NVIDIA driver new enough for both: install "
+		    "one with --manifest PATH",
+		    gpu[0] ? gpu : "this GPU", sm, r.newest,
+		    r.newest_torch[0] ? r.newest_torch : "?",
+		    r.newest_cuda[0] ? r.newest_cuda : "?",
+		    r.newest_sass[0] ? r.newest_sass : "none",
+		    r.newest_ptx[0] ? "PTX up to " : "no PTX", r.newest_ptx, sm,
+		    r.newest_cuda[0] ? r.newest_cuda : "the builds'", major, minor);
+	else if (r.fit == ML_BUILDS_OLDER)
+		put(dst, sz,
+		    "%s is %s%s%s: current PyTorch builds dropped this GPU generation (the oldest "
+		    "shipped build, %s, starts at %s); install a build that still supports it "
+		    "with --manifest PATH, or use a CPU-only environment",
+		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm,
+		    r.oldest, r.oldest_code);
 	else
 		put(dst, sz,
 		    "%s is %s%s%s and no manifest shipped with mlsetup covers it: install a "

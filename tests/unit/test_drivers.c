@@ -3,7 +3,9 @@
  * by src/detect/drivers.c): each CUDA toolkit's minimum driver as NVIDIA's
  * release notes (table 3) and FACTS.md give it, the minor-version floor,
  * the per-architecture minimum, and the places that take their numbers
- * from it: a manifest's `cuda` header and detect's advice.
+ * from it - a manifest's `cuda` header, detect's advice - plus where a GPU
+ * stands against the shipped builds (ml_shipped_build_range()), which the
+ * remedies for a GPU no build covers rest on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -262,6 +264,50 @@ static void test_detect_advice_agrees_with_the_default_build(void **state)
 	ml_manifest_free(mf);
 }
 
+/* --- where a GPU stands against the shipped builds ------------------------- */
+
+static void test_cc_13_is_newer_than_every_shipped_build(void **state)
+{
+	ml_build_range r;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(ml_shipped_build_range(&r, 13, 0, &err), 0);
+	assert_int_equal(r.fit, ML_BUILDS_NEWER);
+	assert_string_equal(r.newest, "requirements_blackwell.txt");
+	assert_string_equal(r.newest_cuda, "12.8");
+	assert_string_equal(r.newest_torch, "2.8.0");
+	assert_string_equal(r.newest_sass, "sm_120");
+	assert_string_equal(r.newest_ptx, "");
+}
+
+static void test_kepler_is_older_than_every_shipped_build(void **state)
+{
+	ml_build_range r;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(ml_shipped_build_range(&r, 3, 7, &err), 0);
+	assert_int_equal(r.fit, ML_BUILDS_OLDER);
+	assert_string_equal(r.oldest, "requirements.txt");
+	assert_string_equal(r.oldest_code, "sm_50");
+}
+
+static void test_covered_and_skipped_architectures(void **state)
+{
+	ml_build_range r;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	assert_int_equal(ml_shipped_build_range(&r, 8, 6, &err), 0);
+	assert_int_equal(r.fit, ML_BUILDS_COVER);
+	assert_int_equal(ml_shipped_build_range(&r, 12, 1, &err), 0);
+	assert_int_equal(r.fit, ML_BUILDS_COVER);
+	/* Thor (11.0): between sm_100 and sm_120, no build has code for it. */
+	assert_int_equal(ml_shipped_build_range(&r, 11, 0, &err), 0);
+	assert_int_equal(r.fit, ML_BUILDS_GAP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +324,9 @@ int main(void)
 	        cmocka_unit_test(test_manifest_min_driver_header_overrides_the_table),
 	        cmocka_unit_test(test_manifest_with_unknown_cuda_names_no_minimum),
 	        cmocka_unit_test(test_detect_advice_agrees_with_the_default_build),
+	        cmocka_unit_test(test_cc_13_is_newer_than_every_shipped_build),
+	        cmocka_unit_test(test_kepler_is_older_than_every_shipped_build),
+	        cmocka_unit_test(test_covered_and_skipped_architectures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
