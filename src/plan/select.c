@@ -88,11 +88,20 @@ static int add_warning(ml_selection *s, const char *text)
 	return 0;
 }
 
+/* "NVIDIA GeForce RTX 5090 (sm_120)"; a GPU without a name is named by its
+ * PCI id and bus ("NVIDIA GPU with PCI id 10de:2ffe at 0000:01:00.0"). */
 static void gpu_label(char *dst, size_t n, const ml_gpu *g)
 {
-	char sm[16];
+	char sm[16], name[96];
 	ml_cc_sm(sm, sizeof(sm), g->cc_major, g->cc_minor);
-	snprintf(dst, n, "%s (%s)", g->name[0] ? g->name : "NVIDIA GPU", sm[0] ? sm : "unknown");
+	if (g->name[0])
+		ml_strlcpy(name, g->name, sizeof(name));
+	else if (g->pci_device_id)
+		snprintf(name, sizeof(name), "NVIDIA GPU with PCI id 10de:%04x at %s",
+		         (unsigned)g->pci_device_id, g->pci_bus_id[0] ? g->pci_bus_id : "?");
+	else
+		ml_strlcpy(name, "NVIDIA GPU", sizeof(name));
+	snprintf(dst, n, "%s (%s)", name, sm[0] ? sm : "unknown");
 }
 
 /* Rule 1: every GPU can run the manifest's torch build. */

@@ -2,7 +2,8 @@
 # The remedies for a GPU no shipped build covers say which way it misses:
 # a GPU newer than every build (compute capability 13.0) is told what would
 # cover it, never that builds "dropped" it; a GPU older than every build
-# (Kepler) is told its generation was dropped.
+# (Kepler) is told its generation was dropped. A GPU whose PCI id is not in
+# mlsetup's table is named by its id and bus.
 . "$(dirname "$0")/lib.sh"
 E="$SYSROOTS/empty"
 STUB="$top/tests/fixtures/stub_torch"
@@ -43,5 +44,25 @@ test_expect_success 'verify: no kernel image on a Kepler GPU says the generation
 test_expect_success 'detect: a GPU newer than the driver table gets its newest rule as a lower bound' '
 	with_gpus smoke-future-gpu-cuda124.json "$MLSETUP" detect --json --sysroot "$E" >j &&
 	json j "d[\"advice\"][0]" | grep -q "NVIDIA Future GPU (unknown architecture, sm_130) needs driver 570.26 or newer (at least: mlsetup.s driver table does not know this GPU.s architecture)"
+'
+if have_system_nvml; then
+	echo "# skipping the PCI tests: this machine has a real libnvidia-ml.so.1"
+	test_done
+	exit
+fi
+test_expect_success 'detect: a PCI id missing from the table is named with its bus' '
+	"$MLSETUP" detect --sysroot "$SYSROOTS/pci-unknown" --no-smi --json >j &&
+	expect_eq 0x2ffe "$(json j "d[\"gpus\"][0][\"pci_device_id\"]")" &&
+	json j "d[\"advice\"][0]" >advice &&
+	grep -q "NVIDIA GPU with PCI id 10de:2ffe at 0000:01:00.0 is not in mlsetup.s table" advice &&
+	grep -q "install the NVIDIA driver" advice &&
+	json j "d[\"probes\"][3][\"detail\"]" | grep -q "0000:01:00.0 10de:2ffe (not in mlsetup.s PCI id table)" &&
+	"$MLSETUP" detect --sysroot "$SYSROOTS/pci-unknown" --no-smi >out &&
+	grep -q "PCI id 10de:2ffe at 0000:01:00.0" out
+'
+test_expect_success 'plan: the GPU rule names a GPU missing from the PCI table by id and bus' '
+	"$MLSETUP" plan --json --sysroot "$SYSROOTS/pci-unknown" --python 3.12 >j 2>err &&
+	json j "[r[\"detail\"] for r in d[\"reasons\"] if r[\"rule\"] == \"gpu\"][0]" |
+		grep -q "NVIDIA GPU with PCI id 10de:2ffe at 0000:01:00.0 (unknown): compute capability unknown"
 '
 test_done
