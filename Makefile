@@ -54,6 +54,12 @@ EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifes
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 
+# The smoke tests' code, compiled in as well: the kernel image, its portable
+# PTX and their description (src/verify/make_kernel_image.sh writes them from
+# saxpy.cu; building needs no CUDA toolkit) and the torch smoke script.
+EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc \
+	src/verify/torch_smoke.py
+
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
 SAN_CLI_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(CLI_SRC))
@@ -72,7 +78,8 @@ all: build/mlsetup
 build/mlsetup: $(REL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh
+# Regenerated when an embedded file, the script or the list (Makefile) changes.
+$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh Makefile
 	@mkdir -p $(dir $@)
 	sh manifests/embed.sh $@ $(EMBED_FILES)
 

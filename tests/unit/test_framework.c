@@ -537,17 +537,27 @@ static void test_framework_json_carries_classes_and_timings(void **state)
 	assert_int_equal(ml_verdict_exit_code(NULL), 1);
 }
 
+/* The build embeds src/verify/torch_smoke.py byte for byte, followed by a
+ * NUL: a script left out of EMBED_FILES (Makefile) or a stale
+ * build/gen/embedded.c fails here. */
 static void test_embedded_script_matches_its_source(void **state)
 {
 	(void)state;
 	FILE *f = fopen("src/verify/torch_smoke.py", "rb");
 	assert_non_null(f);
 	static char src[1 << 17];
-	size_t n = fread(src, 1, sizeof(src) - 1, f);
+	size_t n = fread(src, 1, sizeof(src), f);
+	assert_true(feof(f));
 	fclose(f);
-	src[n] = '\0';
-	if (strcmp(src, ml_torch_smoke_script()) != 0)
-		fail_msg("torch_smoke_py.c is stale: run sh src/verify/embed_torch_smoke.sh");
+	const ml_embedded_file *e = ml_embedded_find("torch_smoke.py");
+	if (!e)
+		fail_msg("torch_smoke.py is not embedded: add it to EMBED_FILES in the Makefile");
+	assert_ptr_equal(ml_torch_smoke_script(), e->data);
+	assert_int_equal(e->size, n);
+	if (memcmp(e->data, src, n) != 0)
+		fail_msg("the embedded torch_smoke.py differs from src/verify/torch_smoke.py");
+	assert_int_equal(e->data[n], '\0');
+	assert_int_equal(strlen(ml_torch_smoke_script()), n); /* no NUL inside: python -c */
 }
 
 int main(void)
