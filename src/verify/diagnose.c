@@ -194,9 +194,10 @@ static void remedy_no_kernel(char *dst, size_t sz, const struct ctx *c, const ch
 		    r.newest_cuda[0] ? r.newest_cuda : "the builds'", major, minor);
 	else if (r.fit == ML_BUILDS_OLDER)
 		put(dst, sz,
-		    "%s is %s%s%s: current PyTorch builds dropped this GPU generation (the oldest "
-		    "shipped build, %s, starts at %s); install a build that still supports it "
-		    "with --manifest PATH, or use a CPU-only environment",
+		    "%s is %s%s%s and no manifest shipped with mlsetup covers it: current "
+		    "PyTorch builds dropped this GPU generation (the oldest shipped build, %s, "
+		    "starts at %s); install a build that still supports it with --manifest "
+		    "PATH, or use a CPU-only environment",
 		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm,
 		    r.oldest, r.oldest_code);
 	else

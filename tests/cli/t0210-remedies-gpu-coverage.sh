@@ -38,7 +38,7 @@ test_expect_success 'verify: no kernel image on a Kepler GPU says the generation
 		expect_exit 5 with_gpus k80.json "$MLSETUP" verify --smoke-size 8 --alloc-mib 1 \
 		--sysroot "$E" --python python3 --json >j 2>err &&
 	json j "[k[\"remedy\"] for k in d[\"verdict\"][\"gpus\"][0][\"checks\"] if k[\"name\"] == \"torch_arch\"][0]" >remedy &&
-	grep -q "Tesla K80 is Kepler, sm_37: current PyTorch builds dropped this GPU generation" remedy &&
+	grep -q "Tesla K80 is Kepler, sm_37 and no manifest shipped with mlsetup covers it: current PyTorch builds dropped this GPU generation" remedy &&
 	grep -q "requirements.txt, starts at sm_50" remedy
 '
 test_expect_success 'detect: a GPU newer than the driver table gets its newest rule as a lower bound' '
