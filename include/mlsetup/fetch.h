@@ -435,7 +435,7 @@ const char *ml_cache_root(const ml_cache *c);
  * A blob that fails the check is removed (only if no other process has
  * replaced it meanwhile); then *corrupted (may be NULL) is set and err
  * says what was wrong. Returns 0, ML_ENOENT (absent, or corrupted and
- * removed), ML_EIO (unreadable). */
+ * removed), ML_EIO (unreadable), ML_ENOMEM. */
 int ml_cache_blob_get(char *path, size_t pathsz, ml_cache *c, const char *sha256, int64_t size,
                       bool *corrupted, ml_err *err);
 
@@ -481,10 +481,11 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
                       ml_err *err);
 
 /* Stores the page r (its body, content type and validators) as the answer
- * to (url, accept), atomically (temporary file and rename). Pages without
- * an ETag or Last-Modified are not stored (they could not be revalidated).
- * URLs are used only as hash input: no credentials reach the disk.
- * Returns 0 or ML_EIO. */
+ * to (url, accept), atomically and durably (ml_fs_write_atomic(): body,
+ * then the meta that vouches for it). Pages without an ETag or
+ * Last-Modified are not stored (they could not be revalidated). URLs are
+ * used only as hash input: no credentials reach the disk. Returns 0,
+ * ML_EIO or ML_ENOMEM. */
 int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
                       ml_err *err);
 

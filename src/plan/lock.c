@@ -7,7 +7,6 @@
  * pinned version are done by the caller (cmd_lock.c, with the fetch
  * stage's index client) and recorded with ml_lock_pkg_add_file().
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,24 +223,6 @@ static int read_report(ml_lock *lk, size_t t, const char *path, ml_err *err)
 	return rc;
 }
 
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			if (unlink(p) != 0)
-				remove_tree(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *err)
 {
 	const ml_lock_target *tg = &lk->targets[t];
@@ -320,7 +301,7 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	free(output);
 	if (!rc)
 		rc = read_report(lk, t, report, err);
-	remove_tree(tmpl);
+	ml_fs_rm_tree(tmpl);
 	return rc;
 }
 
