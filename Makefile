@@ -2,7 +2,7 @@
 #
 #   make            build/mlsetup (optimized, with debug info)
 #   make check      AddressSanitizer/UBSan build + shims + all unit and CLI
-#                   tests; ends with "N passed, N failed"
+#                   tests; ends with "N passed, N failed, N skipped"
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind

@@ -401,8 +401,9 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
  *                                          clean and prune
  *
  * Several mlsetup processes may use one cache at once: entries appear only
- * by rename(2) of a complete, verified file (fsync of the file, then of its
- * directory), a per-blob lock makes a second process wait for the first
+ * by rename(2) of a complete, verified file (blobs: fsync of the file, then
+ * of its directory; index pages are checked against their meta on every
+ * read instead), a per-blob lock makes a second process wait for the first
  * one's download instead of repeating it, and every use of a blob hashes
  * it again. An opaque handle; all functions take it from one thread. */
 typedef struct ml_cache ml_cache;
@@ -481,8 +482,10 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
                       ml_err *err);
 
 /* Stores the page r (its body, content type and validators) as the answer
- * to (url, accept), atomically and durably (ml_fs_write_atomic(): body,
- * then the meta that vouches for it). Pages without an ETag or
+ * to (url, accept), atomically but without fsync
+ * (ml_fs_write_atomic_nosync(): body, then the meta that vouches for it;
+ * ml_cache_page_get() checks the body against the meta, so a page torn by
+ * a crash reads as missing and is fetched again). Pages without an ETag or
  * Last-Modified are not stored (they could not be revalidated). URLs are
  * used only as hash input: no credentials reach the disk. Returns 0,
  * ML_EIO or ML_ENOMEM. */

@@ -248,7 +248,6 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	                       "install",
 	                       "--dry-run",
 	                       "--ignore-installed",
-	                       "--quiet",
 	                       "--no-input",
 	                       "--disable-pip-version-check",
 	                       "--target",

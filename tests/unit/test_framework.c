@@ -1,8 +1,9 @@
 /*
  * test_framework.c - specs for the framework-level smoke test
  * (src/verify/framework.c, the embedded torch_smoke.py) and the diagnosis
- * of its results (src/verify/diagnose.c). The script runs under
- * /usr/bin/python3.11 against the stub torch in tests/fixtures/stub_torch,
+ * of its results (src/verify/diagnose.c). The script runs under the
+ * CPython the env tests use (tests/fixtures/find_python.sh), or python3
+ * when there is none, against the stub torch in tests/fixtures/stub_torch,
  * whose behaviour MLSETUP_STUB_TORCH selects (healthy, no_kernel_image,
  * cpu_only, cuda_unavailable, driver_too_old, oom, wrong_results,
  * import_error).
@@ -21,19 +22,21 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "env_testutil.h"
 #include "mlsetup/verify.h"
 
-#define PYTHON "/usr/bin/python3.11"
-#define EMPTY  "tests/fixtures/sysroot/empty"
+#define EMPTY "tests/fixtures/sysroot/empty"
 
 static char stub_path[PATH_MAX];
+static char PYTHON[4096]; /* the interpreter that runs the stub torch */
 
 static int setup(void **state)
 {
 	(void)state;
-	if (access(PYTHON, X_OK) != 0) {
-		fprintf(stderr, "%s is needed to run the stub torch\n", PYTHON);
-		return -1;
+	/* The stub needs only Python 3: any CPython >= 3.11 found, else python3. */
+	if (!find_test_python(PYTHON, sizeof PYTHON)) {
+		printf("# %s: running the stub torch with python3\n", PYTHON);
+		snprintf(PYTHON, sizeof PYTHON, "python3");
 	}
 	if (!realpath("tests/fixtures/stub_torch", stub_path))
 		return -1;

@@ -500,6 +500,7 @@ static void test_launchers_use_the_sh_exec_form_for_spaced_or_long_paths(void **
 {
 	fx *f = *state;
 	if (!exists("/usr/bin/python3")) {
+		printf("# /usr/bin/python3 is missing: the launchers cannot run\n");
 		skip();
 		return;
 	}
