@@ -220,10 +220,12 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 		        "the architectures mlsetup's driver table knows and needs at "
 		        "least driver %s (CUDA %s)",
 		        drv, min, cuda, label, arch_min, tk);
+	/* "R570": the driver branch, the first component of the minimum. */
+	int branch = atoi(arch_min);
 	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-	                  "driver %s is below %s, the minimum for CUDA %s; %s needs driver %s or "
-	                  "newer (CUDA %s is the first toolkit with %s%sSASS)",
-	                  drv, min, cuda, label, arch_min, tk, arch, arch[0] ? " " : "");
+	                  "driver %s is below %s, the minimum for CUDA %s; %s needs an R%d+ "
+	                  "driver (%s or newer: CUDA %s is the first toolkit with %s%sSASS)",
+	                  drv, min, cuda, label, branch, arch_min, tk, arch, arch[0] ? " " : "");
 }
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
