@@ -47,8 +47,10 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
-# Shipped manifests, interpreter pins and selection rules, compiled in.
-EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json
+# Shipped manifests, interpreter pins, selection rules and the CUDA toolkit ->
+# minimum driver table, compiled in.
+EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
+	manifests/drivers.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 

@@ -1,11 +1,11 @@
 #!/bin/sh
 # embed.sh OUT.c FILE... - writes a C file that embeds each FILE (the
-# shipped manifests, interpreter pins and selection rules, the smoke-test
-# kernel and the torch smoke script: EMBED_FILES in the Makefile) as a byte
-# array, with a table {name, data, size} that ml_embedded_find()
-# (src/core/embedded.c) looks base names up in. Every array is 64-byte
-# aligned (the CUDA driver expects that of images given to
-# cuModuleLoadData) and ends with a NUL after its size bytes. Two files
+# shipped manifests, interpreter pins, selection rules and driver table,
+# the smoke-test kernel and the torch smoke script: EMBED_FILES in the
+# Makefile) as a byte array, with a table {name, data, size} that
+# ml_embedded_find() (src/core/embedded.c) looks base names up in. Every
+# array is 64-byte aligned (the CUDA driver expects that of images given
+# to cuModuleLoadData) and ends with a NUL after its size bytes. Two files
 # with the same base name are an error. POSIX sh + od, so building needs
 # no extra tool.
 set -eu
