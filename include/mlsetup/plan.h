@@ -257,6 +257,68 @@ const char *ml_requirements_meta(const ml_requirements *r, const char *key);
 /* Frees r and everything it owns. Accepts NULL. */
 void ml_requirements_free(ml_requirements *r);
 
+/* --- TOML 1.0 (src/plan/toml.c) ------------------------------------------ */
+
+/* What a TOML value is. Dates and times are kept as their text. */
+typedef enum ml_toml_kind {
+	ML_TOML_STRING = 0,
+	ML_TOML_INTEGER,
+	ML_TOML_FLOAT,
+	ML_TOML_BOOL,
+	ML_TOML_DATETIME, /* offset/local date-time, local date or time, as written */
+	ML_TOML_ARRAY,
+	ML_TOML_TABLE,
+} ml_toml_kind;
+
+/* One value of a parsed document; read-only for callers. Tables keep
+ * their keys in document order (keys may hold NUL bytes: key_lens). */
+typedef struct ml_toml {
+	ml_toml_kind kind;
+	int line;  /* 1-based line where the value (or the table's header) starts */
+	char *str; /* STRING: UTF-8 value; DATETIME and FLOAT: the text as written
+	            * (underscores removed); NUL-terminated, len bytes */
+	size_t len;
+	int64_t i;              /* INTEGER */
+	double f;               /* FLOAT */
+	bool b;                 /* BOOL */
+	struct ml_toml **items; /* ARRAY: the values; TABLE: the values of keys[] */
+	char **keys;            /* TABLE: the keys, NUL-terminated */
+	size_t *key_lens;       /* TABLE: their lengths in bytes */
+	size_t n, cap;
+	unsigned flags; /* private to the parser */
+} ml_toml;
+
+/* Parses a TOML 1.0 document (text, len bytes, UTF-8; a leading byte
+ * order mark and CRLF line ends are accepted) into a tree whose root is a
+ * table. Follows the TOML 1.0.0 specification as Python's tomllib reads
+ * it: basic and literal strings, single- and multi-line (line-ending
+ * backslashes, the first newline trimmed, \uXXXX / \UXXXXXXXX escapes
+ * of Unicode scalar values only), integers (decimal, 0x, 0o, 0b, with
+ * underscores; 64-bit: larger ones are refused), floats (with inf, nan),
+ * booleans, dates and times (validated, kept as text), arrays (multi-line,
+ * comments, trailing commas), inline tables (frozen), [tables],
+ * [[arrays of tables]], dotted keys and quoted keys. Refuses duplicate
+ * keys, tables defined twice, extending inline tables or static arrays,
+ * control characters, invalid UTF-8 and anything malformed, with a message
+ * "'NAME' line N: ..." (NAME is name_for_messages). Arrays and inline
+ * tables nest at most 64 deep. Caller owns *out; free with
+ * ml_toml_free(). Returns 0, ML_EPARSE or ML_ENOMEM. */
+int ml_toml_parse(ml_toml **out, const char *name_for_messages, const char *text, size_t len,
+                  ml_err *err);
+
+/* Frees a tree from ml_toml_parse(). Accepts NULL. */
+void ml_toml_free(ml_toml *t);
+
+/* The value of key in table (a key without NUL bytes), or NULL when
+ * table is NULL, not a table, or has no such key. */
+const ml_toml *ml_toml_get(const ml_toml *table, const char *key);
+
+/* The string value of key in table, or NULL when missing or not a string. */
+const char *ml_toml_get_string(const ml_toml *table, const char *key);
+
+/* "string", "integer", "float", "boolean", "date-time", "array", "table". */
+const char *ml_toml_kind_name(ml_toml_kind kind);
+
 /* --- PEP 425 tags, PEP 427 wheel names, PEP 600 (src/plan/tags.c) ------- */
 
 /* The interpreter and platform to list tags for. */
