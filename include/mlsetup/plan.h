@@ -441,15 +441,79 @@ int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
 bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
                      size_t why_sz);
 
+/* --- PEP 751 lock files (src/plan/pylock.c) ------------------------------ */
+
+/* One wheel of a locked package ([[packages.wheels]]). */
+typedef struct ml_pylock_wheel {
+	char *filename;  /* `name`, else the last segment of url/path, percent-decoded */
+	char *url;       /* `url`, or `path` as a file:// URL (a relative path taken
+	                  * from the lock file's directory, as PEP 751 says) */
+	char sha256[65]; /* hashes.sha256, lower case */
+	int64_t size;    /* bytes; -1 when the lock gives none (pip lock) */
+	int line;
+} ml_pylock_wheel;
+
+/* One [[packages]] entry. */
+typedef struct ml_pylock_package {
+	char *name;       /* as written */
+	char *normalized; /* PEP 503 */
+	char *version;    /* NULL when the lock gives none (only for non-wheels) */
+	char *marker;     /* PEP 508 marker, checked; NULL when none */
+	char *requires_python;
+	char *index; /* the index it came from, or NULL */
+	ml_pylock_wheel *wheels;
+	size_t n_wheels;
+	/* With no wheels: what the package has instead ("sdist", "archive",
+	 * "vcs", "directory" or "nothing"); NULL when it has wheels. */
+	const char *source_kind;
+	int line;
+} ml_pylock_package;
+
+/* A parsed lock file. Strings without their own allocation point into doc. */
+typedef struct ml_pylock {
+	char *path;
+	const char *lock_version;    /* "1.0" */
+	const char *created_by;      /* "pip", "uv", "mlsetup", or NULL */
+	const char *requires_python; /* specifier, or NULL */
+	char **environments;         /* PEP 508 markers, checked */
+	size_t n_environments;
+	ml_pylock_package *pkgs; /* in file order */
+	size_t n_pkgs;
+	ml_toml *doc; /* the whole document ([tool] tables), owned */
+} ml_pylock;
+
+/* Parses a PEP 751 lock file (text, len bytes) with ml_toml_parse():
+ * lock-version must be 1.x; requires-python a specifier; environments
+ * markers; every package a name, a valid version when it has wheels, a
+ * marker that ml_marker_check() accepts; every wheel a url or path, a
+ * file name, a non-negative size when given, and hashes.sha256 (64 hex
+ * digits; other algorithms alone are refused: every byte is checked by
+ * sha256). base_dir is the lock file's directory, for relative `path`s
+ * (NULL: "."). Errors name the file and line ("lock file 'x.toml' line 12:
+ * ..."). Caller owns *out; free with ml_pylock_free(). Returns 0,
+ * ML_EPARSE or ML_ENOMEM. */
+int ml_pylock_parse(ml_pylock **out, const char *path_for_messages, const char *base_dir,
+                    const char *text, size_t len, ml_err *err);
+
+/* Frees a lock; accepts NULL. */
+void ml_pylock_free(ml_pylock *pl);
+
+/* True when path names a lock file rather than a requirements file: it
+ * ends in ".toml" (pylock.toml, pylock.NAME.toml). */
+bool ml_pylock_path_like(const char *path);
+
 /* --- manifests and selection (src/plan/manifest.c, select.c) ----------- */
 
-/* What `mlsetup lock` records about one wheel file of a manifest, from a
- * `# mlsetup-file: <sha256> <size> <filename>` comment line (pip ignores
- * it), so plans can name files and sizes without asking an index. */
+/* What is known about one wheel file of a manifest: from a `# mlsetup-file:
+ * <sha256> <size> <filename>` comment line (pip ignores it; `mlsetup
+ * lock` writes them so plans can name files and sizes without asking an
+ * index), from a lock file's [[packages.wheels]], or learnt from an index
+ * (ml_manifest_add_file). */
 typedef struct ml_file_info {
 	char sha256[65];
-	int64_t size; /* bytes */
+	int64_t size; /* bytes; -1 when unknown (a lock file without sizes) */
 	char *filename;
+	char *url; /* where it is served, or NULL (comment lines name none) */
 } ml_file_info;
 
 /* A manifest: a pinned, hashed requirements file plus the `# mlsetup:`
@@ -471,8 +535,15 @@ typedef struct ml_manifest {
 	size_t n_pythons;
 	char **platforms; /* "linux-x86_64", empty = any */
 	size_t n_platforms;
-	ml_file_info *files; /* from # mlsetup-file lines */
+	ml_file_info *files; /* from # mlsetup-file lines, a lock's wheels, or an index */
 	size_t n_files;
+	/* A PEP 751 lock file (a path ending in .toml): its requires-python
+	 * and environments (NULL / 0 when it gives none), and the lock
+	 * itself; all NULL for requirements files. */
+	const char *requires_python;
+	char *const *environments;
+	size_t n_environments;
+	struct ml_pylock *lock;
 } ml_manifest;
 
 /* Opens a manifest by embedded name ("requirements.txt",
@@ -490,6 +561,13 @@ void ml_manifest_free(ml_manifest *mf);
 
 /* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
 const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
+
+/* Records one more wheel file of mf (learnt from an index): sha256 (64
+ * hex digits), size in bytes (-1 unknown), file name, URL (may be NULL).
+ * A sha256 already recorded keeps its entry, which gains the size and URL
+ * it lacked. Returns 0, ML_EFAIL (not a sha256) or ML_ENOMEM. */
+int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, const char *filename,
+                         const char *url, ml_err *err);
 
 /* The shipped manifest that covers a GPU of compute capability
  * major.minor: the first of selection.json's preference order whose torch
@@ -546,11 +624,12 @@ typedef struct ml_reason {
 typedef struct ml_select_opts {
 	const char *manifest;       /* --manifest NAME|PATH, NULL to choose */
 	const char *python_version; /* "3.12": the interpreter's X.Y */
+	const char *python_full;    /* "3.12.8" when known (a lock's requires-python), or NULL */
 } ml_select_opts;
 
 #define ML_SELECT_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, NULL                                                                         \
+		NULL, NULL, NULL                                                                   \
 	}
 
 /* The result of manifest selection. `manifest` is NULL when nothing fits;
@@ -597,6 +676,8 @@ typedef struct ml_artifact {
 	bool requested;  /* named in the manifest's input (gets REQUESTED, PEP 376) */
 	bool cached;     /* already in the cache, size verified */
 	int line;        /* manifest line of the requirement */
+	char *url;       /* where the file is served when the manifest says (a lock
+	                  * file, an index lookup, pip's resolution); NULL else */
 } ml_artifact;
 
 /* The interpreter the environment will use. */
@@ -634,7 +715,10 @@ typedef struct ml_plan {
 	ml_artifact *files; /* one per requirement whose marker holds here */
 	size_t n_files;
 	size_t n_not_here;          /* requirements whose marker excludes this platform */
-	size_t n_unknown;           /* files that could not be named or sized */
+	size_t n_unknown;           /* requirements whose file the manifest does not
+	                             * name (hashes without `# mlsetup-file:` lines):
+	                             * filename NULL, to be looked up on an index */
+	size_t n_unsized;           /* files named but of unknown size (size -1) */
 	uint64_t total_bytes;       /* size of all known files */
 	uint64_t download_bytes;    /* of those, not yet in the cache */
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
@@ -659,6 +743,13 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 
 /* Frees a plan; accepts NULL. */
 void ml_plan_free(ml_plan *p);
+
+/* Chooses the files again after the manifest learnt more about them
+ * (ml_manifest_add_file on p->selection->manifest: files found on an
+ * index, sizes): the same choice as ml_plan_make's, with n_unknown,
+ * n_unsized, sizes, cache state, disk estimate and the plan's warnings
+ * recomputed. Returns what ml_plan_make returns for the files. */
+int ml_plan_refile(ml_plan *p, const ml_machine *m, ml_err *err);
 
 /* Builds the "mlsetup.plan/1" JSON document: machine summary, manifest
  * {name, summary, embedded, overridden}, reasons[], python, files[],

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "mlsetup/plan.h"
@@ -202,6 +203,7 @@ static int read_file_lines(ml_manifest *mf, const char *text, size_t len, ml_err
 			for (size_t i = 0; i < 65; i++)
 				fi->sha256[i] = (char)tolower((unsigned char)hash[i]);
 			fi->size = size;
+			fi->url = NULL;
 			if (!(fi->filename = strdup(fname)))
 				return ml_err_set(err, ML_ENOMEM, "out of memory");
 			mf->n_files++;
@@ -217,6 +219,156 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256)
 		if (strcmp(mf->files[i].sha256, sha256) == 0)
 			return &mf->files[i];
 	return NULL;
+}
+
+int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, const char *filename,
+                         const char *url, ml_err *err)
+{
+	char hex[65];
+	if (ml_sha256_hex_normalize(hex, sha256) != 0)
+		return ml_err_set(err, ML_EFAIL, "'%.80s' is not a sha256", sha256);
+	ml_file_info *fi = (ml_file_info *)ml_manifest_file(mf, hex);
+	if (!fi) {
+		ml_file_info *p = realloc(mf->files, (mf->n_files + 1) * sizeof(*p));
+		if (!p)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		mf->files = p;
+		fi = &mf->files[mf->n_files];
+		memset(fi, 0, sizeof(*fi));
+		memcpy(fi->sha256, hex, sizeof(fi->sha256));
+		fi->size = -1;
+		if (!(fi->filename = strdup(filename)))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		mf->n_files++;
+	}
+	if (fi->size < 0)
+		fi->size = size;
+	if (!fi->url && url && !(fi->url = strdup(url)))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* --- lock files --------------------------------------------------------------- */
+
+static int add_meta(ml_requirements *r, const char *key, const char *value, int line)
+{
+	ml_kv *m = realloc(r->meta, (r->n_meta + 1) * sizeof(*m));
+	if (!m)
+		return ML_ENOMEM;
+	r->meta = m;
+	m[r->n_meta] = (ml_kv){strdup(key), strdup(value), line};
+	r->n_meta++;
+	return m[r->n_meta - 1].key && m[r->n_meta - 1].value ? 0 : ML_ENOMEM;
+}
+
+/* Space-joined strings of a TOML array (or the string itself). */
+static int join_strings(ml_buf *b, const ml_toml *v)
+{
+	if (v->kind == ML_TOML_STRING)
+		return ml_buf_puts(b, v->str);
+	for (size_t i = 0; v->kind == ML_TOML_ARRAY && i < v->n; i++)
+		if (v->items[i]->kind == ML_TOML_STRING &&
+		    ml_buf_printf(b, "%s%s", b->len ? " " : "", v->items[i]->str))
+			return ML_ENOMEM;
+	return 0;
+}
+
+/* The `# mlsetup:` header of a lock mlsetup wrote ([tool.mlsetup.header]
+ * and [tool.mlsetup] requested); a lock from another tool has none, and
+ * every package counts as requested. */
+static int lock_meta(ml_requirements *r, const ml_pylock *pl)
+{
+	const ml_toml *tool = ml_toml_get(ml_toml_get(pl->doc, "tool"), "mlsetup");
+	const ml_toml *hdr = ml_toml_get(tool, "header");
+	for (size_t i = 0; hdr && hdr->kind == ML_TOML_TABLE && i < hdr->n; i++) {
+		if (!strcmp(hdr->keys[i], "requested"))
+			continue;
+		ml_buf b = ML_BUF_INIT;
+		int rc = join_strings(&b, hdr->items[i]);
+		if (!rc && b.len)
+			rc = add_meta(r, hdr->keys[i], ml_buf_cstr(&b), hdr->items[i]->line);
+		ml_buf_release(&b);
+		if (rc)
+			return rc;
+	}
+	ml_buf req = ML_BUF_INIT;
+	const ml_toml *rq = ml_toml_get(tool, "requested");
+	int rc = 0;
+	if (rq)
+		rc = join_strings(&req, rq);
+	for (size_t i = 0; !rc && !rq && i < pl->n_pkgs; i++)
+		rc = ml_buf_printf(&req, "%s%s", i ? " " : "", pl->pkgs[i].normalized);
+	if (!rc)
+		rc = add_meta(r, "requested", ml_buf_cstr(&req), rq ? rq->line : 1);
+	ml_buf_release(&req);
+	return rc;
+}
+
+/* Turns a lock into the manifest's requirements (one `name==version` per
+ * package, with the sha256 of each of its wheels and its marker) and
+ * recorded files (every wheel, with its URL). */
+static int from_lock(ml_manifest *mf, ml_pylock *pl, ml_err *err)
+{
+	mf->lock = pl;
+	mf->requires_python = pl->requires_python;
+	mf->environments = pl->environments;
+	mf->n_environments = pl->n_environments;
+	ml_requirements *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	mf->reqs = r;
+	if (!(r->path = strdup(mf->name)) ||
+	    (pl->n_pkgs && !(r->reqs = calloc(pl->n_pkgs, sizeof(*r->reqs)))) || lock_meta(r, pl))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	for (size_t i = 0; i < pl->n_pkgs; i++) {
+		const ml_pylock_package *p = &pl->pkgs[i];
+		ml_requirement *q = &r->reqs[r->n_reqs++];
+		q->line = p->line;
+		q->name = strdup(p->name);
+		q->normalized = strdup(p->normalized);
+		q->version = p->version ? strdup(p->version) : NULL;
+		q->specifier = p->version ? ml_asprintf("==%s", p->version) : strdup("");
+		q->marker = p->marker ? strdup(p->marker) : NULL;
+		if (!q->name || !q->normalized || !q->specifier || (p->version && !q->version) ||
+		    (p->marker && !q->marker) ||
+		    (p->n_wheels && !(q->sha256 = calloc(p->n_wheels, sizeof(char *)))))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		for (size_t w = 0; w < p->n_wheels; w++) {
+			const ml_pylock_wheel *wh = &p->wheels[w];
+			bool dup = false;
+			for (size_t k = 0; k < q->n_hashes && !dup; k++)
+				dup = !strcmp(q->sha256[k], wh->sha256);
+			if (!dup && !(q->sha256[q->n_hashes++] = strdup(wh->sha256)))
+				return ml_err_set(err, ML_ENOMEM, "out of memory");
+			int rc = ml_manifest_add_file(mf, wh->sha256, wh->size, wh->filename,
+			                              wh->url, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Reads a lock file at path into mf. */
+static int open_lock(ml_manifest *mf, const char *path, const char *text, size_t len, ml_err *err)
+{
+	char dir[4096];
+	const char *base = NULL;
+	if (ml_fs_split_path(dir, sizeof(dir), &base, path) != 0)
+		ml_strlcpy(dir, ".", sizeof(dir));
+	if (!dir[0])
+		ml_strlcpy(dir, ".", sizeof(dir));
+	char absdir[4096];
+	if (!realpath(dir, absdir))
+		ml_strlcpy(absdir, dir, sizeof(absdir));
+	ml_pylock *pl = NULL;
+	int rc = ml_pylock_parse(&pl, path, absdir, text, len, err);
+	if (rc)
+		return rc;
+	rc = from_lock(mf, pl, err);
+	if (!rc)
+		rc = check_header(mf, err);
+	return rc;
 }
 
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
@@ -254,6 +406,13 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 	mf->embedded = emb != NULL;
 	const char *data = emb ? emb->data : text;
 	size_t size = emb ? emb->size : len;
+	if (!emb && ml_pylock_path_like(name_or_path)) {
+		if ((rc = open_lock(mf, name_or_path, data, size, err)) != 0)
+			goto fail;
+		free(text);
+		*out = mf;
+		return 0;
+	}
 	rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
 	if (!rc)
 		rc = check_header(mf, err);
@@ -278,9 +437,12 @@ void ml_manifest_free(ml_manifest *mf)
 	free(mf->code);
 	free_words(mf->pythons, mf->n_pythons);
 	free_words(mf->platforms, mf->n_platforms);
-	for (size_t i = 0; i < mf->n_files; i++)
+	for (size_t i = 0; i < mf->n_files; i++) {
 		free(mf->files[i].filename);
+		free(mf->files[i].url);
+	}
 	free(mf->files);
+	ml_pylock_free(mf->lock);
 	free(mf->name);
 	free(mf);
 }

@@ -186,11 +186,32 @@ static void blob_cached(ml_artifact *a, const char *cache_dir)
 	            stat(path, &st) == 0 && a->size >= 0 && st.st_size == a->size;
 }
 
+/* A lock file's package that has no wheel: what it has instead. */
+static int no_wheel_in_lock(const ml_manifest *mf, const ml_requirement *r, ml_err *err)
+{
+	const char *kind = "nothing to install";
+	for (size_t i = 0; mf->lock && i < mf->lock->n_pkgs; i++)
+		if (mf->lock->pkgs[i].line == r->line && mf->lock->pkgs[i].source_kind)
+			kind = mf->lock->pkgs[i].source_kind;
+	ml_err_set(err, ML_EUNSUPPORTED,
+	           "lock file '%s' line %d: %s %s has no wheel (only %s%s); mlsetup installs "
+	           "wheels only",
+	           mf->name, r->line, r->name, r->version ? r->version : "",
+	           strcmp(kind, "nothing to install") ? "a " : "", kind);
+	ml_err_hint(err,
+	            "build a wheel (pip wheel %s%s%s -w wheelhouse), serve it from a "
+	            "--find-links directory and lock again",
+	            r->name, r->version ? "==" : "", r->version ? r->version : "");
+	return ML_EUNSUPPORTED;
+}
+
 /* Chooses the wheel of one requirement with the best tag priority. */
 static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf, const ml_requirement *r,
                         char *const *tags, size_t n_tags, const char *target_desc, ml_err *err)
 {
 	bool any_info = false;
+	if (mf->lock && r->n_hashes == 0)
+		return no_wheel_in_lock(mf, r, err);
 	for (size_t h = 0; h < r->n_hashes; h++) {
 		const ml_file_info *fi = ml_manifest_file(mf, r->sha256[h]);
 		if (!fi)
@@ -203,7 +224,10 @@ static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf, const
 		if (rank < 0 || (a->tag_rank >= 0 && rank >= a->tag_rank))
 			continue;
 		free(a->filename);
-		if (!(a->filename = strdup(fi->filename)))
+		free(a->url);
+		a->url = NULL;
+		if (!(a->filename = strdup(fi->filename)) ||
+		    (fi->url && !(a->url = strdup(fi->url))))
 			return ml_err_set(err, ML_ENOMEM, "out of memory");
 		ml_strlcpy(a->sha256, fi->sha256, sizeof(a->sha256));
 		a->size = fi->size;
@@ -215,8 +239,9 @@ static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf, const
 	}
 	if (a->tag_rank < 0) {
 		ml_err_set(err, ML_EUNSUPPORTED,
-		           "manifest '%s' line %d: no wheel of %s %s installs on %s", mf->name,
-		           r->line, r->name, r->version ? r->version : "", target_desc);
+		           "%s '%s' line %d: no wheel of %s %s installs on %s",
+		           mf->lock ? "lock file" : "manifest", mf->name, r->line, r->name,
+		           r->version ? r->version : "", target_desc);
 		ml_err_hint(err, "pick a supported interpreter with --python, or a manifest "
 		                 "locked for this platform (mlsetup lock --platform ...)");
 		return ML_EUNSUPPORTED;
@@ -247,8 +272,22 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	snprintf(desc, sizeof(desc), "CPython %s on %s-%s (%s %s)", p->python.xy, m->os.name,
 	         m->os.arch, m->os.libc_kind, m->os.libc_version);
 	const char *requested = ml_requirements_meta(mf->reqs, "requested");
-	p->files = calloc(mf->reqs->n_reqs ? mf->reqs->n_reqs : 1, sizeof(*p->files));
-	if (!p->files)
+	/* A lock for other environments (PEP 751 "environments") is refused
+	 * before its files are judged. */
+	bool env_ok = mf->n_environments == 0;
+	for (size_t i = 0; !rc && i < mf->n_environments && !env_ok; i++)
+		rc = ml_marker_eval(&env_ok, mf->environments[i], &env, err);
+	if (!rc && !env_ok) {
+		ml_err_set(err, ML_EUNSUPPORTED,
+		           "lock file '%s' is for other environments than %s (its environments: "
+		           "%s%s)",
+		           mf->name, desc, mf->environments[0],
+		           mf->n_environments > 1 ? ", ..." : "");
+		ml_err_hint(err, "lock the project for this platform and Python");
+		rc = ML_EUNSUPPORTED;
+	}
+	p->files = rc ? NULL : calloc(mf->reqs->n_reqs ? mf->reqs->n_reqs : 1, sizeof(*p->files));
+	if (!rc && !p->files)
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < mf->reqs->n_reqs; i++) {
 		const ml_requirement *r = &mf->reqs->reqs[i];
@@ -271,6 +310,8 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 			break;
 		}
 		rc = choose_wheel(p, a, mf, r, tags, n_tags, desc, err);
+		if (!rc && a->filename && a->size < 0)
+			p->n_unsized++;
 		if (!rc && a->size >= 0) {
 			blob_cached(a, p->cache_dir);
 			p->total_bytes += (uint64_t)a->size;
@@ -283,9 +324,12 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 		return rc;
 	if (p->n_unknown)
 		rc = add_warning(p,
-		                 "%zu file%s could not be named or sized: the manifest has no "
-		                 "mlsetup-file lines for them (regenerate it with mlsetup lock)",
-		                 p->n_unknown, p->n_unknown == 1 ? "" : "s");
+		                 "%zu file%s named by hash only (no mlsetup-file lines): the "
+		                 "index%s say%s which file%s %s",
+		                 p->n_unknown, p->n_unknown == 1 ? " is" : "s are",
+		                 p->n_unknown == 1 ? "" : "es", p->n_unknown == 1 ? "s" : "",
+		                 p->n_unknown == 1 ? "" : "s",
+		                 p->n_unknown == 1 ? "it is" : "they are");
 	p->disk_needed_bytes = p->download_bytes + p->total_bytes * UNPACKED_PER_WHEEL_BYTE;
 	uint64_t free_bytes = m->disk_free_mib * 1024 * 1024;
 	if (!rc && m->disk_free_mib && p->disk_needed_bytes > free_bytes)
@@ -313,6 +357,7 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 		ml_select_opts so = ML_SELECT_OPTS_INIT;
 		so.manifest = o->manifest;
 		so.python_version = p->python.xy;
+		so.python_full = p->python.version[0] ? p->python.version : NULL;
 		rc = ml_select(&p->selection, m, &so, err);
 	}
 	if (!rc && p->selection->manifest)
@@ -325,6 +370,34 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 	return 0;
 }
 
+static void free_files(ml_plan *p)
+{
+	for (size_t i = 0; i < p->n_files; i++) {
+		free(p->files[i].name);
+		free(p->files[i].version);
+		free(p->files[i].filename);
+		free(p->files[i].url);
+	}
+	free(p->files);
+	p->files = NULL;
+	p->n_files = 0;
+	for (size_t i = 0; i < p->n_warnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	p->warnings = NULL;
+	p->n_warnings = 0;
+}
+
+int ml_plan_refile(ml_plan *p, const ml_machine *m, ml_err *err)
+{
+	free_files(p);
+	p->n_not_here = p->n_unknown = p->n_unsized = 0;
+	p->total_bytes = p->download_bytes = p->disk_needed_bytes = 0;
+	if (!p->selection || !p->selection->manifest)
+		return 0;
+	return plan_files(p, m, err);
+}
+
 void ml_plan_free(ml_plan *p)
 {
 	if (!p)
@@ -333,14 +406,6 @@ void ml_plan_free(ml_plan *p)
 	free(p->python.path);
 	free(p->python.pin_name);
 	free(p->python.url);
-	for (size_t i = 0; i < p->n_files; i++) {
-		free(p->files[i].name);
-		free(p->files[i].version);
-		free(p->files[i].filename);
-	}
-	free(p->files);
-	for (size_t i = 0; i < p->n_warnings; i++)
-		free(p->warnings[i]);
-	free(p->warnings);
+	free_files(p);
 	free(p);
 }

@@ -230,7 +230,7 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
 static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
-                         const char *python, fit *f)
+                         const char *python, const char *full, fit *f)
 {
 	char plat[64];
 	snprintf(plat, sizeof(plat), "%s-%s", m->os.name, m->os.arch);
@@ -251,13 +251,24 @@ static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machin
 	for (size_t i = 0; python && i < mf->n_pythons; i++)
 		if (strcmp(mf->pythons[i], python) == 0)
 			f->python = ML_RULE_OK;
+	/* a lock file's requires-python (PEP 751), against the full version */
+	bool rp_ok = true;
+	if (mf->requires_python && python &&
+	    ml_specifier_match(&rp_ok, mf->requires_python, full ? full : python, NULL) == 0 &&
+	    !rp_ok)
+		f->python = ML_RULE_FAIL;
 	ml_buf py = ML_BUF_INIT;
 	for (size_t i = 0; i < mf->n_pythons; i++)
 		ml_buf_printf(&py, "%s%s", i ? " " : "", mf->pythons[i]);
+	if (mf->requires_python)
+		ml_buf_printf(&py, "%srequires-python %s", mf->n_pythons ? ", " : "",
+		              mf->requires_python);
 	rc = add_reason(s, mf->name, "python", f->python, "Python %s %s (manifest: %s)",
-	                python ? python : "(any)",
+	                full && python ? full
+	                : python       ? python
+	                               : "(any)",
 	                f->python == ML_RULE_OK ? "is supported" : "is not supported",
-	                mf->n_pythons ? ml_buf_cstr(&py) : "any");
+	                py.len ? ml_buf_cstr(&py) : "any");
 	ml_buf_release(&py);
 	return rc;
 }
@@ -269,7 +280,7 @@ static bool fits(const fit *f)
 }
 
 static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const char *python,
-                 bool gpu_rules, fit *f)
+                 const char *full, bool gpu_rules, fit *f)
 {
 	memset(f, 0, sizeof(*f));
 	int rc = 0;
@@ -279,7 +290,7 @@ static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, co
 			rc = rule_driver(s, mf, m, f);
 	}
 	if (!rc)
-		rc = rule_platform(s, mf, m, python, f);
+		rc = rule_platform(s, mf, m, python, full, f);
 	return rc;
 }
 
@@ -428,7 +439,7 @@ static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_o
 	fit f;
 	s->overridden = true;
 	s->gpu_checks_skipped = m->n_gpus == 0;
-	rc = judge(s, mf, m, o->python_version, m->n_gpus > 0, &f);
+	rc = judge(s, mf, m, o->python_version, o->python_full, m->n_gpus > 0, &f);
 	if (!rc)
 		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
 		                fits(&f) ? "" : " although it does not fit this machine");
@@ -462,7 +473,7 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 		rc = ml_manifest_open(&mf, names[i], err);
 		if (rc)
 			return rc;
-		rc = judge(s, mf, m, o->python_version, gpu, &fs[i]);
+		rc = judge(s, mf, m, o->python_version, o->python_full, gpu, &fs[i]);
 		if (!rc && fits(&fs[i])) {
 			s->manifest = mf;
 			s->gpu_checks_skipped = !gpu;
