@@ -44,6 +44,12 @@
  * RFC 3986 §3.2.1 (userinfo). */
 void ml_url_redact(char *dst, size_t dstsz, const char *url);
 
+/* Writes url into dst (dstsz bytes, truncated when it does not fit) with
+ * the userinfo of its authority removed: "https://u:p@host/x" becomes
+ * "https://host/x" (for URLs written into files others read, such as a
+ * lock file). Strings that are not URLs are copied unchanged. */
+void ml_url_strip_userinfo(char *dst, size_t dstsz, const char *url);
+
 /* Resolves the reference ref (absolute "https://h/x.whl", network-path
  * "//h/x", absolute-path "/x.whl", or relative "../../packages/x.whl",
  * "x.whl?y", "#frag") against the absolute URL base, following RFC 3986
@@ -396,6 +402,7 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
  *                                          flock()ed by its writer
  *   <cache>/index/<2 hex>/<64 hex>.{body,meta}  index pages + validators
  *   <cache>/locks/<64 hex>.lock            per-blob download locks
+ *   <cache>/origins/<2 hex>/<64 hex>       the URL each blob was fetched from
  *   <cache>/.lock                          cache-wide lock: shared by every
  *                                          user of the cache, exclusive for
  *                                          clean and prune
@@ -491,6 +498,18 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
  * ML_EIO or ML_ENOMEM. */
 int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
                       ml_err *err);
+
+/* Records where blob sha256 was fetched from (its URL, userinfo removed
+ * with ml_url_strip_userinfo) in <cache>/origins/<2 hex>/<64 hex>, so a
+ * later run that finds the blob in the cache can still say where it is
+ * served (a lock file names every wheel's URL). Written atomically
+ * without fsync: a torn record reads as missing. Returns 0, ML_EFAIL (not
+ * a sha256), ML_EIO. */
+int ml_cache_origin_put(ml_cache *c, const char *sha256, const char *url, ml_err *err);
+
+/* Reads the URL recorded for blob sha256 into url (sz bytes). Returns 0,
+ * or ML_ENOENT when none is recorded (or it does not fit). */
+int ml_cache_origin_get(char *url, size_t sz, ml_cache *c, const char *sha256);
 
 /* Counts (entries and bytes) per kind of cache entry. */
 typedef struct ml_cache_stats {
@@ -662,8 +681,10 @@ struct ml_plan;
  * several projects at a time, retrying retryable failures like
  * ml_fetch_all. Every listed file whose sha256 equals the plan's (or,
  * where a page gives no hash, whose file name is the plan's) adds its URL,
- * in source order. With o->offline only the cache and local --find-links
- * locations are used. A source that fails is ignored when another one
+ * in source order. A file whose plan artifact names its URL (a->url: a
+ * lock file, pip's resolution) is fetched from there, and its project is
+ * not looked up. With o->offline only the cache, local --find-links
+ * locations and file:// URLs are used. A source that fails is ignored when another one
  * lists the file. Outcomes for files found nowhere, each recorded in the
  * item's result and err so callers can list every one:
  *   ML_EINTEGRITY  a source lists the file name with another sha256
@@ -679,6 +700,42 @@ struct ml_plan;
  * 0, ML_EINTEGRITY, ML_ENOENT, ML_ENET, ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
+
+/* --- files known only by hash (src/fetch/pins.c) ---------------------------- */
+
+/* One pinned version whose files a requirements file names by sha256
+ * only (--hash without `# mlsetup-file:` lines). */
+typedef struct ml_pin_lookup {
+	/* in (borrowed) */
+	const char *name;    /* PEP 503 normalized project name */
+	const char *version; /* the pinned version */
+	char *const *sha256; /* the hashes the requirement lists (lower-case hex) */
+	size_t n_sha256;
+	/* out: release with ml_pin_lookup_release() */
+	ml_index_file *found; /* a file for each listed hash some source serves
+	                       * (filename, url, sha256, size; first source wins) */
+	size_t n_found;
+	ml_index_file *offered; /* the version's other files the sources list */
+	size_t n_offered;
+	bool project_seen; /* some source knows the project */
+	int rc;            /* a source that failed (others may have answered), or 0 */
+	ml_err err;
+} ml_pin_lookup;
+
+/* Asks every source of cfg (the primary index, the extra indexes, then
+ * the --find-links locations; offline: local --find-links only) for each
+ * project of q[0..n), several at a time with ml_fetch_resolve's retries and
+ * c as the page cache (may be NULL), and records in each q[i] the files
+ * whose sha256 its requirement lists and the other files of its version
+ * (for messages). Sizes no page gave are asked of the file servers
+ * (ml_http_sizes). A failing source is recorded in q[i].rc / err, not
+ * returned. Returns 0; ML_ENET / ML_ENOENT when a found file could not be
+ * sized; ML_ENOMEM. */
+int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,
+                       const ml_fetch_opts *o, ml_err *err);
+
+/* Frees what a lookup found and offered. Accepts NULL. */
+void ml_pin_lookup_release(ml_pin_lookup *q);
 
 /* --- a manifest's index sources (src/fetch/sources.c) ----------------------- */
 

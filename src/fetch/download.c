@@ -767,6 +767,8 @@ static void finish_file(engine *e, job *j)
 	j->fd = -1;
 	j->part[0] = '\0';
 	d->url_used = (int)j->url_idx;
+	/* where it came from, for lock files written later (best effort) */
+	(void)ml_cache_origin_put(e->cache, d->sha256, d->urls[j->url_idx], NULL);
 	job_done(e, j);
 }
 
