@@ -10,11 +10,14 @@
  *   ml_install_lock()      loose requirements -> pip's resolver per target
  *                          -> the index's hashes -> a pinned, hashed
  *                          manifest (`mlsetup lock`)
+ *   ml_install_export()    an environment's lock file as PEP 751 or as a
+ *                          hashed requirements file (`mlsetup export`)
  *
  * Each source file under src/install/ holds one part: install.c (the
  * install pipeline and its result), interpreter.c (the pinned
  * interpreter), wheels.c (fetching, auditing and installing the plan's
- * wheels), download.c and lock.c (the other two pipelines).
+ * wheels), lockfile.c (the environment's pylock.toml), download.c, lock.c
+ * and export.c (the other pipelines).
  *
  * Like the stages, nothing here prints or exits: progress, warnings and
  * details reach the caller as events (ml_install_event) through the
@@ -163,6 +166,11 @@ typedef struct ml_install_result {
 	char target[ML_PATH_MAX];       /* absolute target; "" before it was locked */
 	ml_python_info python;          /* the interpreter; version "" when not reached */
 	bool python_cached;             /* the pinned interpreter was unpacked already */
+	char python_source[16];         /* "managed" (pinned, fetched or unpacked before),
+	                                 * "system" (found on this machine) or "path"
+	                                 * (--python PATH); "" when not reached */
+	char python_reason[512];        /* why this interpreter, when not the plain choice
+	                                 * (a fallback: the loud warning's text); "" else */
 	bool up_to_date;                /* the target already was this plan: nothing done */
 	bool committed;                 /* a new environment was put in place */
 	bool report_written;            /* <target>/mlsetup-report.json is this run's */
@@ -297,5 +305,28 @@ typedef struct ml_install_lock_result {
  * Returns 0, or what the steps return (ML_EFAIL when pip fails, ML_ENET,
  * ML_EINTEGRITY, ML_EPARSE, ML_EUSAGE, ML_EIO, ML_ENOMEM). */
 int ml_install_lock(ml_install_lock_result *out, const ml_install_lock_opts *opts, ml_err *err);
+
+/* --- export ------------------------------------------------------------------ */
+
+typedef struct ml_install_export_opts {
+	const char *target; /* the environment; NULL: ".venv" */
+	const char *format; /* "pylock" (NULL: the default) or "requirements" */
+	const char *output; /* also write the result here (atomically); NULL: don't */
+} ml_install_export_opts;
+
+#define ML_INSTALL_EXPORT_OPTS_INIT                                                                \
+	{                                                                                          \
+		NULL, NULL, NULL                                                                   \
+	}
+
+/* The lock file of the environment at o->target (<target>/pylock.toml,
+ * which every install writes) in o->format: "pylock" gives the PEP 751
+ * file byte for byte (after checking it parses, ml_pylock_parse),
+ * "requirements" a hashed requirements file (ml_pylock_to_requirements).
+ * With o->output the result is also written there. *out is a new string
+ * (caller frees). Returns 0, ML_EUSAGE (unknown format), ML_ENOENT (no
+ * lock file: not an environment mlsetup built, or an older one), ML_EPARSE,
+ * ML_EUNSUPPORTED (a package without a wheel), ML_EIO, ML_ENOMEM. */
+int ml_install_export(char **out, const ml_install_export_opts *o, ml_err *err);
 
 #endif /* MLSETUP_INSTALL_H */

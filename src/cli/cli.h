@@ -68,6 +68,7 @@ extern const ml_command ml_cmd_audit;
 extern const ml_command ml_cmd_install;
 extern const ml_command ml_cmd_verify;
 extern const ml_command ml_cmd_doctor;
+extern const ml_command ml_cmd_export;
 
 /* Looks a command up by name; NULL when unknown. */
 const ml_command *ml_cli_find(const char *name);

@@ -146,12 +146,6 @@ static int detect_and_plan(mli_run *r, ml_err *err)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
 	for (size_t i = 0; i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
-	if (res->plan->n_unknown) {
-		ml_err_set(err, ML_EFAIL, "%zu files of manifest '%s' are unknown",
-		           res->plan->n_unknown, s->manifest->name);
-		ml_err_hint(err, "regenerate the manifest with mlsetup lock");
-		return ML_EFAIL;
-	}
 	return 0;
 }
 
@@ -247,23 +241,34 @@ static int pipeline(mli_run *r, ml_err *err)
 	if (!r->lock)
 		r->lock = r->own_lock;
 	ml_strlcpy(res->target, ml_env_lock_target(r->lock), sizeof(res->target));
-	if (!o->reinstall && p->python.version[0] && already_up_to_date(r)) {
+	bool complete = mli_plan_complete(p);
+	if (complete && !o->reinstall && p->python.version[0] && already_up_to_date(r)) {
 		res->up_to_date = true;
 		return 0;
 	}
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
 	const ml_manifest *mf = p->selection->manifest;
+	/* a lock file names every URL: it needs no index */
 	rc = MLI_STAGE(r, ML_STAGE_FETCH,
 	               ml_index_config_for_manifest(&r->cfg, &o->index, mf->reqs,
-	                                            mf->embedded ? NULL : mf->name, o->offline,
-	                                            err));
+	                                            mf->embedded ? NULL : mf->name,
+	                                            o->offline || mf->lock, err));
 	if (rc || (rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0)
 		return rc;
+	p = res->plan; /* the interpreter step may have planned again for another */
 	if (strcmp(res->python.xy, p->python.xy) != 0)
 		return ml_err_set(err, ML_EFAIL,
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
+	if (!mli_plan_complete(p)) {
+		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_plan(r, err))) != 0)
+			return rc;
+		if (!o->reinstall && already_up_to_date(r)) {
+			res->up_to_date = true;
+			return 0;
+		}
+	}
 	if ((rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err))) != 0 ||
 	    (rc = MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err))) != 0 ||
 	    (rc = MLI_STAGE(r, ML_STAGE_INSTALL, mli_build_env(r, err))) != 0)
@@ -292,6 +297,8 @@ static void finish_report(mli_run *r, int rc, const ml_err *err)
 	in.plan = res->plan;
 	in.python = &res->python;
 	in.python_already_unpacked = res->python_cached;
+	in.python_source = res->python_source;
+	in.python_reason = res->python_reason;
 	in.wheels = res->wheels;
 	in.from_cache = res->from_cache;
 	in.stage_names = stage_names;

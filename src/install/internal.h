@@ -62,6 +62,15 @@ void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
  * mli_events. */
 void mli_forward_fetch(const ml_fetch_progress *p, void *data);
 
+/* complete.c: true when the plan names, hashes and sizes every file. */
+bool mli_plan_complete(const ml_plan *p);
+
+/* complete.c: completes the plan before fetching: files named by hash
+ * only are looked up on the indexes (ML_EINTEGRITY when no source has a
+ * listed hash, naming the hashes and the files offered), files of unknown
+ * size are sized by their servers, then the files are chosen again. */
+int mli_complete_plan(mli_run *r, ml_err *err);
+
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and
  * unpacked once into the shared interpreter directory. */
@@ -76,7 +85,12 @@ int mli_fetch_wheels(mli_run *r, ml_err *err);
 int mli_audit_before_build(mli_run *r, ml_err *err);
 
 /* wheels.c: the venv in a staging directory, every wheel installed, the
- * optional bytecode, and the atomic swap into place. */
+ * optional bytecode, the lock file, and the atomic swap into place. */
 int mli_build_env(mli_run *r, ml_err *err);
+
+/* lockfile.c: writes <dir>/pylock.toml for the plan as installed (each
+ * wheel's URL from the manifest, this run's download or the cache's
+ * record), warning about wheels whose URL is unknown. */
+int mli_write_pylock(mli_run *r, const char *dir, ml_err *err);
 
 #endif

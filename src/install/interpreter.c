@@ -90,8 +90,10 @@ int mli_interpreter(mli_run *r, ml_err *err)
 	const ml_python_plan *pp = &r->res->plan->python;
 	if (pp->path) {
 		ml_strlcpy(r->interpreter, pp->path, sizeof(r->interpreter));
+		ml_strlcpy(r->res->python_source, "path", sizeof(r->res->python_source));
 		return ml_python_probe(&r->res->python, r->interpreter, err);
 	}
+	ml_strlcpy(r->res->python_source, "managed", sizeof(r->res->python_source));
 	char dir[4096], marker[4400];
 	if (ml_python_dir(dir, sizeof(dir), NULL))
 		return ml_err_set(err, ML_EFAIL,
