@@ -4,6 +4,8 @@
  *   ml_install()           detect -> plan -> fetch -> audit -> env ->
  *                          verify -> report: a verified environment at
  *                          the target (`mlsetup install`)
+ *   ml_install_plan()      install stopped before it changes anything
+ *                          (`mlsetup plan`)
  *   ml_install_download()  detect -> plan -> fetch -> a directory of
  *                          verified files with a PEP 503 index.html
  *                          (`mlsetup download`, pip download's analogue)
@@ -218,6 +220,20 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 
 /* Frees what res holds and zeroes it. Accepts NULL. */
 void ml_install_result_release(ml_install_result *res);
+
+/* Plans an install without changing anything (`mlsetup plan`): detect and
+ * plan as ml_install does, then, unless opts->offline, complete what the
+ * manifest does not say itself: the files of requirements named by hash
+ * only (from the indexes) and sizes a lock leaves out (from the file
+ * servers). Index pages may be stored in the cache; nothing else is
+ * written. Fills res->machine and res->plan as far as it got (also when
+ * nothing fits: then ML_EUNSUPPORTED with the selection's problem and
+ * remedy); release with ml_install_result_release(). Uses opts' manifest,
+ * target, python, python_pins, cache_dir, sysroot, index, retries,
+ * timeouts, offline and on_event. Returns 0 or the first failure's ML_E*
+ * code (ML_EUNSUPPORTED, ML_EINTEGRITY, ML_ENET, ML_ENOENT, ML_EPARSE,
+ * ML_EFAIL, ML_ENOMEM). */
+int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err *err);
 
 /* --- download ---------------------------------------------------------------- */
 

@@ -673,7 +673,8 @@ typedef struct ml_artifact {
 	char sha256[65]; /* lower-case hex; "" when unknown */
 	int64_t size;    /* bytes; -1 when unknown */
 	int tag_rank;    /* PEP 425 priority of the chosen file (0 best), -1 unknown */
-	bool requested;  /* named in the manifest's input (gets REQUESTED, PEP 376) */
+	bool requested;  /* named in the manifest's `requested` header, or every requirement
+	                  * when it has none, as pip marks a -r file's (REQUESTED, PEP 376) */
 	bool cached;     /* already in the cache, size verified */
 	int line;        /* manifest line of the requirement */
 	char *url;       /* where the file is served when the manifest says (a lock

@@ -10,15 +10,23 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "mlsetup/detect.h"
-#include "mlsetup/plan.h"
+#include "index_opts.h"
+#include "mlsetup/install.h"
 
 enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_PINS };
 
+struct plan_args {
+	ml_install_opts o;
+	ml_cli_index ix;
+};
+
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	(void)err;
-	ml_plan_opts *o = data;
+	struct plan_args *a = data;
+	ml_install_opts *o = &a->o;
+	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (r)
+		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
 		o->manifest = arg;
@@ -109,33 +117,45 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
+	        ML_CLI_INDEX_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
-	ml_plan_opts *o = args;
-	ml_plan_opts init = ML_PLAN_OPTS_INIT;
-	*o = init;
+	struct plan_args *a = args;
+	ml_install_opts init = ML_INSTALL_OPTS_INIT;
+	a->o = init;
 	int first;
-	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, o, &first,
+	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, a, &first,
 	                      &ctx->help_shown, err);
 	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_plan, err, "unexpected argument '%s'", argv[first]);
 	return rc;
 }
 
+/* Shows the steps and warnings of planning as they come. */
+static void on_event(const ml_install_event *ev, void *data)
+{
+	(void)data;
+	if (ev->kind == ML_EV_STEP)
+		ml_say("%s", ev->text);
+	else if (ev->kind == ML_EV_DETAIL)
+		ml_verbose("%s", ev->text);
+}
+
 static int run(ml_ctx *ctx, void *args, ml_err *err)
 {
-	ml_plan_opts o = *(const ml_plan_opts *)args;
-	o.offline = ctx->offline;
-	ml_detect_opts d = ML_DETECT_OPTS_INIT;
-	d.root = ctx->sysroot;
-	d.target_dir = o.target ? o.target : ".venv";
-	ml_machine *m = NULL;
-	int rc = ml_detect(&m, &d, err);
-	if (rc)
-		return rc;
-	ml_plan *p = NULL;
-	rc = ml_plan_make(&p, m, &o, err);
-	if (!rc) {
+	struct plan_args *a = args;
+	a->o.offline = ctx->offline;
+	a->o.sysroot = ctx->sysroot;
+	a->o.on_event = on_event;
+	ml_cli_index_flags(&a->ix, &a->o.index);
+	ml_install_result res;
+	int rc = ml_install_plan(&res, &a->o, err);
+	const ml_plan *p = res.plan;
+	const ml_machine *m = res.machine;
+	/* a plan where nothing fits is still shown, with every rule */
+	if (rc == ML_EUNSUPPORTED && p && !p->selection->manifest)
+		rc = 0;
+	if (!rc && p) {
 		if (ctx->json) {
 			cJSON *doc = ml_plan_to_json(p, m);
 			rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -154,14 +174,13 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 					ml_warn("%s", p->selection->warnings[i]);
 		}
 	}
-	ml_plan_free(p);
-	ml_machine_free(m);
+	ml_install_result_release(&res);
 	return rc;
 }
 
 const ml_command ml_cmd_plan = {
         "plan",
-        sizeof(ml_plan_opts),
+        sizeof(struct plan_args),
         parse,
         run,
         ML_NEED_NONE,
@@ -176,5 +195,5 @@ const ml_command ml_cmd_plan = {
         "  --offline             contact no index (plan never needs one for shipped manifests;\n"
         "                        global option)\n"
         "  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
-        "                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
+        "                        the built-in ones; also MLSETUP_PYTHON_PINS\n" ML_CLI_INDEX_HELP,
 };

@@ -63,8 +63,17 @@ static int not_found(const ml_manifest *mf, const ml_artifact *a, const ml_requi
 	return ML_EINTEGRITY;
 }
 
+/* What completing a plan works with. */
+typedef struct completer {
+	ml_plan *p;
+	const ml_index_config *cfg;
+	ml_cache *cache;
+	const ml_fetch_opts *fo;
+	mli_events *ev;
+} completer;
+
 /* Files named by hash only: the indexes say which file has each hash. */
-static int lookup_hashes(mli_run *r, ml_plan *p, ml_err *err)
+static int lookup_hashes(completer *r, ml_plan *p, ml_err *err)
 {
 	ml_manifest *mf = p->selection->manifest;
 	ml_pin_lookup *q = calloc(p->n_unknown, sizeof(*q));
@@ -85,11 +94,10 @@ static int lookup_hashes(mli_run *r, ml_plan *p, ml_err *err)
 		reqs[n++] = rq;
 	}
 	if (!rc) {
-		mli_say(&r->ev, ML_EV_STEP,
-		        "asking the indexes which file%s the %zu hashed requirement%s name%s", "s",
-		        n, n == 1 ? "" : "s", n == 1 ? "s" : "");
-		ml_fetch_opts fo;
-		mli_fetch_opts(&fo, r);
+		mli_say(r->ev, ML_EV_STEP,
+		        "asking the indexes which files the %zu hashed requirement%s name%s", n,
+		        n == 1 ? "" : "s", n == 1 ? "s" : "");
+		ml_fetch_opts fo = *r->fo;
 		fo.on_progress = NULL;
 		rc = ml_fetch_pin_files(q, n, r->cfg, r->cache, &fo, err);
 	}
@@ -98,7 +106,7 @@ static int lookup_hashes(mli_run *r, ml_plan *p, ml_err *err)
 			rc = ml_manifest_add_file(mf, q[i].found[k].sha256, q[i].found[k].size,
 			                          q[i].found[k].filename, q[i].found[k].url, err);
 		if (!rc && !q[i].n_found)
-			rc = not_found(mf, arts[i], reqs[i], &q[i], r->o->offline, err);
+			rc = not_found(mf, arts[i], reqs[i], &q[i], r->fo->offline, err);
 	}
 	for (size_t i = 0; q && i < n; i++)
 		ml_pin_lookup_release(&q[i]);
@@ -109,7 +117,7 @@ static int lookup_hashes(mli_run *r, ml_plan *p, ml_err *err)
 }
 
 /* Files named with a URL but no size (a lock without sizes): HEAD. */
-static int size_files(mli_run *r, ml_plan *p, ml_err *err)
+static int size_files(completer *r, ml_plan *p, ml_err *err)
 {
 	ml_manifest *mf = p->selection->manifest;
 	for (size_t i = 0; i < p->n_files; i++) {
@@ -123,7 +131,7 @@ static int size_files(mli_run *r, ml_plan *p, ml_err *err)
 			ml_err_hint(err, "give the file's size, or its URL");
 			return ML_EFAIL;
 		}
-		if (r->o->offline && strncmp(a->url, "file:", 5) != 0) {
+		if (r->fo->offline && strncmp(a->url, "file:", 5) != 0) {
 			ml_err_set(err, ML_ENOENT,
 			           "the size of '%s' is unknown and --offline forbids asking its "
 			           "server",
@@ -153,15 +161,23 @@ bool mli_plan_complete(const ml_plan *p)
 	return p->n_unknown == 0 && p->n_unsized == 0;
 }
 
-int mli_complete_plan(mli_run *r, ml_err *err)
+int mli_complete_plan(ml_plan *p, const ml_machine *m, const ml_index_config *cfg, ml_cache *c,
+                      const ml_fetch_opts *fo, mli_events *ev, ml_err *err)
 {
-	ml_plan *p = r->res->plan;
+	completer r = {p, cfg, c, fo, ev};
 	int rc = 0;
 	if (p->n_unknown)
-		rc = lookup_hashes(r, p, err);
+		rc = lookup_hashes(&r, p, err);
 	if (!rc && p->n_unsized)
-		rc = size_files(r, p, err);
+		rc = size_files(&r, p, err);
 	if (!rc)
-		rc = ml_plan_refile(p, r->res->machine, err);
+		rc = ml_plan_refile(p, m, err);
 	return rc;
+}
+
+int mli_complete_run(mli_run *r, ml_err *err)
+{
+	ml_fetch_opts fo;
+	mli_fetch_opts(&fo, r);
+	return mli_complete_plan(r->res->plan, r->res->machine, r->cfg, r->cache, &fo, &r->ev, err);
 }

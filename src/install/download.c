@@ -72,6 +72,12 @@ static int fetch_all(ml_install_download_result *res, const ml_install_download_
 	fo.offline = o->offline;
 	fo.on_progress = mli_forward_fetch;
 	fo.progress_data = ev;
+	if (!mli_plan_complete(res->plan))
+		rc = mli_complete_plan(res->plan, res->machine, cfg, cache, &fo, ev, err);
+	if (rc) {
+		ml_cache_close(cache);
+		return rc;
+	}
 	res->n_items = res->plan->n_files;
 	res->items = calloc(res->n_items ? res->n_items : 1, sizeof(*res->items));
 	if (!res->items)

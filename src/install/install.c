@@ -105,7 +105,7 @@ static const char *choice_reason(const ml_selection *s)
 	return "";
 }
 
-static int detect_and_plan(mli_run *r, ml_err *err)
+int mli_detect_and_plan(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
 	ml_install_result *res = r->res;
@@ -147,6 +147,15 @@ static int detect_and_plan(mli_run *r, ml_err *err)
 	for (size_t i = 0; i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
 	return 0;
+}
+
+int mli_index_config(mli_run *r, ml_err *err)
+{
+	const ml_manifest *mf = r->res->plan->selection->manifest;
+	/* a lock file names every URL: it needs no index */
+	return ml_index_config_for_manifest(&r->cfg, &r->o->index, mf->reqs,
+	                                    mf->embedded ? NULL : mf->name,
+	                                    r->o->offline || mf->lock, err);
 }
 
 /* True when the target is a complete environment whose report shows this
@@ -231,7 +240,7 @@ static int pipeline(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
 	ml_install_result *res = r->res;
-	int rc = detect_and_plan(r, err);
+	int rc = mli_detect_and_plan(r, err);
 	if (rc)
 		return rc;
 	const ml_plan *p = res->plan;
@@ -248,12 +257,7 @@ static int pipeline(mli_run *r, ml_err *err)
 	}
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
-	const ml_manifest *mf = p->selection->manifest;
-	/* a lock file names every URL: it needs no index */
-	rc = MLI_STAGE(r, ML_STAGE_FETCH,
-	               ml_index_config_for_manifest(&r->cfg, &o->index, mf->reqs,
-	                                            mf->embedded ? NULL : mf->name,
-	                                            o->offline || mf->lock, err));
+	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
 	if (rc || (rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0)
 		return rc;
 	p = res->plan; /* the interpreter step may have planned again for another */
@@ -262,7 +266,7 @@ static int pipeline(mli_run *r, ml_err *err)
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
 	if (!mli_plan_complete(p)) {
-		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_plan(r, err))) != 0)
+		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, err))) != 0)
 			return rc;
 		if (!o->reinstall && already_up_to_date(r)) {
 			res->up_to_date = true;

@@ -62,6 +62,15 @@ void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
  * mli_events. */
 void mli_forward_fetch(const ml_fetch_progress *p, void *data);
 
+/* install.c: detect, then plan (ml_plan_make) with the install options;
+ * nothing fits is ML_EUNSUPPORTED with the reason and remedy. Sends the
+ * MACHINE and PLAN events and the selection's and plan's warnings. */
+int mli_detect_and_plan(mli_run *r, ml_err *err);
+
+/* install.c: r->cfg for the plan's manifest (ml_index_config_for_manifest;
+ * a lock file needs no index). */
+int mli_index_config(mli_run *r, ml_err *err);
+
 /* complete.c: true when the plan names, hashes and sizes every file. */
 bool mli_plan_complete(const ml_plan *p);
 
@@ -69,7 +78,11 @@ bool mli_plan_complete(const ml_plan *p);
  * only are looked up on the indexes (ML_EINTEGRITY when no source has a
  * listed hash, naming the hashes and the files offered), files of unknown
  * size are sized by their servers, then the files are chosen again. */
-int mli_complete_plan(mli_run *r, ml_err *err);
+int mli_complete_plan(ml_plan *p, const ml_machine *m, const ml_index_config *cfg, ml_cache *c,
+                      const ml_fetch_opts *fo, mli_events *ev, ml_err *err);
+
+/* complete.c: mli_complete_plan() for an install or plan run. */
+int mli_complete_run(mli_run *r, ml_err *err);
 
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and

@@ -302,7 +302,9 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 		a->tag_rank = -1;
 		a->size = -1;
 		a->line = r->line;
-		a->requested = in_words(requested, r->normalized);
+		/* without a `requested` header every line was asked for, as
+		 * pip marks every requirement of a -r file REQUESTED */
+		a->requested = !requested || in_words(requested, r->normalized);
 		a->name = strdup(r->normalized);
 		a->version = strdup(r->version ? r->version : "");
 		if (!a->name || !a->version) {
@@ -322,14 +324,8 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	ml_tags_free(tags, n_tags);
 	if (rc)
 		return rc;
-	if (p->n_unknown)
-		rc = add_warning(p,
-		                 "%zu file%s named by hash only (no mlsetup-file lines): the "
-		                 "index%s say%s which file%s %s",
-		                 p->n_unknown, p->n_unknown == 1 ? " is" : "s are",
-		                 p->n_unknown == 1 ? "" : "es", p->n_unknown == 1 ? "s" : "",
-		                 p->n_unknown == 1 ? "" : "s",
-		                 p->n_unknown == 1 ? "it is" : "they are");
+	/* hash-only files (p->n_unknown) are named by the install pipeline,
+	 * which asks the indexes (ml_install_plan, ml_install) */
 	p->disk_needed_bytes = p->download_bytes + p->total_bytes * UNPACKED_PER_WHEEL_BYTE;
 	uint64_t free_bytes = m->disk_free_mib * 1024 * 1024;
 	if (!rc && m->disk_free_mib && p->disk_needed_bytes > free_bytes)

@@ -264,9 +264,9 @@ static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machin
 		ml_buf_printf(&py, "%srequires-python %s", mf->n_pythons ? ", " : "",
 		              mf->requires_python);
 	rc = add_reason(s, mf->name, "python", f->python, "Python %s %s (manifest: %s)",
-	                full && python ? full
-	                : python       ? python
-	                               : "(any)",
+	                mf->requires_python && full && python ? full
+	                : python                              ? python
+	                                                      : "(any)",
 	                f->python == ML_RULE_OK ? "is supported" : "is not supported",
 	                py.len ? ml_buf_cstr(&py) : "any");
 	ml_buf_release(&py);
