@@ -11,13 +11,15 @@
  *             "Fatbinary", checked against nvcc 13.0 output) and the ELF-64
  *             section lookup for `.nv_fatbin` (System V ABI, "ELF-64 Object
  *             File Format"); pure functions over bytes in memory
+ *   cubin.c   one entry's payload: LZ4 (liblz4) or zstd (libzstd)
+ *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
  *             trees; and the "mlsetup.audit/1" JSON document
  *
- * Nothing here prints, decompresses or runs GPU code. Every reader is
- * bounds-checked with overflow-safe arithmetic and is fuzzed
- * (tests/fuzz/fuzz_fatbin.c): malformed, truncated or hostile input gives
+ * Nothing here prints or runs GPU code. Every reader is bounds-checked with
+ * overflow-safe arithmetic and is fuzzed (tests/fuzz/fuzz_fatbin.c,
+ * tests/fuzz/fuzz_cubin.c): malformed, truncated or hostile input gives
  * ML_EPARSE with a message naming the offset, never a crash.
  */
 #ifndef MLSETUP_VERIFY_H
@@ -138,6 +140,34 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 
 /* Frees what l holds and resets it to ML_FATBIN_LIST_INIT. Accepts NULL. */
 void ml_fatbin_list_release(ml_fatbin_list *l);
+
+/* --- one entry's payload (src/verify/cubin.c) ------------------------------- */
+
+/* Largest payload decompressed, in bytes (512 MiB); real cubins stay far
+ * below (NCCL's device-linked ones are about 16 MiB). */
+#define ML_FATBIN_INFLATE_MAX (512ull << 20)
+
+/* Decompresses one entry's payload src[0..src_len) - the compressed_size
+ * bytes after the entry header - according to flags: ML_FATBIN_FLAG_LZ4
+ * (an LZ4 block, liblz4's LZ4_decompress_safe) or ML_FATBIN_FLAG_ZSTD (a
+ * zstd frame, libzstd). The result must be exactly uncompressed_size bytes
+ * (the header's field); nothing is allocated or written beyond that size,
+ * which may not exceed min(cap, ML_FATBIN_INFLATE_MAX) nor 1024 times
+ * src_len plus 64 KiB (no real cubin compresses better). Sets *out (a new
+ * buffer, caller frees) and *out_len. Returns 0; ML_EPARSE for corrupt
+ * data, a size other than the declared one, a size over the bounds, or
+ * flags naming no or both compressions (err says which); ML_ENOMEM. */
+int ml_fatbin_inflate(unsigned char **out, size_t *out_len, const unsigned char *src,
+                      size_t src_len, uint64_t flags, uint64_t uncompressed_size, uint64_t cap,
+                      ml_err *err);
+
+/* Counts the kernels of a cubin buf[0..len): an ELF-64 little-endian image
+ * for the NVIDIA CUDA machine (e_machine 190) whose sections named
+ * `.text.<name>` each hold one kernel (FACTS.md "Kernel-less cubins"). Sets
+ * *out. Returns 0; ML_EPARSE when buf is not such an image or its section
+ * table or name table lies outside it (err says which). Never reads
+ * outside buf[0..len). */
+int ml_cubin_count_kernels(size_t *out, const unsigned char *buf, size_t len, ml_err *err);
 
 /* --- the audit: paths -> answers (src/verify/audit.c) --------------------- */
 

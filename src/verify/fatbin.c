@@ -11,27 +11,15 @@
  * it is used, with arithmetic that cannot overflow, and a malformed input
  * gives ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it.
  */
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Little-endian reads from byte pointers: no alignment, no aliasing. */
-static uint16_t rd16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const unsigned char *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
+#define rd16 ml_rd16
+#define rd32 ml_rd32
+#define rd64 ml_rd64
 
 /* Container header: magic, version, header_size, fat_size. */
 enum { CONTAINER_MIN = 16 };
@@ -278,6 +266,8 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 /* ELF-64 file header and section header fields (System V ABI). */
 enum {
 	EH_SIZE = 64,
+	EH_TYPE = 0x10,
+	EH_MACHINE = 0x12,
 	EH_SHOFF = 0x28,
 	EH_SHENTSIZE = 0x3a,
 	EH_SHNUM = 0x3c,
@@ -312,8 +302,7 @@ static int section_bytes(size_t *off, size_t *size, const unsigned char *sh, siz
 	return 0;
 }
 
-int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
-                   const char *name, ml_err *err)
+int ml_elf_table_open(ml_elf_table *out, const unsigned char *buf, size_t len, ml_err *err)
 {
 	if (!buf || !is_elf64le(buf, len))
 		return ml_err_set(err, ML_ENOENT, "not an ELF-64 little-endian file");
@@ -345,25 +334,63 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
 		return ml_err_set(err, ML_EPARSE,
 		                  "ELF section name table index %u is not below %llu sections",
 		                  shstrndx, (unsigned long long)shnum);
-	size_t stroff, strsize;
-	int rc = section_bytes(&stroff, &strsize, sh0 + (size_t)shstrndx * shentsize, len,
+	ml_elf_table t = {
+	        .buf = buf,
+	        .len = len,
+	        .sh0 = sh0,
+	        .shentsize = shentsize,
+	        .shnum = (size_t)shnum,
+	        .machine = rd16(buf + EH_MACHINE),
+	        .type = rd16(buf + EH_TYPE),
+	};
+	int rc = section_bytes(&t.stroff, &t.strsize, sh0 + (size_t)shstrndx * shentsize, len,
 	                       "section name table", err);
 	if (rc)
 		return rc;
-	size_t nlen = strlen(name);
-	for (size_t i = 0; i < shnum; i++) {
-		const unsigned char *sh = sh0 + i * shentsize;
-		uint32_t n = rd32(sh + SH_NAME);
-		/* The name must fit with its NUL inside the table. */
-		if (n >= strsize || strsize - n <= nlen)
-			continue;
-		if (memcmp(buf + stroff + n, name, nlen) != 0 || buf[stroff + n + nlen] != 0)
-			continue;
-		if (rd32(sh + SH_TYPE) == SHT_NOBITS_)
+	*out = t;
+	return 0;
+}
+
+const char *ml_elf_section_name(const ml_elf_table *t, size_t i, size_t *name_len)
+{
+	uint32_t n = rd32(t->sh0 + i * t->shentsize + SH_NAME);
+	if (n >= t->strsize)
+		return NULL;
+	const char *name = (const char *)t->buf + t->stroff + n;
+	const char *nul = memchr(name, 0, t->strsize - n);
+	if (!nul)
+		return NULL;
+	*name_len = (size_t)(nul - name);
+	return name;
+}
+
+int ml_elf_section_bytes(size_t *off, size_t *size, const ml_elf_table *t, size_t i,
+                         const char *what, ml_err *err)
+{
+	const unsigned char *sh = t->sh0 + i * t->shentsize;
+	if (rd32(sh + SH_TYPE) == SHT_NOBITS_)
+		return ml_err_set(err, ML_ENOENT, "ELF %s has no bytes in the file", what);
+	return section_bytes(off, size, sh, t->len, what, err);
+}
+
+int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
+                   const char *name, ml_err *err)
+{
+	ml_elf_table t;
+	int rc = ml_elf_table_open(&t, buf, len, err);
+	if (rc)
+		return rc;
+	size_t want = strlen(name);
+	for (size_t i = 0; i < t.shnum; i++) {
+		size_t n;
+		const char *nm = ml_elf_section_name(&t, i, &n);
+		if (!nm || n != want || memcmp(nm, name, n) != 0)
 			continue;
 		char what[128];
 		snprintf(what, sizeof what, "section %s", name);
-		return section_bytes(out_off, out_size, sh, len, what, err);
+		rc = ml_elf_section_bytes(out_off, out_size, &t, i, what, err);
+		if (rc != ML_ENOENT) /* a SHT_NOBITS section counts as absent */
+			return rc;
 	}
 	return ml_err_set(err, ML_ENOENT, "no ELF section %s", name);
 }

@@ -233,6 +233,141 @@ static void test_variant_flags_give_a_and_f(void **state)
 	ml_fatbin_list_release(&l);
 }
 
+/* --- one entry's payload: decompression and kernels ----------------------------- */
+
+/* The payload of a fixture's first entry (as stored) and its header. */
+static unsigned char *first_payload(const char *name, size_t *len, ml_fatbin_entry *entry,
+                                    uint32_t *csize)
+{
+	size_t flen;
+	unsigned char *file = slurp(name, &flen);
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_fixture(name, &l, &err), 0);
+	*entry = l.entries[0];
+	ml_fatbin_list_release(&l);
+	const unsigned char *h = file + entry->offset;
+	*csize = (uint32_t)(h[16] | h[17] << 8 | h[18] << 16 | (uint32_t)h[19] << 24);
+	*len = (size_t)entry->payload_size;
+	unsigned char *p = malloc(*len);
+	assert_non_null(p);
+	memcpy(p, h + entry->header_size, *len);
+	free(file);
+	return p;
+}
+
+static void test_inflate_is_bounded_and_exact(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"kernelless_lz4.so", "kernelless_zstd.so",
+	                                    "sass_zstd.so", "lz4.so"};
+	for (size_t i = 0; i < N_OF(files); i++) {
+		ml_fatbin_entry e;
+		uint32_t csize;
+		size_t len;
+		unsigned char *src = first_payload(files[i], &len, &e, &csize);
+		assert_true(csize > 0 && csize <= len);
+		unsigned char *out = NULL;
+		size_t out_len = 0;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+		                                   e.uncompressed_size, 0, &err),
+		                 0);
+		assert_int_equal(out_len, e.uncompressed_size);
+		assert_memory_equal(out, "\177ELF", 4);
+		size_t kernels = 99;
+		assert_int_equal(ml_cubin_count_kernels(&kernels, out, out_len, &err), 0);
+		assert_true(kernels <= 1);
+		/* Every prefix of the cubin: an error or a count, never a crash. */
+		for (size_t n = 0; n < out_len; n += 7) {
+			unsigned char *cut = malloc(n ? n : 1);
+			assert_non_null(cut);
+			memcpy(cut, out, n);
+			int rc = ml_cubin_count_kernels(&kernels, cut, n, &err);
+			assert_true(rc == 0 || rc == ML_EPARSE);
+			free(cut);
+		}
+		free(out);
+
+		/* A declared size off by one either way, zero, over the cap, or
+		 * beyond any real compression ratio. */
+		static const int64_t delta[] = {-1, 1};
+		for (size_t d = 0; d < N_OF(delta); d++) {
+			int rc = ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+			                           e.uncompressed_size + (uint64_t)delta[d], 0,
+			                           &err);
+			assert_int_equal(rc, ML_EPARSE);
+		}
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags, 0, 0, &err),
+		                 ML_EPARSE);
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+		                                   e.uncompressed_size, e.uncompressed_size - 1,
+		                                   &err),
+		                 ML_EPARSE);
+		assert_non_null(strstr(err.msg, "declared uncompressed size"));
+		assert_int_equal(
+		        ml_fatbin_inflate(&out, &out_len, src, 1, e.flags, 1ull << 30, 0, &err),
+		        ML_EPARSE);
+		/* No compression named, or both. */
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, 0,
+		                                   e.uncompressed_size, 0, &err),
+		                 ML_EPARSE);
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize,
+		                                   ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD,
+		                                   e.uncompressed_size, 0, &err),
+		                 ML_EPARSE);
+		/* Every prefix of the compressed bytes, and byte flips in them. */
+		for (size_t n = 0; n < csize; n++) {
+			unsigned char *cut = malloc(n ? n : 1);
+			assert_non_null(cut);
+			memcpy(cut, src, n);
+			int rc = ml_fatbin_inflate(&out, &out_len, cut, n, e.flags,
+			                           e.uncompressed_size, 0, &err);
+			assert_true(rc == ML_EPARSE);
+			free(cut);
+		}
+		for (size_t b = 0; b < csize; b += 3) {
+			unsigned char keep = src[b];
+			src[b] ^= 0x5a;
+			int rc = ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+			                           e.uncompressed_size, 0, &err);
+			assert_true(rc == 0 || rc == ML_EPARSE);
+			if (rc == 0) {
+				assert_int_equal(out_len, e.uncompressed_size);
+				free(out);
+			}
+			src[b] = keep;
+		}
+		free(src);
+	}
+}
+
+static void test_cubin_reader_wants_a_cuda_elf(void **state)
+{
+	(void)state;
+	size_t len, kernels = 0;
+	ml_err err = ML_ERR_INIT;
+	unsigned char *host = slurp("sass_only.so", &len);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, host, len, &err), ML_EPARSE);
+	assert_non_null(strstr(err.msg, "ELF machine 62 is not a CUDA cubin"));
+	free(host);
+	static const unsigned char junk[80] = "not an ELF image";
+	assert_int_equal(ml_cubin_count_kernels(&kernels, junk, sizeof junk, &err), ML_EPARSE);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, NULL, 0, &err), ML_EPARSE);
+	/* The plain kernel-less cubin: no .text.<name> section. */
+	ml_fatbin_entry e;
+	uint32_t csize;
+	unsigned char *cubin = first_payload("kernelless.so", &len, &e, &csize);
+	kernels = 99;
+	assert_int_equal(ml_cubin_count_kernels(&kernels, cubin, len, &err), 0);
+	assert_int_equal(kernels, 0);
+	free(cubin);
+	cubin = first_payload("sass_only.so", &len, &e, &csize);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, cubin, len, &err), 0);
+	assert_int_equal(kernels, 1);
+	free(cubin);
+}
+
 /* --- the audit's answers follow THE rule ------------------------------------------ */
 
 static const ml_cuda_arch devices[] = {
@@ -850,6 +985,8 @@ int main(void)
 	        cmocka_unit_test(test_compressed_entries_are_listed_not_decompressed),
 	        cmocka_unit_test(test_entry_header_sizes_are_read_never_assumed),
 	        cmocka_unit_test(test_variant_flags_give_a_and_f),
+	        cmocka_unit_test(test_inflate_is_bounded_and_exact),
+	        cmocka_unit_test(test_cubin_reader_wants_a_cuda_elf),
 	        cmocka_unit_test(test_audit_answers_match_the_rule_for_every_fixture),
 	        cmocka_unit_test(test_audit_says_why),
 	        cmocka_unit_test(test_hostile_fixtures_are_reported_malformed),
