@@ -1,15 +1,20 @@
 /*
- * fatbin.c - reads which CUDA code a binary carries, without running or
- * decompressing any of it.
+ * fatbin.c - reads which CUDA code a binary carries, and where, without
+ * running any of it.
  *
  * nvcc embeds device code in host binaries as fatbinaries: containers of
  * entries, each entry one PTX text or one SASS cubin for one compute
  * capability (FACTS.md "Fatbinary", checked against nvcc 13.0 output). In
- * ELF files they live in the `.nv_fatbin` section (relocatable device code
- * in `__nv_relfatbin`); in Windows DLLs they are found by their magic. All
- * input is untrusted: every length is checked against what is left before
- * it is used, with arithmetic that cannot overflow, and a malformed input
- * gives ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it.
+ * ELF files the CUDA runtime loads those in the `.nv_fatbin` section;
+ * `__nv_relfatbin` holds relocatable device code, never loaded; some
+ * libraries keep whole containers in data sections and load them
+ * themselves. In Windows DLLs containers are found by their magic. SASS
+ * entries are read as cubins (cubin.c) until each architecture shows a
+ * kernel, so that kernel-less cubins can be told apart. All input is
+ * untrusted: every length is checked against what is left before it is
+ * used, with arithmetic that cannot overflow, and a malformed input gives
+ * ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it. The
+ * ELF section table walk is shared with cubin.c (internal.h).
  */
 #include "internal.h"
 
@@ -30,6 +35,7 @@ enum {
 	E_KIND = 0,
 	E_HEADER_SIZE = 4,
 	E_PAYLOAD_SIZE = 8,
+	E_COMPRESSED_SIZE = 16,
 	E_ARCH = 28,
 	E_FLAGS = 40,
 	E_UNCOMPRESSED = 56,
@@ -44,6 +50,12 @@ void ml_fatbin_list_release(ml_fatbin_list *l)
 	free(l->entries);
 	free(l->sass);
 	free(l->ptx);
+	free(l->embedded_sass);
+	free(l->embedded_ptx);
+	free(l->relocatable_sass);
+	free(l->relocatable_ptx);
+	free(l->with_kernels);
+	free(l->kernelless);
 	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
 }
 
@@ -61,28 +73,92 @@ static int arch_cmp(const ml_cuda_arch *a, const ml_cuda_arch *b)
 	return variant_rank(a->variant) - variant_rank(b->variant);
 }
 
-/* Inserts a into the sorted, unique array *arr of *n. Returns 0 or ML_ENOMEM. */
-static int insert_unique(ml_cuda_arch **arr, size_t *n, const ml_cuda_arch *a)
+/* Where a would go in the sorted array arr of n; *found when it is there. */
+static size_t arch_find(const ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a, bool *found)
 {
-	size_t lo = 0, hi = *n;
+	size_t lo = 0, hi = n;
+	*found = false;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = arch_cmp(&(*arr)[mid], a);
-		if (c == 0)
-			return 0;
+		int c = arch_cmp(&arr[mid], a);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static bool arch_in(const ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a)
+{
+	bool found;
+	arch_find(arr, n, a, &found);
+	return found;
+}
+
+/* Inserts a into the sorted, unique array *arr of *n. Returns 0 or ML_ENOMEM. */
+static int insert_unique(ml_cuda_arch **arr, size_t *n, const ml_cuda_arch *a)
+{
+	bool found;
+	size_t at = arch_find(*arr, *n, a, &found);
+	if (found)
+		return 0;
 	ml_cuda_arch *grown = realloc(*arr, (*n + 1) * sizeof **arr);
 	if (!grown)
 		return ML_ENOMEM;
 	*arr = grown;
-	memmove(&grown[lo + 1], &grown[lo], (*n - lo) * sizeof *grown);
-	grown[lo] = *a;
+	memmove(&grown[at + 1], &grown[at], (*n - at) * sizeof *grown);
+	grown[at] = *a;
 	(*n)++;
 	return 0;
+}
+
+/* Removes a from the sorted array arr of *n when it is there. */
+static void remove_arch(ml_cuda_arch *arr, size_t *n, const ml_cuda_arch *a)
+{
+	bool found;
+	size_t at = arch_find(arr, *n, a, &found);
+	if (!found)
+		return;
+	memmove(&arr[at], &arr[at + 1], (*n - at - 1) * sizeof *arr);
+	(*n)--;
+}
+
+/* Records what an entry adds to the architecture lists. */
+static int list_arch(ml_fatbin_list *l, const ml_fatbin_entry *e)
+{
+	const ml_cuda_arch *a = &e->arch;
+	switch (e->where) {
+	case ML_FATBIN_RELOCATABLE:
+		return a->ptx ? insert_unique(&l->relocatable_ptx, &l->n_relocatable_ptx, a)
+		              : insert_unique(&l->relocatable_sass, &l->n_relocatable_sass, a);
+	case ML_FATBIN_EMBEDDED:
+		if (a->ptx)
+			return insert_unique(&l->embedded_ptx, &l->n_embedded_ptx, a);
+		if (insert_unique(&l->embedded_sass, &l->n_embedded_sass, a))
+			return ML_ENOMEM;
+		break;
+	case ML_FATBIN_EXECUTABLE:
+	default:
+		if (a->ptx)
+			return insert_unique(&l->ptx, &l->n_ptx, a);
+		if (insert_unique(&l->sass, &l->n_sass, a))
+			return ML_ENOMEM;
+		break;
+	}
+	/* Counted SASS: an architecture is kernel-less until one of its
+	 * entries holds a kernel (or cannot be read). */
+	if (e->kernels != 0) {
+		remove_arch(l->kernelless, &l->n_kernelless, a);
+		return insert_unique(&l->with_kernels, &l->n_with_kernels, a);
+	}
+	if (arch_in(l->with_kernels, l->n_with_kernels, a))
+		return 0;
+	return insert_unique(&l->kernelless, &l->n_kernelless, a);
 }
 
 static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err)
@@ -95,9 +171,7 @@ static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err
 		l->entries = grown;
 		l->cap_entries = cap;
 	}
-	int rc = e->arch.ptx ? insert_unique(&l->ptx, &l->n_ptx, &e->arch)
-	                     : insert_unique(&l->sass, &l->n_sass, &e->arch);
-	if (rc)
+	if (list_arch(l, e))
 		return ml_err_set(err, ML_ENOMEM, "out of memory listing fatbin entries");
 	l->entries[l->n_entries++] = *e;
 	if (e->compressed)
@@ -107,6 +181,14 @@ static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err
 
 /* --- containers and entries ------------------------------------------------ */
 
+/* How a scan reads: where its containers lie, and which list already
+ * knows the architectures that hold kernels (so that their further
+ * cubins need not be read). */
+typedef struct scan_how {
+	ml_fatbin_where where;
+	const ml_fatbin_list *known;
+} scan_how;
+
 static bool all_zero(const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -115,10 +197,48 @@ static bool all_zero(const unsigned char *p, size_t n)
 	return true;
 }
 
+/* Sets ent->kernels for a SASS entry of counted code whose architecture
+ * has not yet shown a kernel, neither in the list being filled nor in the
+ * known one (h: the entry header; its payload follows). A cubin that
+ * cannot be read - corrupt, oversized, or no memory for it - stays at -1
+ * and is counted in l->n_unreadable; that is the cubin's problem, not the
+ * scan's. */
+static void count_kernels(ml_fatbin_entry *ent, const unsigned char *h, ml_fatbin_list *l,
+                          const scan_how *how)
+{
+	ent->kernels = -1;
+	if (ent->kind != ML_FATBIN_KIND_ELF || how->where == ML_FATBIN_RELOCATABLE ||
+	    arch_in(l->with_kernels, l->n_with_kernels, &ent->arch) ||
+	    arch_in(how->known->with_kernels, how->known->n_with_kernels, &ent->arch))
+		return;
+	const unsigned char *payload = h + ent->header_size;
+	size_t n = 0;
+	int rc;
+	if (ent->compressed) {
+		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
+		unsigned char *cubin = NULL;
+		size_t len = 0;
+		rc = csize == 0 || csize > ent->payload_size
+		             ? ML_EPARSE
+		             : ml_fatbin_inflate(&cubin, &len, payload, csize, ent->flags,
+		                                 ent->uncompressed_size, ML_FATBIN_INFLATE_MAX,
+		                                 NULL);
+		if (rc == 0)
+			rc = ml_cubin_count_kernels(&n, cubin, len, NULL);
+		free(cubin);
+	} else {
+		rc = ml_cubin_count_kernels(&n, payload, (size_t)ent->payload_size, NULL);
+	}
+	if (rc == 0)
+		ent->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+	else
+		l->n_unreadable++;
+}
+
 /* Reads the entries of one container: buf[start..end) relative to the
  * scanned region, which begins at file offset base. */
 static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t start, size_t end,
-                        uint64_t base, ml_err *err)
+                        uint64_t base, const scan_how *how, ml_err *err)
 {
 	size_t p = start;
 	while (p < end) {
@@ -181,12 +301,14 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 		        .kind = kind,
 		        .flags = flags,
 		        .compressed = flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
+		        .where = how->where,
 		        .offset = at,
 		        .header_size = hsize,
 		        .payload_size = psize,
 		};
 		if (ent.compressed)
 			ent.uncompressed_size = rd64(e + E_UNCOMPRESSED);
+		count_kernels(&ent, e, out, how);
 		int rc = append_entry(out, &ent, err);
 		if (rc)
 			return rc;
@@ -197,7 +319,7 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 /* Reads the container whose header starts at buf[off] (region-relative;
  * the region starts at file offset base) and sets *next past it. */
 static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t len, size_t off,
-                          uint64_t base, size_t *next, ml_err *err)
+                          uint64_t base, const scan_how *how, size_t *next, ml_err *err)
 {
 	size_t left = len - off;
 	const unsigned char *h = buf + off;
@@ -231,7 +353,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 		                  (unsigned long long)at, (unsigned long long)fat, left - hsize);
 	out->n_containers++;
 	size_t start = off + hsize, end = start + (size_t)fat;
-	int rc = scan_entries(out, buf, start, end, base, err);
+	int rc = scan_entries(out, buf, start, end, base, how, err);
 	if (rc)
 		return rc;
 	*next = end;
@@ -240,7 +362,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 
 /* Strict walk over a region that holds only containers and zero padding. */
 static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len, uint64_t base,
-                       ml_err *err)
+                       const scan_how *how, ml_err *err)
 {
 	size_t off = 0;
 	for (;;) {
@@ -248,7 +370,7 @@ static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len
 			off++;
 		if (off >= len)
 			return 0;
-		int rc = scan_container(out, buf, len, off, base, &off, err);
+		int rc = scan_container(out, buf, len, off, base, how, &off, err);
 		if (rc)
 			return rc;
 	}
@@ -258,7 +380,8 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 {
 	if (!buf && len)
 		return ml_err_set(err, ML_EPARSE, "no fatbin bytes");
-	return scan_region(out, buf, len, 0, err);
+	scan_how how = {ML_FATBIN_EXECUTABLE, out};
+	return scan_region(out, buf, len, 0, &how, err);
 }
 
 /* --- ELF-64 sections --------------------------------------------------------- */
@@ -413,6 +536,7 @@ static int prefix_err(ml_err *err, int rc, const char *prefix)
  * the magic, which code bytes that merely contain the constant lack. */
 static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
 {
+	scan_how how = {ML_FATBIN_EXECUTABLE, out};
 	size_t off = 0;
 	while (len >= CONTAINER_MIN && off <= len - CONTAINER_MIN) {
 		const unsigned char *h = buf + off;
@@ -422,7 +546,7 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 			continue;
 		}
 		size_t next;
-		int rc = scan_container(out, buf, len, off, 0, &next, err);
+		int rc = scan_container(out, buf, len, off, 0, &how, &next, err);
 		if (rc)
 			return rc;
 		/* Round up to the next 8-byte boundary, without overflow. */
@@ -432,14 +556,16 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 }
 
 /* Scans a data section for fatbin containers by magic, as some libraries
- * keep their kernels outside .nv_fatbin (cuFFT 11 holds thousands of
- * containers in .data and a single sm_52 one in .nv_fatbin). Arbitrary data
- * may hold the magic by chance, so a candidate counts only when it parses
- * as a whole well-formed container; anything else is skipped, not an
- * error. Returns 0 or ML_ENOMEM. */
-static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t len,
-                             size_t sec_off, size_t sec_size, ml_err *err)
+ * keep their kernels outside .nv_fatbin (cuFFT 11.2 holds thousands of
+ * containers in .data and a single kernel-less sm_52 one in .nv_fatbin)
+ * and load them themselves. Arbitrary data may hold the magic by chance,
+ * so a candidate counts only when it parses as a whole well-formed
+ * container; anything else is skipped, not an error. Returns 0 or
+ * ML_ENOMEM. */
+static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t sec_off,
+                             size_t sec_size, ml_err *err)
 {
+	scan_how how = {ML_FATBIN_EMBEDDED, out};
 	size_t off = sec_off + (sec_off % 8 ? 8 - sec_off % 8 : 0);
 	size_t end = sec_off + sec_size;
 	while (end >= CONTAINER_MIN && off <= end - CONTAINER_MIN) {
@@ -452,12 +578,13 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 		ml_fatbin_list one = ML_FATBIN_LIST_INIT;
 		size_t next = 0;
 		ml_err local = ML_ERR_INIT;
-		int rc = scan_container(&one, buf, end, off, 0, &next, &local);
+		int rc = scan_container(&one, buf, end, off, 0, &how, &next, &local);
 		if (rc == 0 && next > off) {
 			for (size_t i = 0; i < one.n_entries && !rc; i++)
 				rc = append_entry(out, &one.entries[i], err);
 			out->n_containers += one.n_containers;
 			out->n_other += one.n_other;
+			out->n_unreadable += one.n_unreadable;
 			off = next % 8 == 0 ? next : next + (8 - next % 8);
 		} else {
 			rc = rc == ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
@@ -467,7 +594,6 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 		if (rc)
 			return rc;
 	}
-	(void)len;
 	return 0;
 }
 
@@ -477,11 +603,17 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 		return 0;
 	if (!is_elf64le(buf, len) || rd64(buf + EH_SHOFF) == 0)
 		return scan_by_magic(out, buf, len, err);
-	static const char *const sections[] = {".nv_fatbin", "__nv_relfatbin"};
+	static const struct {
+		const char *name;
+		ml_fatbin_where where;
+	} sections[] = {
+	        {".nv_fatbin", ML_FATBIN_EXECUTABLE},
+	        {"__nv_relfatbin", ML_FATBIN_RELOCATABLE},
+	};
 	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
 		size_t off, size;
 		ml_err local = ML_ERR_INIT;
-		int rc = ml_elf_section(&off, &size, buf, len, sections[i], &local);
+		int rc = ml_elf_section(&off, &size, buf, len, sections[i].name, &local);
 		if (rc == ML_ENOENT)
 			continue;
 		if (rc) {
@@ -489,12 +621,13 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 				*err = local;
 			return rc;
 		}
-		rc = scan_region(out, buf + off, size, off, &local);
+		scan_how how = {sections[i].where, out};
+		rc = scan_region(out, buf + off, size, off, &how, &local);
 		if (rc) {
 			if (err)
 				*err = local;
 			char prefix[64];
-			snprintf(prefix, sizeof prefix, "section %s", sections[i]);
+			snprintf(prefix, sizeof prefix, "section %s", sections[i].name);
 			return prefix_err(err, rc, prefix);
 		}
 	}
@@ -502,7 +635,7 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 	for (size_t i = 0; i < sizeof data_sections / sizeof data_sections[0]; i++) {
 		size_t off, size;
 		if (ml_elf_section(&off, &size, buf, len, data_sections[i], NULL) == 0) {
-			int rc = scan_data_section(out, buf, len, off, size, err);
+			int rc = scan_data_section(out, buf, off, size, err);
 			if (rc)
 				return rc;
 		}
