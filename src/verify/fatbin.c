@@ -8,9 +8,10 @@
  * ELF files the CUDA runtime loads those in the `.nv_fatbin` section;
  * `__nv_relfatbin` holds relocatable device code, never loaded; some
  * libraries keep whole containers in data sections and load them
- * themselves. In Windows DLLs containers are found by their magic. SASS
- * entries are read as cubins (cubin.c) until each architecture shows a
- * kernel, so that kernel-less cubins can be told apart. All input is
+ * themselves. In Windows DLLs containers are found by their magic. After
+ * a scan, SASS entries are read as cubins (cubin.c), smallest first, until
+ * each architecture shows a kernel, so that kernel-less cubins can be told
+ * apart. All input is
  * untrusted: every length is checked against what is left before it is
  * used, with arithmetic that cannot overflow, and a malformed input gives
  * ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it. The
@@ -128,7 +129,7 @@ static void remove_arch(ml_cuda_arch *arr, size_t *n, const ml_cuda_arch *a)
 	(*n)--;
 }
 
-/* Records what an entry adds to the architecture lists. */
+/* Records what an entry adds to the architecture lists of its place. */
 static int list_arch(ml_fatbin_list *l, const ml_fatbin_entry *e)
 {
 	const ml_cuda_arch *a = &e->arch;
@@ -137,28 +138,13 @@ static int list_arch(ml_fatbin_list *l, const ml_fatbin_entry *e)
 		return a->ptx ? insert_unique(&l->relocatable_ptx, &l->n_relocatable_ptx, a)
 		              : insert_unique(&l->relocatable_sass, &l->n_relocatable_sass, a);
 	case ML_FATBIN_EMBEDDED:
-		if (a->ptx)
-			return insert_unique(&l->embedded_ptx, &l->n_embedded_ptx, a);
-		if (insert_unique(&l->embedded_sass, &l->n_embedded_sass, a))
-			return ML_ENOMEM;
-		break;
+		return a->ptx ? insert_unique(&l->embedded_ptx, &l->n_embedded_ptx, a)
+		              : insert_unique(&l->embedded_sass, &l->n_embedded_sass, a);
 	case ML_FATBIN_EXECUTABLE:
 	default:
-		if (a->ptx)
-			return insert_unique(&l->ptx, &l->n_ptx, a);
-		if (insert_unique(&l->sass, &l->n_sass, a))
-			return ML_ENOMEM;
-		break;
+		return a->ptx ? insert_unique(&l->ptx, &l->n_ptx, a)
+		              : insert_unique(&l->sass, &l->n_sass, a);
 	}
-	/* Counted SASS: an architecture is kernel-less until one of its
-	 * entries holds a kernel (or cannot be read). */
-	if (e->kernels != 0) {
-		remove_arch(l->kernelless, &l->n_kernelless, a);
-		return insert_unique(&l->with_kernels, &l->n_with_kernels, a);
-	}
-	if (arch_in(l->with_kernels, l->n_with_kernels, a))
-		return 0;
-	return insert_unique(&l->kernelless, &l->n_kernelless, a);
 }
 
 static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err)
@@ -179,15 +165,106 @@ static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err
 	return 0;
 }
 
-/* --- containers and entries ------------------------------------------------ */
+/* --- kernels --------------------------------------------------------------- */
 
-/* How a scan reads: where its containers lie, and which list already
- * knows the architectures that hold kernels (so that their further
- * cubins need not be read). */
-typedef struct scan_how {
-	ml_fatbin_where where;
-	const ml_fatbin_list *known;
-} scan_how;
+/* Reads one SASS entry's cubin (h: its header in the scanned buffer, the
+ * payload follows) and sets e->kernels; a cubin that cannot be read -
+ * corrupt, oversized, or no memory for it - stays at -1 and is counted in
+ * l->n_unreadable: that is the cubin's problem, not the scan's. */
+static void read_kernels(ml_fatbin_list *l, ml_fatbin_entry *e, const unsigned char *h)
+{
+	const unsigned char *payload = h + e->header_size;
+	size_t n = 0;
+	int rc;
+	if (e->compressed) {
+		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
+		unsigned char *cubin = NULL;
+		size_t len = 0;
+		rc = csize == 0 || csize > e->payload_size
+		             ? ML_EPARSE
+		             : ml_fatbin_inflate(&cubin, &len, payload, csize, e->flags,
+		                                 e->uncompressed_size, ML_FATBIN_INFLATE_MAX, NULL);
+		if (rc == 0)
+			rc = ml_cubin_count_kernels(&n, cubin, len, NULL);
+		free(cubin);
+	} else {
+		rc = ml_cubin_count_kernels(&n, payload, (size_t)e->payload_size, NULL);
+	}
+	if (rc == 0)
+		e->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+	else
+		l->n_unreadable++;
+}
+
+/* One counted SASS entry as settle_kernels() orders them. */
+typedef struct cubin_ref {
+	ml_cuda_arch arch;
+	uint64_t payload_size, offset;
+	size_t index; /* in the list's entries[] */
+} cubin_ref;
+
+/* By architecture, then smallest payload first, then file order. */
+static int by_arch_then_size(const void *x, const void *y)
+{
+	const cubin_ref *a = x, *b = y;
+	int c = arch_cmp(&a->arch, &b->arch);
+	if (c)
+		return c;
+	if (a->payload_size != b->payload_size)
+		return a->payload_size < b->payload_size ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* Settles, for the entries [first, n_entries) that a scan of buf appended,
+ * which counted SASS architectures hold kernels: for each architecture not
+ * yet known to, its cubins are read smallest first until one holds a
+ * kernel (or cannot be read, and so may); an architecture none of whose
+ * cubins does goes into kernelless[]. Reading smallest first finds a
+ * kernel in a small cubin when there is one and leaves the big ones
+ * unread. Returns 0 or ML_ENOMEM. */
+static int settle_kernels(ml_fatbin_list *l, size_t first, const unsigned char *buf)
+{
+	size_t n = 0;
+	for (size_t i = first; i < l->n_entries; i++)
+		n += l->entries[i].kind == ML_FATBIN_KIND_ELF &&
+		     l->entries[i].where != ML_FATBIN_RELOCATABLE;
+	if (n == 0)
+		return 0;
+	cubin_ref *refs = malloc(n * sizeof *refs);
+	if (!refs)
+		return ML_ENOMEM;
+	n = 0;
+	for (size_t i = first; i < l->n_entries; i++) {
+		const ml_fatbin_entry *e = &l->entries[i];
+		if (e->kind == ML_FATBIN_KIND_ELF && e->where != ML_FATBIN_RELOCATABLE)
+			refs[n++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
+	}
+	qsort(refs, n, sizeof *refs, by_arch_then_size);
+	int rc = 0;
+	for (size_t g = 0; g < n && !rc;) {
+		const ml_cuda_arch arch = refs[g].arch;
+		size_t end = g;
+		while (end < n && arch_cmp(&refs[end].arch, &arch) == 0)
+			end++;
+		bool kernels = arch_in(l->with_kernels, l->n_with_kernels, &arch);
+		for (size_t k = g; k < end && !kernels; k++) {
+			ml_fatbin_entry *e = &l->entries[refs[k].index];
+			read_kernels(l, e, buf + e->offset);
+			kernels = e->kernels != 0;
+		}
+		if (kernels) {
+			remove_arch(l->kernelless, &l->n_kernelless, &arch);
+			rc = insert_unique(&l->with_kernels, &l->n_with_kernels, &arch);
+		} else {
+			rc = insert_unique(&l->kernelless, &l->n_kernelless, &arch);
+		}
+		g = end;
+	}
+	free(refs);
+	return rc;
+}
+
+/* --- containers and entries ------------------------------------------------ */
 
 static bool all_zero(const unsigned char *p, size_t n)
 {
@@ -197,48 +274,10 @@ static bool all_zero(const unsigned char *p, size_t n)
 	return true;
 }
 
-/* Sets ent->kernels for a SASS entry of counted code whose architecture
- * has not yet shown a kernel, neither in the list being filled nor in the
- * known one (h: the entry header; its payload follows). A cubin that
- * cannot be read - corrupt, oversized, or no memory for it - stays at -1
- * and is counted in l->n_unreadable; that is the cubin's problem, not the
- * scan's. */
-static void count_kernels(ml_fatbin_entry *ent, const unsigned char *h, ml_fatbin_list *l,
-                          const scan_how *how)
-{
-	ent->kernels = -1;
-	if (ent->kind != ML_FATBIN_KIND_ELF || how->where == ML_FATBIN_RELOCATABLE ||
-	    arch_in(l->with_kernels, l->n_with_kernels, &ent->arch) ||
-	    arch_in(how->known->with_kernels, how->known->n_with_kernels, &ent->arch))
-		return;
-	const unsigned char *payload = h + ent->header_size;
-	size_t n = 0;
-	int rc;
-	if (ent->compressed) {
-		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
-		unsigned char *cubin = NULL;
-		size_t len = 0;
-		rc = csize == 0 || csize > ent->payload_size
-		             ? ML_EPARSE
-		             : ml_fatbin_inflate(&cubin, &len, payload, csize, ent->flags,
-		                                 ent->uncompressed_size, ML_FATBIN_INFLATE_MAX,
-		                                 NULL);
-		if (rc == 0)
-			rc = ml_cubin_count_kernels(&n, cubin, len, NULL);
-		free(cubin);
-	} else {
-		rc = ml_cubin_count_kernels(&n, payload, (size_t)ent->payload_size, NULL);
-	}
-	if (rc == 0)
-		ent->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
-	else
-		l->n_unreadable++;
-}
-
 /* Reads the entries of one container: buf[start..end) relative to the
  * scanned region, which begins at file offset base. */
 static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t start, size_t end,
-                        uint64_t base, const scan_how *how, ml_err *err)
+                        uint64_t base, ml_fatbin_where where, ml_err *err)
 {
 	size_t p = start;
 	while (p < end) {
@@ -301,14 +340,14 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 		        .kind = kind,
 		        .flags = flags,
 		        .compressed = flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
-		        .where = how->where,
+		        .where = where,
+		        .kernels = -1,
 		        .offset = at,
 		        .header_size = hsize,
 		        .payload_size = psize,
 		};
 		if (ent.compressed)
 			ent.uncompressed_size = rd64(e + E_UNCOMPRESSED);
-		count_kernels(&ent, e, out, how);
 		int rc = append_entry(out, &ent, err);
 		if (rc)
 			return rc;
@@ -319,7 +358,7 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 /* Reads the container whose header starts at buf[off] (region-relative;
  * the region starts at file offset base) and sets *next past it. */
 static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t len, size_t off,
-                          uint64_t base, const scan_how *how, size_t *next, ml_err *err)
+                          uint64_t base, ml_fatbin_where where, size_t *next, ml_err *err)
 {
 	size_t left = len - off;
 	const unsigned char *h = buf + off;
@@ -353,7 +392,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 		                  (unsigned long long)at, (unsigned long long)fat, left - hsize);
 	out->n_containers++;
 	size_t start = off + hsize, end = start + (size_t)fat;
-	int rc = scan_entries(out, buf, start, end, base, how, err);
+	int rc = scan_entries(out, buf, start, end, base, where, err);
 	if (rc)
 		return rc;
 	*next = end;
@@ -362,7 +401,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 
 /* Strict walk over a region that holds only containers and zero padding. */
 static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len, uint64_t base,
-                       const scan_how *how, ml_err *err)
+                       ml_fatbin_where where, ml_err *err)
 {
 	size_t off = 0;
 	for (;;) {
@@ -370,7 +409,7 @@ static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len
 			off++;
 		if (off >= len)
 			return 0;
-		int rc = scan_container(out, buf, len, off, base, how, &off, err);
+		int rc = scan_container(out, buf, len, off, base, where, &off, err);
 		if (rc)
 			return rc;
 	}
@@ -380,8 +419,12 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 {
 	if (!buf && len)
 		return ml_err_set(err, ML_EPARSE, "no fatbin bytes");
-	scan_how how = {ML_FATBIN_EXECUTABLE, out};
-	return scan_region(out, buf, len, 0, &how, err);
+	size_t first = out->n_entries;
+	int rc = scan_region(out, buf, len, 0, ML_FATBIN_EXECUTABLE, err);
+	/* Entries read before a failure stay, with their kernels settled. */
+	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	return rc;
 }
 
 /* --- ELF-64 sections --------------------------------------------------------- */
@@ -536,7 +579,6 @@ static int prefix_err(ml_err *err, int rc, const char *prefix)
  * the magic, which code bytes that merely contain the constant lack. */
 static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
 {
-	scan_how how = {ML_FATBIN_EXECUTABLE, out};
 	size_t off = 0;
 	while (len >= CONTAINER_MIN && off <= len - CONTAINER_MIN) {
 		const unsigned char *h = buf + off;
@@ -546,7 +588,7 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 			continue;
 		}
 		size_t next;
-		int rc = scan_container(out, buf, len, off, 0, &how, &next, err);
+		int rc = scan_container(out, buf, len, off, 0, ML_FATBIN_EXECUTABLE, &next, err);
 		if (rc)
 			return rc;
 		/* Round up to the next 8-byte boundary, without overflow. */
@@ -565,7 +607,6 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t sec_off,
                              size_t sec_size, ml_err *err)
 {
-	scan_how how = {ML_FATBIN_EMBEDDED, out};
 	size_t off = sec_off + (sec_off % 8 ? 8 - sec_off % 8 : 0);
 	size_t end = sec_off + sec_size;
 	while (end >= CONTAINER_MIN && off <= end - CONTAINER_MIN) {
@@ -578,13 +619,12 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 		ml_fatbin_list one = ML_FATBIN_LIST_INIT;
 		size_t next = 0;
 		ml_err local = ML_ERR_INIT;
-		int rc = scan_container(&one, buf, end, off, 0, &how, &next, &local);
+		int rc = scan_container(&one, buf, end, off, 0, ML_FATBIN_EMBEDDED, &next, &local);
 		if (rc == 0 && next > off) {
 			for (size_t i = 0; i < one.n_entries && !rc; i++)
 				rc = append_entry(out, &one.entries[i], err);
 			out->n_containers += one.n_containers;
 			out->n_other += one.n_other;
-			out->n_unreadable += one.n_unreadable;
 			off = next % 8 == 0 ? next : next + (8 - next % 8);
 		} else {
 			rc = rc == ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
@@ -597,10 +637,9 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 	return 0;
 }
 
-int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+/* ml_fatbin_scan_image() before the kernels are settled. */
+static int scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
 {
-	if (!buf || len == 0)
-		return 0;
 	if (!is_elf64le(buf, len) || rd64(buf + EH_SHOFF) == 0)
 		return scan_by_magic(out, buf, len, err);
 	static const struct {
@@ -621,8 +660,7 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 				*err = local;
 			return rc;
 		}
-		scan_how how = {sections[i].where, out};
-		rc = scan_region(out, buf + off, size, off, &how, &local);
+		rc = scan_region(out, buf + off, size, off, sections[i].where, &local);
 		if (rc) {
 			if (err)
 				*err = local;
@@ -641,4 +679,16 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 		}
 	}
 	return 0;
+}
+
+int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+{
+	if (!buf || len == 0)
+		return 0;
+	size_t first = out->n_entries;
+	int rc = scan_image(out, buf, len, err);
+	/* Entries read before a failure stay, with their kernels settled. */
+	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	return rc;
 }

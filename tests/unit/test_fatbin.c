@@ -342,6 +342,65 @@ static void test_kernels_are_counted_in_plain_lz4_and_zstd_cubins(void **state)
 	ml_fatbin_list_release(&l);
 }
 
+/* Scans the .nv_fatbin sections of fixtures a and b, concatenated. */
+static int scan_two(ml_fatbin_list *l, const char *a, const char *b, ml_err *err)
+{
+	size_t na, nb;
+	unsigned char *sa = fatbin_section(a, &na), *sb = fatbin_section(b, &nb);
+	unsigned char *both = malloc(na + nb);
+	assert_non_null(both);
+	memcpy(both, sa, na);
+	memcpy(both + na, sb, nb);
+	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
+	int rc = ml_fatbin_scan(l, both, na + nb, err);
+	free(both);
+	free(sa);
+	free(sb);
+	return rc;
+}
+
+static void test_an_architecture_has_kernels_when_any_of_its_cubins_has(void **state)
+{
+	(void)state;
+	/* A kernel-less sm_75 cubin and one with a kernel, in either order:
+	 * sm_75 holds kernels; both cubins were read (the kernel-less one is
+	 * the smaller, so it is read first). */
+	static const char *const order[][2] = {{"kernelless.so", "sass_only.so"},
+	                                       {"sass_only.so", "kernelless.so"}};
+	for (size_t i = 0; i < N_OF(order); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(scan_two(&l, order[i][0], order[i][1], &err), 0);
+		char got[128];
+		names(got, sizeof got, l.kernelless, l.n_kernelless);
+		assert_string_equal(got, "");
+		names(got, sizeof got, l.with_kernels, l.n_with_kernels);
+		assert_string_equal(got, "sm_75 sm_80 sm_86 sm_90");
+		for (size_t k = 0; k < l.n_entries; k++)
+			if (l.entries[k].arch.minor == 5 && l.entries[k].arch.major == 7)
+				assert_int_equal(l.entries[k].kernels,
+				                 l.entries[k].payload_size < 2048 ? 0 : 1);
+		ml_fatbin_list_release(&l);
+	}
+	/* Two cubins with kernels per architecture: only one of each is read. */
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_two(&l, "sass_only.so", "sass_only.so", &err), 0);
+	assert_int_equal(l.n_entries, 8);
+	size_t read = 0;
+	for (size_t k = 0; k < l.n_entries; k++)
+		read += l.entries[k].kernels != -1;
+	assert_int_equal(read, 4);
+	ml_fatbin_list_release(&l);
+	/* Two kernel-less cubins: the architecture stays kernel-less. */
+	assert_int_equal(scan_two(&l, "kernelless_lz4.so", "kernelless_zstd.so", &err), 0);
+	assert_int_equal(l.n_kernelless, 1);
+	assert_int_equal(l.n_with_kernels, 0);
+	assert_int_equal(l.entries[0].kernels, 0);
+	assert_int_equal(l.entries[1].kernels, 0);
+	ml_fatbin_list_release(&l);
+}
+
 /* The payload of a fixture's first entry (as stored) and its header. */
 static unsigned char *first_payload(const char *name, size_t *len, ml_fatbin_entry *entry,
                                     uint32_t *csize)
@@ -1278,6 +1337,7 @@ int main(void)
 	        cmocka_unit_test(test_variant_flags_give_a_and_f),
 	        cmocka_unit_test(test_executable_embedded_and_relocatable_code_are_told_apart),
 	        cmocka_unit_test(test_kernels_are_counted_in_plain_lz4_and_zstd_cubins),
+	        cmocka_unit_test(test_an_architecture_has_kernels_when_any_of_its_cubins_has),
 	        cmocka_unit_test(test_inflate_is_bounded_and_exact),
 	        cmocka_unit_test(test_cubin_reader_wants_a_cuda_elf),
 	        cmocka_unit_test(test_audit_answers_match_the_rule_for_every_fixture),
