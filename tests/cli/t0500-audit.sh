@@ -198,6 +198,17 @@ test_expect_success 'relocatable code (__nv_relfatbin) is listed apart and never
 	expect_eq "unverified" "$(json j "d[\"files\"][0][\"runs_on\"][\"sm_90\"]")" &&
 	json j "d[\"files\"][0][\"why\"][\"sm_90\"]" | grep -q "only relocatable device code"
 '
+test_expect_success 'people see unverified, embedded, relocatable and kernel-less code' '
+	"$MLSETUP" audit --arch sm_86 "$FB/kernelless.so" "$FB/data_fatbin.so" >out &&
+	grep -q "^  kernel-less (no kernels in these cubins): sm_75$" out &&
+	grep -q "^  sm_86: unverified: no kernels visible; stored in another form$" out &&
+	grep -q "^  embedded (loaded by the library at run time): SASS sm_80 sm_86; PTX compute_86$" out &&
+	grep -q "^summary: 2 libraries scanned, 2 with CUDA code, 1 unverified (no kernels visible; stored in another form)$" out &&
+	grep -q "^  unverified: $FB/kernelless.so$" out &&
+	! grep -q "does NOT run" out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_90 "$FB/reloc_linked.so" >out 2>/dev/null &&
+	grep -q "^  relocatable (device-link input, never loaded): SASS sm_75; PTX compute_90$" out
+'
 test_expect_success 'a wheel like nvidia-cufft / nvidia-nccl: unverified cufftw, NCCL without executable PTX' '
 	make_wheel nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl \
 		"nvidia/cufft/lib/libcufftw.so.11=$FB/kernelless_lz4.so" \
