@@ -125,29 +125,33 @@ typedef void (*ml_install_event_fn)(const ml_install_event *ev, void *data);
 /* --- install ----------------------------------------------------------------- */
 
 typedef struct ml_install_opts {
-	const char *manifest;        /* NAME|PATH, NULL: chosen for this machine */
-	const char *target;          /* environment directory; NULL: ".venv" */
-	const char *python;          /* X.Y (pinned) or PATH (existing); NULL: default */
-	const char *python_pins;     /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
-	const char *python_mirror;   /* replaces the interpreter release host prefix
-	                              * (everything up to ".../releases/download");
-	                              * NULL: $MLSETUP_PYTHON_MIRROR, else none */
-	const char *cache_dir;       /* NULL: ml_cache_dir()'s default */
-	const char *sysroot;         /* read /proc, /sys, /etc under it; NULL: live */
-	ml_index_flags index;        /* the command line's index options (borrowed) */
-	int jobs;                    /* parallel downloads and wheel installs; 0: defaults */
-	int retries;                 /* per source; < 0: the fetch default */
-	long connect_timeout_s;      /* 0: the fetch default */
-	long low_speed_time_s;       /* 0: the fetch default */
-	bool offline;                /* the cache and local --find-links only */
-	bool no_wait;                /* fail at once when another install holds the target */
-	bool no_verify;              /* skip the import check and the GPU checks */
-	bool require_gpu;            /* no NVIDIA GPU is a failure (ML_EGPU) */
-	bool compile_bytecode;       /* compileall after installing */
-	bool force;                  /* build even when the GPUs cannot run the wheels */
-	bool reinstall;              /* rebuild even when the target already is the plan */
-	ml_link_method link;         /* how files are placed from the unpacked cache */
-	ml_framework_opts framework; /* the framework smoke test's sizes */
+	const char *manifest;      /* NAME|PATH, NULL: chosen for this machine */
+	const char *target;        /* environment directory; NULL: ".venv" */
+	const char *python;        /* X.Y (pinned) or PATH (existing); NULL: default */
+	const char *python_pins;   /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
+	const char *python_mirror; /* replaces the interpreter release host prefix
+	                            * (everything up to ".../releases/download");
+	                            * NULL: $MLSETUP_PYTHON_MIRROR, else none */
+	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;       /* read /proc, /sys, /etc under it; NULL: live */
+	ml_index_flags index;      /* the command line's index options (borrowed) */
+	int jobs;                  /* parallel downloads and wheel installs; 0: defaults */
+	int retries;               /* per source; < 0: the fetch default */
+	long connect_timeout_s;    /* 0: the fetch default */
+	long low_speed_time_s;     /* 0: the fetch default */
+	bool offline;              /* the cache and local --find-links only */
+	bool no_wait;              /* fail at once when another install holds the target */
+	bool no_verify;            /* skip the import check and the GPU checks */
+	bool require_gpu;          /* no NVIDIA GPU is a failure (ML_EGPU) */
+	bool compile_bytecode;     /* compileall after installing */
+	bool force;                /* build even when the GPUs cannot run the wheels */
+	bool reinstall;            /* rebuild even when the target already is the plan */
+	bool require_hashes;       /* refuse a manifest that does not pin hashes
+	                            * (pip's --require-hashes; PIP_REQUIRE_HASHES too) */
+	ml_python_preference python_preference; /* managed (default), system, only-managed,
+	                                         * only-system (uv's names) */
+	ml_link_method link;                    /* how files are placed from the unpacked cache */
+	ml_framework_opts framework;            /* the framework smoke test's sizes */
 	/* The lock on target when the caller holds it already (mlsetup's
 	 * main takes it for the command); NULL: ml_install takes it
 	 * (ml_env_lock, waiting unless no_wait) and releases it. */
@@ -173,6 +177,8 @@ typedef struct ml_install_result {
 	                                 * (--python PATH); "" when not reached */
 	char python_reason[512];        /* why this interpreter, when not the plain choice
 	                                 * (a fallback: the loud warning's text); "" else */
+	char resolved_lock[4096];       /* a file without hashes: where pip's resolution was
+	                                 * saved as a lock (under the cache); "" else */
 	bool up_to_date;                /* the target already was this plan: nothing done */
 	bool committed;                 /* a new environment was put in place */
 	bool report_written;            /* <target>/mlsetup-report.json is this run's */

@@ -178,6 +178,13 @@ typedef struct ml_requirement {
 	int line; /* 1-based first physical line of the requirement */
 } ml_requirement;
 
+/* A -r / -c line (with ML_REQ_INCLUDES). */
+typedef struct ml_include {
+	char *path;      /* as written */
+	bool constraint; /* -c: constrains, names no requirement */
+	int line;
+} ml_include;
+
 /* A parsed requirements file. Options follow pip's requirements-file
  * format; where pip keeps the last of a repeated --index-url, so does this. */
 typedef struct ml_requirements {
@@ -202,6 +209,8 @@ typedef struct ml_requirements {
 	size_t n_only_binary;
 	ml_kv *meta; /* `# mlsetup: key = value` headers, in order */
 	size_t n_meta;
+	ml_include *includes; /* -r / -c lines, with ML_REQ_INCLUDES only */
+	size_t n_includes;
 } ml_requirements;
 
 /* Flags for ml_requirements_parse(). */
@@ -211,6 +220,10 @@ enum {
 	 * no ===, no URL), at least one --hash=sha256:, and no requirement
 	 * listed twice with the same normalized name and marker. */
 	ML_REQ_HASH_MODE = 1u << 0,
+	/* Accept -r/--requirement and -c/--constraint lines and record them
+	 * in includes (for files pip resolves; ml_requirements_load_tree
+	 * reads them). Without it they are refused. */
+	ML_REQ_INCLUDES = 1u << 1,
 };
 
 /* Parses a requirements file held in text (len bytes; need not be
@@ -225,8 +238,13 @@ enum {
  *     URL, --no-index, --trusted-host HOST, --require-hashes, --pre,
  *     --prefer-binary, --only-binary VALUE (both as `--opt VALUE` and
  *     `--opt=VALUE`); after a requirement, --hash=sha256:HEX or --hash
- *     sha256:HEX, repeatable. Anything else (-r, -c, -e, --no-binary,
- *     unknown options) is refused. Environment variables (${VAR}) are not
+ *     sha256:HEX, repeatable; -r/-c FILE with ML_REQ_INCLUDES. Anything
+ *     else (-e, --no-binary, unknown options) is refused;
+ *   - mlsetup installs wheels only: a line that is a local path or URL
+ *     (pip's "./pkg", "dist/x.whl", "https://h/x.whl"), a VCS reference
+ *     ("name @ git+https://...") and a direct reference to anything but an
+ *     http(s) .whl URL are refused, the hint saying how to get a wheel
+ *     (pip wheel) and use it (--find-links). Environment variables (${VAR}) are not
  *     expanded: a manifest means the same on every machine;
  *   - header lines `# mlsetup: key = value` are collected into meta
  *     ANYWHERE in the file (not only above the first requirement), from
@@ -249,6 +267,19 @@ int ml_requirements_parse(ml_requirements **out, const char *path_for_messages, 
  * ml_requirements_free(). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE or
  * ML_ENOMEM. */
 int ml_requirements_load(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
+
+/* Loads a requirements file as pip reads it with -r: the file at path
+ * (ml_requirements_load with ML_REQ_INCLUDES), then every file it
+ * includes with -r or -c, recursively (at most 10 deep; a path is taken
+ * from the including file's directory; a file included twice is read
+ * once; -r URL is refused). The included files' options join the top's
+ * (an --index-url only when the top names none; extra indexes,
+ * --find-links, made relative to their own file, and trusted hosts
+ * appended), and the requirements of -r files, not of -c files, follow
+ * the top's. Errors name the file and line where they are. Caller owns
+ * *out (ml_requirements_free()). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE
+ * or ML_ENOMEM. */
+int ml_requirements_load_tree(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
 
 /* Returns the value of the first `# mlsetup: key = value` header with this
  * key (owned by r), or NULL when there is none or r is NULL. */
@@ -502,6 +533,52 @@ void ml_pylock_free(ml_pylock *pl);
  * ends in ".toml" (pylock.toml, pylock.NAME.toml). */
 bool ml_pylock_path_like(const char *path);
 
+/* --- pip's resolver for files without hashes (src/plan/pip.c) ----------- */
+
+/* What an interpreter offers for resolving. */
+typedef struct ml_pip_info {
+	bool has_pip;
+	char version[64];        /* pip's version, "" without pip */
+	bool externally_managed; /* PEP 668: EXTERNALLY-MANAGED in its stdlib */
+} ml_pip_info;
+
+/* Asks python (at most 60 s) for its pip and whether it is externally
+ * managed. Returns 0; ML_ENOENT without pip (err says how to get one:
+ * ensurepip, the distribution's python3-pip, another --python); ML_EFAIL
+ * when it does not run; ML_ENOMEM. *out is filled in every case it ran. */
+int ml_pip_probe(ml_pip_info *out, const char *python, ml_err *err);
+
+/* One package of pip's resolution (pip "Installation Report", version 1). */
+typedef struct ml_pip_pick {
+	char *name;      /* as pip reports it */
+	char *version;   /* as pip reports it (local versions kept: "2.8.0+cu128") */
+	char *url;       /* download_info.url: the exact file */
+	char sha256[65]; /* archive_info's sha256, "" when pip gives none */
+	bool requested;  /* named by the requirements file (or its -r includes) */
+} ml_pip_pick;
+
+typedef struct ml_pip_resolve_opts {
+	const char *python;      /* the environment's interpreter: its pip resolves */
+	const char *input_path;  /* the requirements file, read by pip with -r */
+	char *const *index_args; /* --index-url URL ... (ml_index_config_pip_args) */
+	size_t n_index_args;
+	bool break_system_packages; /* PEP 668 interpreter: allowed for the dry run */
+	const char *target_desc;    /* "CPython 3.12.8 on linux-x86_64", for messages */
+} ml_pip_resolve_opts;
+
+/* Resolves o->input_path with pip's own resolver for the interpreter that
+ * runs it: `python -m pip install --dry-run --ignore-installed --target
+ * TMP --report FILE --only-binary=:all: [--break-system-packages] [index
+ * args] -r INPUT` in a temporary directory it removes, then reads every
+ * package of the report into *out (*n_out of them; caller frees with
+ * ml_pip_picks_free()). Returns 0; ML_EFAIL when pip fails (err holds the
+ * end of pip's output: a conflict's "The conflict is caused by" lines
+ * name the packages); ML_EPARSE (unreadable report); ML_EIO; ML_ENOMEM. */
+int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *o, ml_err *err);
+
+/* Frees picks[0..n). Accepts NULL. */
+void ml_pip_picks_free(ml_pip_pick *picks, size_t n);
+
 /* --- manifests and selection (src/plan/manifest.c, select.c) ----------- */
 
 /* What is known about one wheel file of a manifest: from a `# mlsetup-file:
@@ -544,7 +621,21 @@ typedef struct ml_manifest {
 	char *const *environments;
 	size_t n_environments;
 	struct ml_pylock *lock;
+	/* A requirements file that does not pin hashes (pinned without them,
+	 * or loose): pip resolves it for the environment's interpreter
+	 * (ml_pip_resolve) and ml_manifest_set_resolution() pins the result;
+	 * until then reqs holds the file's own requirements and its options. */
+	bool resolve;
+	bool resolved; /* pinned by pip's resolution, not by the file */
 } ml_manifest;
+
+/* Flags for ml_manifest_open_flags(). */
+enum {
+	/* pip's --require-hashes: a file that does not pin hashes is
+	 * refused (file:line) instead of resolved. PIP_REQUIRE_HASHES in the
+	 * environment (1, true, yes, on) means the same. */
+	ML_MANIFEST_REQUIRE_HASHES = 1u << 0,
+};
 
 /* Opens a manifest by embedded name ("requirements.txt",
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
@@ -556,11 +647,29 @@ typedef struct ml_manifest {
  * ML_EPARSE or ML_ENOMEM. */
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
 
+/* ml_manifest_open() for a user's own file, any requirements file pip
+ * reads: one with a --hash (or --require-hashes, or flags
+ * ML_MANIFEST_REQUIRE_HASHES, or PIP_REQUIRE_HASHES) is read in hash
+ * mode as above; any other is read with its -r/-c includes
+ * (ml_requirements_load_tree), checked (wheels only: no -e, paths, VCS),
+ * and marked resolve. Embedded manifests are always hash mode. Same
+ * returns as ml_manifest_open(). */
+int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags,
+                           ml_err *err);
+
 /* Frees a manifest; accepts NULL. */
 void ml_manifest_free(ml_manifest *mf);
 
 /* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
 const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
+
+/* Pins a manifest marked resolve to pip's resolution picks[0..n): its
+ * requirements become name==version with the sha256 of the file pip
+ * chose (each file recorded with its URL, size unknown until asked), and
+ * a `requested` header names what pip marks requested unless the file has
+ * one. Every pick must have a sha256 (ML_EINTEGRITY otherwise, naming it).
+ * Returns 0, ML_EINTEGRITY or ML_ENOMEM. */
+int ml_manifest_set_resolution(ml_manifest *mf, const ml_pip_pick *picks, size_t n, ml_err *err);
 
 /* Records one more wheel file of mf (learnt from an index): sha256 (64
  * hex digits), size in bytes (-1 unknown), file name, URL (may be NULL).
@@ -625,11 +734,12 @@ typedef struct ml_select_opts {
 	const char *manifest;       /* --manifest NAME|PATH, NULL to choose */
 	const char *python_version; /* "3.12": the interpreter's X.Y */
 	const char *python_full;    /* "3.12.8" when known (a lock's requires-python), or NULL */
+	bool require_hashes;        /* --require-hashes: ML_MANIFEST_REQUIRE_HASHES */
 } ml_select_opts;
 
 #define ML_SELECT_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, NULL, NULL                                                                   \
+		NULL, NULL, NULL, false                                                            \
 	}
 
 /* The result of manifest selection. `manifest` is NULL when nothing fits;
@@ -692,6 +802,23 @@ typedef struct ml_python_plan {
 	int64_t size; /* archive bytes from the pins, -1 when not pinned */
 } ml_python_plan;
 
+/* Where the interpreter may come from (uv's python-preference). */
+typedef enum ml_python_preference {
+	/* an installed managed (pinned) interpreter that fits, else the
+	 * pinned download; the install falls back to a fitting CPython on
+	 * the machine only when that download fails for a network reason */
+	ML_PYTHON_MANAGED = 0,
+	ML_PYTHON_SYSTEM,       /* a fitting CPython on the machine first, then managed */
+	ML_PYTHON_ONLY_MANAGED, /* managed only, never the machine's */
+	ML_PYTHON_ONLY_SYSTEM,  /* the machine's only, never a download */
+} ml_python_preference;
+
+/* "managed", "system", "only-managed", "only-system" (static). */
+const char *ml_python_preference_name(ml_python_preference p);
+
+/* Parses one of those names. Returns 0 or ML_EUSAGE (err says the names). */
+int ml_python_preference_parse(ml_python_preference *out, const char *s, ml_err *err);
+
 typedef struct ml_plan_opts {
 	const char *manifest;    /* --manifest NAME|PATH, NULL to choose */
 	const char *python;      /* --python X.Y or PATH, NULL for python.json's default */
@@ -701,11 +828,13 @@ typedef struct ml_plan_opts {
 	const char *python_pins; /* --python-pins FILE: interpreter pins in the
 	                          * format of manifests/python.json; NULL:
 	                          * $MLSETUP_PYTHON_PINS, else the embedded file */
+	bool require_hashes;     /* --require-hashes (ML_MANIFEST_REQUIRE_HASHES) */
+	ml_python_preference python_preference; /* where the interpreter comes from */
 } ml_plan_opts;
 
 #define ML_PLAN_OPTS_INIT                                                                          \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, false, NULL                                                \
+		NULL, NULL, NULL, NULL, false, NULL, false, ML_PYTHON_MANAGED                      \
 	}
 
 typedef struct ml_plan {
@@ -720,6 +849,8 @@ typedef struct ml_plan {
 	                             * name (hashes without `# mlsetup-file:` lines):
 	                             * filename NULL, to be looked up on an index */
 	size_t n_unsized;           /* files named but of unknown size (size -1) */
+	bool needs_resolution;      /* the manifest pins no hashes: pip resolves it for
+	                             * the interpreter (files empty until then) */
 	uint64_t total_bytes;       /* size of all known files */
 	uint64_t download_bytes;    /* of those, not yet in the cache */
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */

@@ -38,6 +38,8 @@ enum {
 	OPT_LINK,
 	OPT_FORCE,
 	OPT_REINSTALL,
+	OPT_REQUIRE_HASHES,
+	OPT_PY_PREFERENCE,
 };
 
 struct install_args {
@@ -137,6 +139,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_REINSTALL:
 		o->reinstall = true;
 		break;
+	case OPT_REQUIRE_HASHES:
+		o->require_hashes = true;
+		break;
+	case OPT_PY_PREFERENCE:
+		return ml_python_preference_parse(&o->python_preference, arg, err);
 	}
 	return 0;
 }
@@ -162,6 +169,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"link", required_argument, NULL, OPT_LINK},
 	        {"force", no_argument, NULL, OPT_FORCE},
 	        {"reinstall", no_argument, NULL, OPT_REINSTALL},
+	        {"require-hashes", no_argument, NULL, OPT_REQUIRE_HASHES},
+	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
 	        ML_VERIFY_LONGOPTS,
 	        ML_CLI_INDEX_LONGOPTS,
 	        {NULL, 0, NULL, 0},
@@ -260,6 +269,9 @@ const ml_command ml_cmd_install = {
         "  -t, --target DIR        where the environment goes (default ./.venv); replaced\n"
         "                          atomically, an existing one is untouched on failure\n"
         "  --python X.Y|PATH       pinned interpreter version, or an existing interpreter\n"
+        "  --python-preference P   managed (default: a pinned interpreter, else one found\n"
+        "                          here when the download fails for the network), system\n"
+        "                          (one found here first), only-managed, only-system\n"
         "  --python-mirror URL     replaces the interpreter release host prefix (also\n"
         "                          MLSETUP_PYTHON_MIRROR)\n"
         "  --python-pins FILE      interpreter pins instead of the built-in ones\n"
@@ -276,6 +288,8 @@ const ml_command ml_cmd_install = {
         "  --compile-bytecode      compile .pyc files after installing\n"
         "  --link METHOD           auto (default), reflink, hardlink or copy\n"
         "  --reinstall             rebuild the target even when it already is this plan\n"
+        "  --require-hashes        refuse a manifest that does not pin hashes instead of\n"
+        "                          resolving it with pip (also PIP_REQUIRE_HASHES)\n"
         "  --force                 build even when the audit of the downloaded wheels says the\n"
         "                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
 };

@@ -13,7 +13,15 @@
 #include "index_opts.h"
 #include "mlsetup/install.h"
 
-enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_PINS };
+enum {
+	OPT_MANIFEST = 'm',
+	OPT_PYTHON = 'p',
+	OPT_TARGET = 't',
+	OPT_CACHE = 256,
+	OPT_PINS,
+	OPT_REQUIRE_HASHES,
+	OPT_PY_PREFERENCE,
+};
 
 struct plan_args {
 	ml_install_opts o;
@@ -43,6 +51,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_PINS:
 		o->python_pins = arg;
 		break;
+	case OPT_REQUIRE_HASHES:
+		o->require_hashes = true;
+		break;
+	case OPT_PY_PREFERENCE:
+		return ml_python_preference_parse(&o->python_preference, arg, err);
 	}
 	return 0;
 }
@@ -117,6 +130,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
+	        {"require-hashes", no_argument, NULL, OPT_REQUIRE_HASHES},
+	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
 	        ML_CLI_INDEX_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -190,6 +205,8 @@ const ml_command ml_cmd_plan = {
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
         "                        cannot run it)\n"
         "  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
+        "  --python-preference P managed (default), system, only-managed or only-system\n"
+        "  --require-hashes      refuse a manifest that does not pin hashes\n"
         "  --target DIR          where the environment would go (default ./.venv)\n"
         "  --cache-dir DIR       cache to check for files already downloaded\n"
         "  --offline             contact no index (plan never needs one for shipped manifests;\n"

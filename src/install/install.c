@@ -131,6 +131,8 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 	po.cache_dir = o->cache_dir;
 	po.offline = o->offline;
 	po.python_pins = o->python_pins;
+	po.require_hashes = o->require_hashes;
+	po.python_preference = o->python_preference;
 	rc = MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
 	if (rc)
 		return rc;
@@ -144,7 +146,8 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 	mli_emit(&r->ev, &ev);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
-	for (size_t i = 0; i < res->plan->n_warnings; i++)
+	/* a plan to be completed says its warnings once it is (complete.c) */
+	for (size_t i = 0; mli_plan_complete(res->plan) && i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
 	return 0;
 }
@@ -266,7 +269,8 @@ static int pipeline(mli_run *r, ml_err *err)
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
 	if (!mli_plan_complete(p)) {
-		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, err))) != 0)
+		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, r->interpreter, err))) !=
+		    0)
 			return rc;
 		if (!o->reinstall && already_up_to_date(r)) {
 			res->up_to_date = true;

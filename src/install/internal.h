@@ -81,8 +81,22 @@ bool mli_plan_complete(const ml_plan *p);
 int mli_complete_plan(ml_plan *p, const ml_machine *m, const ml_index_config *cfg, ml_cache *c,
                       const ml_fetch_opts *fo, mli_events *ev, ml_err *err);
 
-/* complete.c: mli_complete_plan() for an install or plan run. */
-int mli_complete_run(mli_run *r, ml_err *err);
+/* complete.c: resolves the plan's manifest (one that pins no hashes)
+ * with the pip of python (py describes it; *pi gets its pip), pins the
+ * result into the manifest and chooses the files again. */
+int mli_resolve(ml_pip_info *pi, ml_plan *p, const ml_machine *m, const char *python,
+                const ml_python_info *py, const ml_index_config *cfg, mli_events *ev, ml_err *err);
+
+/* complete.c: for an install or plan run: resolution with python's pip
+ * when the manifest pins no hashes (python NULL: only a warning that it
+ * waits for the interpreter), mli_complete_plan(), and the resolution
+ * saved as a lock in the cache (r->res->resolved_lock), said loudly. */
+int mli_complete_run(mli_run *r, const char *python, ml_err *err);
+
+/* interpreter.c: writes the path of the plan's pinned interpreter into
+ * path when it is unpacked already; false when it is not (or the plan
+ * names an existing interpreter). */
+bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz);
 
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and

@@ -85,6 +85,17 @@ static int fetch_and_unpack(mli_run *r, const char *dir, ml_err *err)
 	return rc;
 }
 
+bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz)
+{
+	char dir[4096], marker[4400];
+	struct stat st;
+	return !pp->path && pp->pin_name && ml_python_dir(dir, sizeof(dir), NULL) == 0 &&
+	       ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ==
+	               0 &&
+	       ml_pathf(path, sz, "%s/%s/python/bin/python3", dir, pp->pin_name) == 0 &&
+	       stat(marker, &st) == 0 && stat(path, &st) == 0;
+}
+
 int mli_interpreter(mli_run *r, ml_err *err)
 {
 	const ml_python_plan *pp = &r->res->plan->python;

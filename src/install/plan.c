@@ -20,12 +20,24 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	r.ev.fn = opts->on_event;
 	r.ev.data = opts->event_data;
 	int rc = mli_detect_and_plan(&r, err);
-	if (!rc && !mli_plan_complete(res->plan) && !opts->offline) {
-		rc = ml_cache_open(&r.cache, res->plan->cache_dir, ML_CACHE_SHARED, err);
+	const ml_plan *p = res->plan;
+	/* pip resolves a file without hashes: with the interpreter the plan
+	 * names, or the pinned one once it is unpacked (plan fetches none) */
+	char managed[4096];
+	const char *python = NULL;
+	if (!rc && p->needs_resolution)
+		python = p->python.path ? p->python.path
+		         : mli_managed_installed(&p->python, managed, sizeof(managed)) ? managed
+		                                                                       : NULL;
+	if (python && (rc = ml_python_probe(&res->python, python, err)) == 0)
+		ml_strlcpy(res->python_source, p->python.path ? "path" : "managed",
+		           sizeof(res->python_source));
+	if (!rc && !mli_plan_complete(p) && !opts->offline) {
+		rc = ml_cache_open(&r.cache, p->cache_dir, ML_CACHE_SHARED, err);
 		if (!rc)
 			rc = MLI_STAGE(&r, ML_STAGE_FETCH, mli_index_config(&r, err));
 		if (!rc)
-			rc = MLI_STAGE(&r, ML_STAGE_PLAN, mli_complete_run(&r, err));
+			rc = MLI_STAGE(&r, ML_STAGE_PLAN, mli_complete_run(&r, python, err));
 	}
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);

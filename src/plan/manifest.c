@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "mlsetup/plan.h"
@@ -221,6 +222,109 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256)
 	return NULL;
 }
 
+int ml_manifest_set_resolution(ml_manifest *mf, const ml_pip_pick *picks, size_t n, ml_err *err)
+{
+	ml_requirements *r = mf->reqs;
+	ml_requirement *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	if (!reqs)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = 0;
+	ml_buf requested = ML_BUF_INIT;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ml_pip_pick *p = &picks[i];
+		if (!p->sha256[0]) {
+			const char *base = strrchr(p->url, '/');
+			rc = ml_err_set(
+			        err, ML_EINTEGRITY,
+			        "pip's resolution of '%s' gives no sha256 for %s %s ('%.200s')",
+			        mf->name, p->name, p->version, base ? base + 1 : p->url);
+			ml_err_hint(err, "use an index that lists each file's sha256 (PEP 503 "
+			                 "#sha256=, PEP 691 hashes), or pin the file with --hash");
+			break;
+		}
+		ml_requirement *q = &reqs[i];
+		char norm[256];
+		if (ml_name_normalize(norm, sizeof(norm), p->name) != 0)
+			ml_strlcpy(norm, p->name, sizeof(norm));
+		/* the line of the file's own requirement of that name, else 0 */
+		for (size_t k = 0; k < r->n_reqs; k++)
+			if (!strcmp(r->reqs[k].normalized, norm))
+				q->line = r->reqs[k].line;
+		q->name = strdup(p->name);
+		q->normalized = strdup(norm);
+		q->version = strdup(p->version);
+		q->specifier = ml_asprintf("==%s", p->version);
+		q->sha256 = calloc(1, sizeof(char *));
+		if (!q->name || !q->normalized || !q->version || !q->specifier || !q->sha256 ||
+		    !(q->sha256[0] = strdup(p->sha256))) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		q->n_hashes = 1;
+		const char *slash = strrchr(p->url, '/');
+		char fname[512];
+		size_t k = 0;
+		for (const char *c = slash ? slash + 1 : p->url;
+		     *c && *c != '#' && *c != '?' && k < sizeof(fname) - 1; c++) {
+			unsigned hi, lo;
+			if (*c == '%' && sscanf(c + 1, "%1x%1x", &hi, &lo) == 2) {
+				fname[k++] = (char)(hi * 16 + lo);
+				c += 2;
+			} else {
+				fname[k++] = *c;
+			}
+		}
+		fname[k] = '\0';
+		char *url = strndup(p->url, strcspn(p->url, "#"));
+		if (!url)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		if (!rc)
+			rc = ml_manifest_add_file(mf, p->sha256, -1, fname, url, err);
+		free(url);
+		if (!rc && p->requested)
+			rc = ml_buf_printf(&requested, "%s%s", requested.len ? " " : "", norm)
+			             ? ml_err_set(err, ML_ENOMEM, "out of memory")
+			             : 0;
+	}
+	if (rc) {
+		for (size_t i = 0; i < n; i++) {
+			free(reqs[i].name);
+			free(reqs[i].normalized);
+			free(reqs[i].version);
+			free(reqs[i].specifier);
+			if (reqs[i].sha256)
+				free(reqs[i].sha256[0]);
+			free(reqs[i].sha256);
+		}
+		free(reqs);
+		ml_buf_release(&requested);
+		return rc;
+	}
+	/* the file's own requirements are replaced by the pins */
+	ml_requirements *old = calloc(1, sizeof(*old));
+	if (old) {
+		old->reqs = r->reqs;
+		old->n_reqs = r->n_reqs;
+		ml_requirements_free(old);
+	}
+	r->reqs = reqs;
+	r->n_reqs = n;
+	if (!ml_requirements_meta(r, "requested")) {
+		ml_kv *m = realloc(r->meta, (r->n_meta + 1) * sizeof(*m));
+		if (m) {
+			r->meta = m;
+			m[r->n_meta] = (ml_kv){strdup("requested"),
+			                       strdup(requested.data ? requested.data : ""), 0};
+			if (m[r->n_meta].key && m[r->n_meta].value)
+				r->n_meta++;
+		}
+	}
+	ml_buf_release(&requested);
+	mf->resolve = false;
+	mf->resolved = true;
+	return 0;
+}
+
 int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, const char *filename,
                          const char *url, ml_err *err)
 {
@@ -371,7 +475,61 @@ static int open_lock(ml_manifest *mf, const char *path, const char *text, size_t
 	return rc;
 }
 
+/* pip's boolean words for PIP_REQUIRE_HASHES. */
+static bool env_true(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v)
+		return false;
+	static const char *const yes[] = {"1", "true", "yes", "on", "y"};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(v, yes[i]))
+			return true;
+	return false;
+}
+
+/* Reads a user's requirements file: hash mode when it pins hashes (or
+ * hashes are required), else with its includes, to be resolved. */
+static int open_requirements(ml_manifest *mf, const char *path, const char *data, size_t size,
+                             unsigned flags, ml_err *err)
+{
+	ml_requirements *probe = NULL;
+	int rc = ml_requirements_parse(&probe, mf->name, data, size, ML_REQ_INCLUDES, err);
+	if (rc)
+		return rc;
+	bool hashed = (flags & ML_MANIFEST_REQUIRE_HASHES) || env_true("PIP_REQUIRE_HASHES") ||
+	              probe->require_hashes;
+	for (size_t i = 0; !hashed && i < probe->n_reqs; i++)
+		hashed = probe->reqs[i].n_hashes > 0;
+	ml_requirements_free(probe);
+	if (hashed) {
+		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
+		if (rc && (flags & ML_MANIFEST_REQUIRE_HASHES))
+			ml_err_hint(err,
+			            "--require-hashes asks every requirement to be pinned with == "
+			            "and hashed (mlsetup lock writes such a file); without it the "
+			            "file is resolved with pip");
+		else if (rc && env_true("PIP_REQUIRE_HASHES"))
+			ml_err_hint(err,
+			            "PIP_REQUIRE_HASHES asks every requirement to be pinned and "
+			            "hashed; unset it to have the file resolved with pip");
+	} else {
+		rc = ml_requirements_load_tree(&mf->reqs, path, 0, err);
+		mf->resolve = true;
+	}
+	if (!rc)
+		rc = check_header(mf, err);
+	if (!rc && hashed)
+		rc = read_file_lines(mf, data, size, err);
+	return rc;
+}
+
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
+{
+	return ml_manifest_open_flags(out, name_or_path, 0, err);
+}
+
+int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags, ml_err *err)
 {
 	const ml_embedded_file *emb = NULL;
 	char *text = NULL;
@@ -413,11 +571,15 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 		*out = mf;
 		return 0;
 	}
-	rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
-	if (!rc)
-		rc = check_header(mf, err);
-	if (!rc)
-		rc = read_file_lines(mf, data, size, err);
+	if (emb) {
+		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
+		if (!rc)
+			rc = check_header(mf, err);
+		if (!rc)
+			rc = read_file_lines(mf, data, size, err);
+	} else {
+		rc = open_requirements(mf, name_or_path, data, size, flags, err);
+	}
 	if (rc)
 		goto fail;
 	free(text);

@@ -38,6 +38,25 @@ static int add_warning(ml_plan *p, const char *fmt, ...)
 	return 0;
 }
 
+static const char *const preference_names[] = {"managed", "system", "only-managed", "only-system"};
+
+const char *ml_python_preference_name(ml_python_preference p)
+{
+	return (unsigned)p < 4 ? preference_names[p] : "?";
+}
+
+int ml_python_preference_parse(ml_python_preference *out, const char *s, ml_err *err)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, preference_names[i])) {
+			*out = (ml_python_preference)i;
+			return 0;
+		}
+	ml_err_set(err, ML_EUSAGE, "unknown python preference '%s'", s);
+	ml_err_hint(err, "use managed, system, only-managed or only-system");
+	return ML_EUSAGE;
+}
+
 static const char *pbs_libc(const ml_machine *m)
 {
 	if (strcmp(m->os.name, "linux") != 0)
@@ -272,6 +291,12 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	snprintf(desc, sizeof(desc), "CPython %s on %s-%s (%s %s)", p->python.xy, m->os.name,
 	         m->os.arch, m->os.libc_kind, m->os.libc_version);
 	const char *requested = ml_requirements_meta(mf->reqs, "requested");
+	/* a file that pins no hashes names its files once pip resolved it */
+	p->needs_resolution = mf->resolve;
+	if (mf->resolve) {
+		ml_tags_free(tags, n_tags);
+		return 0;
+	}
 	/* A lock for other environments (PEP 751 "environments") is refused
 	 * before its files are judged. */
 	bool env_ok = mf->n_environments == 0;
@@ -324,8 +349,13 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	ml_tags_free(tags, n_tags);
 	if (rc)
 		return rc;
-	/* hash-only files (p->n_unknown) are named by the install pipeline,
-	 * which asks the indexes (ml_install_plan, ml_install) */
+	/* hash-only files are named by the install pipeline, which asks the
+	 * indexes (ml_install_plan, ml_install) and plans again */
+	if (p->n_unknown)
+		rc = add_warning(p,
+		                 "%zu file%s could not be named or sized from the manifest (no "
+		                 "mlsetup-file lines): the indexes say which file has each hash",
+		                 p->n_unknown, p->n_unknown == 1 ? "" : "s");
 	p->disk_needed_bytes = p->download_bytes + p->total_bytes * UNPACKED_PER_WHEEL_BYTE;
 	uint64_t free_bytes = m->disk_free_mib * 1024 * 1024;
 	if (!rc && m->disk_free_mib && p->disk_needed_bytes > free_bytes)
@@ -354,6 +384,7 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 		so.manifest = o->manifest;
 		so.python_version = p->python.xy;
 		so.python_full = p->python.version[0] ? p->python.version : NULL;
+		so.require_hashes = o->require_hashes;
 		rc = ml_select(&p->selection, m, &so, err);
 	}
 	if (!rc && p->selection->manifest)

@@ -433,7 +433,8 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
-	int rc = ml_manifest_open(&mf, o->manifest, err);
+	int rc = ml_manifest_open_flags(&mf, o->manifest,
+	                                o->require_hashes ? ML_MANIFEST_REQUIRE_HASHES : 0, err);
 	if (rc)
 		return rc;
 	fit f;
