@@ -799,8 +799,26 @@ typedef struct ml_python_plan {
 	char *pin_name;   /* "cpython-3.12.8-linux-x86_64-gnu" from python.json */
 	char *url;        /* its archive URL */
 	char sha256[65];
-	int64_t size; /* archive bytes from the pins, -1 when not pinned */
+	int64_t size;    /* archive bytes from the pins, -1 when not pinned */
+	char source[16]; /* "managed" (a pin: unpacked already or to fetch),
+	                  * "system" (found on this machine, --python-preference),
+	                  * "path" (--python PATH) */
 } ml_python_plan;
+
+/* A CPython installation found on this machine. */
+typedef struct ml_python_found {
+	char executable[4096]; /* the real executable (links followed) */
+	char version[32];      /* "3.11.2" */
+	char xy[16];           /* "3.11" */
+} ml_python_found;
+
+/* Looks for the CPython 3 interpreters on this machine (src/plan/pyfind.c):
+ * python3.19 .. python3.8 and python3 in every absolute PATH directory,
+ * then /usr/local/bin and /usr/bin; each is asked (python -I -c, 20 s)
+ * and kept when it is CPython 3 and not a virtual environment, once per
+ * real executable, in the order found. Caller frees *out with free().
+ * Returns 0 (also when none is found: *n_out 0) or ML_ENOMEM. */
+int ml_python_find_system(ml_python_found **out, size_t *n_out, ml_err *err);
 
 /* Where the interpreter may come from (uv's python-preference). */
 typedef enum ml_python_preference {
@@ -860,7 +878,13 @@ typedef struct ml_plan {
 
 /* Plans an install on machine m: picks the interpreter (opts->python as
  * X.Y from manifests/python.json, or an existing interpreter at a path,
- * whose version is asked from it), selects the manifest (ml_select), and
+ * whose version is asked from it; without --python, by
+ * opts->python_preference: managed tries the pinned versions unpacked
+ * already (newest first), then the pins' default, then the other pins;
+ * system first tries the CPython interpreters on this machine
+ * (ml_python_find_system), only-system only those; the first whose
+ * version the manifest supports wins, python.source says which kind it
+ * is), selects the manifest (ml_select), and
  * for each requirement whose PEP 508 marker holds here chooses the wheel
  * file with the best PEP 425 tag priority for this OS, CPU, libc (PEP 600
  * manylinux rule) and Python, from the manifest's recorded files. Sizes

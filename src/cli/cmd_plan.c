@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -98,7 +99,8 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 	ml_say("%smanifest%s  %s%s%s", b, r, s->manifest->name, s->manifest->summary ? " - " : "",
 	       s->manifest->summary ? s->manifest->summary : "");
 	if (p->python.path)
-		ml_say("%spython%s    %s (%s)", b, r, p->python.version, p->python.path);
+		ml_say("%spython%s    %s (%s%s)", b, r, p->python.version, p->python.path,
+		       !strcmp(p->python.source, "system") ? ", found on this machine" : "");
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);

@@ -105,6 +105,20 @@ static const char *choice_reason(const ml_selection *s)
 	return "";
 }
 
+void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o)
+{
+	ml_plan_opts d = ML_PLAN_OPTS_INIT;
+	*po = d;
+	po->manifest = o->manifest;
+	po->python = o->python;
+	po->target = o->target;
+	po->cache_dir = o->cache_dir;
+	po->offline = o->offline;
+	po->python_pins = o->python_pins;
+	po->require_hashes = o->require_hashes;
+	po->python_preference = o->python_preference;
+}
+
 int mli_detect_and_plan(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
@@ -124,15 +138,8 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 		            "to build an environment that runs on the CPU");
 		return ML_EGPU;
 	}
-	ml_plan_opts po = ML_PLAN_OPTS_INIT;
-	po.manifest = o->manifest;
-	po.python = o->python;
-	po.target = o->target;
-	po.cache_dir = o->cache_dir;
-	po.offline = o->offline;
-	po.python_pins = o->python_pins;
-	po.require_hashes = o->require_hashes;
-	po.python_preference = o->python_preference;
+	ml_plan_opts po;
+	mli_plan_opts(&po, o);
 	rc = MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
 	if (rc)
 		return rc;

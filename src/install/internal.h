@@ -62,6 +62,9 @@ void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
  * mli_events. */
 void mli_forward_fetch(const ml_fetch_progress *p, void *data);
 
+/* install.c: the plan options of an install's options. */
+void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o);
+
 /* install.c: detect, then plan (ml_plan_make) with the install options;
  * nothing fits is ML_EUNSUPPORTED with the reason and remedy. Sends the
  * MACHINE and PLAN events and the selection's and plan's warnings. */

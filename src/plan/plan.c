@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "mlsetup/detect.h"
+#include "mlsetup/env.h"
 #include "mlsetup/plan.h"
 
 /* Estimated unpacked size of an environment, per byte of wheel: CUDA
@@ -368,17 +369,186 @@ static int plan_files(ml_plan *p, const ml_machine *m, ml_err *err)
 	return rc ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
 }
 
-int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, ml_err *err)
+/* --- which interpreter (--python, --python-preference) ------------------ */
+
+/* One interpreter the plan may be made for. */
+typedef struct py_cand {
+	char want[4096];    /* "X.Y" (a pin) or a path */
+	const char *source; /* "managed", "system", "path" */
+} py_cand;
+
+typedef struct cand_list {
+	py_cand *v;
+	size_t n, cap;
+} cand_list;
+
+static int cand_add(cand_list *l, const char *want, const char *source)
 {
-	ml_plan_opts defaults = ML_PLAN_OPTS_INIT;
-	const ml_plan_opts *o = opts ? opts : &defaults;
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].want, want))
+			return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		py_cand *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return ML_ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	ml_strlcpy(l->v[l->n].want, want, sizeof(l->v[l->n].want));
+	l->v[l->n++].source = source;
+	return 0;
+}
+
+/* True when the newest pin of xy for this machine is unpacked already. */
+static bool pin_installed(const cJSON *doc, const ml_machine *m, const char *xy)
+{
+	const cJSON *best = NULL, *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "pythons"))
+	{
+		const char *os = pin_str(e, "os"), *arch = pin_str(e, "arch");
+		const char *libc = pin_str(e, "libc"), *ver = pin_str(e, "version");
+		if (!os || !arch || !libc || !ver || strcmp(os, m->os.name) ||
+		    strcmp(arch, m->os.arch) || strcmp(libc, pbs_libc(m)) ||
+		    strncmp(ver, xy, strlen(xy)) || ver[strlen(xy)] != '.')
+			continue;
+		if (!best || ml_version_cmp(ver, pin_str(best, "version")) > 0)
+			best = e;
+	}
+	char dir[4096], marker[4400];
+	struct stat st;
+	return best && pin_str(best, "name") && ml_python_dir(dir, sizeof(dir), NULL) == 0 &&
+	       ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pin_str(best, "name"),
+	                ML_ENV_MARKER) == 0 &&
+	       stat(marker, &st) == 0;
+}
+
+/* The pinned X.Y versions for this machine: installed ones first
+ * (newest first), then the pins' default, then the rest, newest first. */
+static int managed_cands(cand_list *l, const ml_machine *m, const char *pins, ml_err *err)
+{
+	cJSON *doc = load_pins(pins, err);
+	if (!doc)
+		return err ? err->code : ML_EPARSE;
+	char xys[32][8];
+	size_t n = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "pythons"))
+	{
+		const char *os = pin_str(e, "os"), *arch = pin_str(e, "arch");
+		const char *libc = pin_str(e, "libc"), *ver = pin_str(e, "version");
+		int a, b;
+		if (!os || !arch || !libc || !ver || strcmp(os, m->os.name) ||
+		    strcmp(arch, m->os.arch) || strcmp(libc, pbs_libc(m)) ||
+		    sscanf(ver, "%d.%d", &a, &b) != 2 || n >= 32)
+			continue;
+		char xy[8];
+		snprintf(xy, sizeof(xy), "%d.%d", a, b);
+		bool seen = false;
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = !strcmp(xys[i], xy);
+		if (!seen)
+			ml_strlcpy(xys[n++], xy, sizeof(xys[0]));
+	}
+	/* newest first */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && ml_version_cmp(xys[j], xys[j - 1]) > 0; j--) {
+			char t[8];
+			memcpy(t, xys[j], sizeof(t));
+			memcpy(xys[j], xys[j - 1], sizeof(t));
+			memcpy(xys[j - 1], t, sizeof(t));
+		}
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (pin_installed(doc, m, xys[i]))
+			rc = cand_add(l, xys[i], "managed");
+	const char *d = pin_str(doc, "default");
+	if (!rc)
+		rc = cand_add(l, d ? d : "3.12", "managed");
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = cand_add(l, xys[i], "managed");
+	cJSON_Delete(doc);
+	return rc ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+}
+
+/* The CPython interpreters on this machine (of version xy when given). */
+static int system_cands(cand_list *l, const char *xy, ml_err *err)
+{
+	ml_python_found *found = NULL;
+	size_t n = 0;
+	int rc = ml_python_find_system(&found, &n, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (!xy || !strcmp(found[i].xy, xy))
+			rc = cand_add(l, found[i].executable, "system") ? ML_ENOMEM : 0;
+	free(found);
+	return rc == ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : rc;
+}
+
+static bool is_xy(const char *s)
+{
+	int a, b;
+	char tail;
+	struct stat st;
+	return s && sscanf(s, "%d.%d%c", &a, &b, &tail) == 2 && stat(s, &st) != 0;
+}
+
+/* Interpreters to plan with, in the order --python and
+ * --python-preference ask for (uv's order). */
+static int python_cands(cand_list *l, const ml_plan_opts *o, const ml_machine *m, ml_err *err)
+{
+	ml_python_preference pref = o->python_preference;
+	bool system_first = pref == ML_PYTHON_SYSTEM || pref == ML_PYTHON_ONLY_SYSTEM;
+	bool managed_ok = pref != ML_PYTHON_ONLY_SYSTEM;
+	int rc = 0;
+	if (o->python && !is_xy(o->python))
+		return cand_add(l, o->python, "path") ? ml_err_set(err, ML_ENOMEM, "out of memory")
+		                                      : 0;
+	if (system_first)
+		rc = system_cands(l, o->python, err);
+	if (!rc && managed_ok && o->python)
+		rc = cand_add(l, o->python, "managed") ? ml_err_set(err, ML_ENOMEM, "out of memory")
+		                                       : 0;
+	else if (!rc && managed_ok)
+		rc = managed_cands(l, m, o->python_pins, err);
+	if (!rc && l->n == 0) {
+		ml_err_set(err, ML_EUNSUPPORTED,
+		           "no CPython%s%s found on this machine (PATH, /usr/local/bin, /usr/bin), "
+		           "and --python-preference only-system never downloads one",
+		           o->python ? " " : "", o->python ? o->python : "");
+		ml_err_hint(err, "install one with the system's package manager, or use "
+		                 "--python-preference managed");
+		rc = ML_EUNSUPPORTED;
+	}
+	return rc;
+}
+
+/* Whether the interpreter of p fits its selection: a manifest was chosen
+ * and no python rule of it failed (also when forced with --manifest).
+ * *python_blocked says that the interpreter is what failed. */
+static bool python_fits(const ml_plan *p, bool *python_blocked)
+{
+	const ml_selection *s = p->selection;
+	*python_blocked = false;
+	for (size_t i = 0; i < s->n_reasons; i++)
+		if (!strcmp(s->reasons[i].rule, "python") &&
+		    s->reasons[i].verdict == ML_RULE_FAIL &&
+		    (!s->manifest || !strcmp(s->reasons[i].manifest, s->manifest->name)))
+			*python_blocked = true;
+	return s->manifest && !*python_blocked;
+}
+
+/* Plans for one interpreter candidate: the python and the selection. */
+static int plan_for_python(ml_plan **out, const ml_machine *m, const ml_plan_opts *o,
+                           const py_cand *c, ml_err *err)
+{
 	ml_plan *p = calloc(1, sizeof(*p));
 	if (!p)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	ml_strlcpy(p->target, o->target ? o->target : ".venv", sizeof(p->target));
 	if (ml_cache_dir(p->cache_dir, sizeof(p->cache_dir), o->cache_dir) != 0)
 		p->cache_dir[0] = '\0';
-	int rc = choose_python(&p->python, m, o->python, o->python_pins, err);
+	int rc = choose_python(&p->python, m, c->want, o->python_pins, err);
+	ml_strlcpy(p->python.source, c->source, sizeof(p->python.source));
 	if (!rc) {
 		ml_select_opts so = ML_SELECT_OPTS_INIT;
 		so.manifest = o->manifest;
@@ -387,6 +557,50 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 		so.require_hashes = o->require_hashes;
 		rc = ml_select(&p->selection, m, &so, err);
 	}
+	if (rc) {
+		ml_plan_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, ml_err *err)
+{
+	ml_plan_opts defaults = ML_PLAN_OPTS_INIT;
+	const ml_plan_opts *o = opts ? opts : &defaults;
+	cand_list cands = {0};
+	int rc = python_cands(&cands, o, m, err);
+	ml_plan *p = NULL;
+	/* the first interpreter that fits; when none does, the first one's
+	 * plan says why (a system interpreter that does not run is skipped) */
+	for (size_t i = 0; !rc && i < cands.n; i++) {
+		ml_plan *q = NULL;
+		ml_err e = ML_ERR_INIT;
+		int qrc = plan_for_python(&q, m, o, &cands.v[i], &e);
+		if (qrc) {
+			if (!p && (i + 1 == cands.n || strcmp(cands.v[i].source, "system") != 0)) {
+				*err = e;
+				rc = qrc;
+			}
+			if (strcmp(cands.v[i].source, "system") != 0)
+				break;
+			continue;
+		}
+		bool blocked = false;
+		bool fits = python_fits(q, &blocked);
+		if (!p || fits) {
+			ml_plan_free(p);
+			p = q;
+		} else {
+			ml_plan_free(q);
+		}
+		if (fits || !blocked)
+			break;
+	}
+	free(cands.v);
+	if (!rc && !p)
+		rc = ml_err_set(err, ML_EFAIL, "no interpreter to plan with");
 	if (!rc && p->selection->manifest)
 		rc = plan_files(p, m, err);
 	if (rc) {

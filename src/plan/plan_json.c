@@ -74,6 +74,7 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	}
 	cJSON *py = cJSON_AddObjectToObject(root, "python");
 	cJSON_AddStringToObject(py, "version", p->python.version);
+	cJSON_AddStringToObject(py, "source", p->python.source);
 	if (p->python.path) {
 		cJSON_AddStringToObject(py, "source", "path");
 		cJSON_AddStringToObject(py, "path", p->python.path);
