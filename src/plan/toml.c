@@ -814,7 +814,7 @@ static int parse_inline_table(tparser *p, ml_toml **out, int line)
 			*out = t;
 			return 0;
 		}
-		if (c != ',' && c != '\n') {
+		if (c != ',') {
 			rc = fail(p, p->pos, "unclosed inline table");
 			break;
 		}

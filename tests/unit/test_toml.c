@@ -460,6 +460,22 @@ static void test_agrees_with_tomllib_on_random_documents(void **state)
 	assert_int_equal(rc, 0);
 }
 
+static void test_agrees_with_tomllib_on_real_lock_files(void **state)
+{
+	(void)state;
+	if (system("python3 -c 'import tomllib' >/dev/null 2>&1") != 0) {
+		printf("# python3 with tomllib (3.11+) is needed for the oracle\n");
+		skip();
+	}
+	/* pip lock's and uv export's lock files, and the fuzz seeds */
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd),
+	         "python3 tests/unit/toml_oracle.py --dumper '%s' --files "
+	         "tests/fixtures/producers/*.toml tests/fuzz/corpus/fuzz_toml/*.toml",
+	         self_path);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
 	self_path = argv[0];
@@ -475,6 +491,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_refuses_malformed_documents_naming_the_line),
 	        cmocka_unit_test(test_refuses_nesting_too_deep),
 	        cmocka_unit_test(test_agrees_with_tomllib_on_random_documents),
+	        cmocka_unit_test(test_agrees_with_tomllib_on_real_lock_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""toml_oracle.py --dumper BIN [--count N] [--seed S] - the property test
+"""toml_oracle.py --dumper BIN [--count N] [--seed S] [--files F...] - the property test
 behind test_toml.c: Python's tomllib is the oracle for mlsetup's TOML
 reader (src/plan/toml.c).
 
@@ -13,6 +13,8 @@ of them invalid. `BIN --dump-dir DIR` parses every DIR/N.toml into DIR/N.json
 document is TOML, and on every value of those that are. The only tolerated
 difference: integers beyond 64 bits, which tomllib keeps and mlsetup
 refuses. Prints the first disagreements and exits 1 when there are any.
+With --files, the given documents (real lock files: pip lock, uv export,
+mlsetup's own) are compared instead of random ones.
 Only the standard library; the seed makes a run repeatable.
 """
 import argparse
@@ -265,7 +267,7 @@ SOUP_VALUES = [
     "[]", "[1,]", "[{}]", "[[1], [2]]", "true", "1979-05-27", "07:32:00", "0x1f", "1e3",
     "-inf", '"\\u00e9"', '"\\U0001F600"', '"\\f\\b\\r\\t"', "+0", "-0.0", "0o17",
     "1979-05-27T07:32:00.5-07:00", "2000-02-29", "[ # c\n 1 # d\n , 2 ]", "{a.b = 1}",
-    "{x = 1,\n y = 2}", "2001-02-29", "1979-04-31T00:00:00",
+    "{x = 1,\n y = 2}", "{x = 1\n}", "{x = 1\n y = 2}", "2001-02-29", "1979-04-31T00:00:00",
 ]
 
 
@@ -378,17 +380,22 @@ def main():
     ap.add_argument("--dumper", required=True)
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--files", nargs="*", default=None)
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.randrange(2**32)
     rng = random.Random(seed)
     work = tempfile.mkdtemp(prefix="mlsetup-toml-oracle.")
     try:
         docs = []
-        for i in range(a.count):
+        for i in range(a.count if a.files is None else 0):
             text = gen_document(rng)
             if rng.random() < 0.35:
                 text = mutate(rng, text)
             docs.append(text)
+        for path in a.files or []:
+            with open(path, encoding="utf-8") as f:
+                docs.append(f.read())
+        for i, text in enumerate(docs):
             with open(os.path.join(work, "%d.toml" % i), "wb") as f:
                 f.write(text.encode("utf-8", "surrogatepass"))
         subprocess.run([a.dumper, "--dump-dir", work], check=True)
@@ -421,6 +428,9 @@ def main():
                 bad.append((i, "only mlsetup accepts it", their_err, None))
         print("# toml oracle: seed %d, %d documents (%d valid TOML), %d disagreements"
               % (seed, len(docs), n_valid, len(bad)))
+        if a.files and n_valid != len(docs):
+            print("# a given file is not TOML for tomllib")
+            return 1
         for i, what, x, y in bad[:5]:
             print("# document %d: %s" % (i, what))
             for line in docs[i].splitlines():
