@@ -75,7 +75,7 @@ static const char *mark(ml_verdict_kind v)
 	}
 }
 
-static void print_human(const ml_plan *p, const ml_machine *m)
+static void print_human(const ml_plan *p, const ml_machine *m, const char *resolved_lock)
 {
 	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow"), *red = ml_c("red");
 	const ml_selection *s = p->selection;
@@ -104,8 +104,19 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);
-	ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply here)", b,
-	       r, p->n_files, p->n_not_here);
+	if (p->needs_resolution)
+		ml_say("%sfiles%s     not known yet: '%s' does not pin hashes; pip of the "
+		       "environment's interpreter resolves it (install does, once it has the "
+		       "interpreter; or give --python PATH)",
+		       b, r, s->manifest->name);
+	else
+		ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply "
+		       "here)",
+		       b, r, p->n_files, p->n_not_here);
+	if (resolved_lock && resolved_lock[0])
+		ml_say("%slock%s      %s ('%s' does not pin hashes: pip resolved it, and install "
+		       "checks every byte against this)",
+		       b, r, resolved_lock, s->manifest->name);
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];
 		if (a->filename)
@@ -178,7 +189,7 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 			rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
 			cJSON_Delete(doc);
 		} else {
-			print_human(p, m);
+			print_human(p, m, res.resolved_lock);
 		}
 		if (!rc && !p->selection->manifest) {
 			ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s",

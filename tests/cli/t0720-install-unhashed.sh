@@ -121,7 +121,17 @@ test_expect_success 'plan resolves with the interpreter it names and writes only
 	grep -q "verpkg-1.0-py3-none-any.whl" out &&
 	grep -q "appkg-1.0-py3-none-any.whl" out &&
 	ls "$TRASH/cache-plan/resolved/" | grep -q "^loose.txt-.*\.pylock\.toml$" &&
+	grep -q "^lock      $TRASH/cache-plan/resolved/loose.txt-.*\.pylock\.toml (.loose.txt. does not pin hashes" out &&
 	test ! -e "$TRASH/penv"
+'
+test_expect_success 'plan without the interpreter at hand says the files wait for pip' '
+	XDG_DATA_HOME="$TRASH/nodata" "$MLSETUP" plan --sysroot "$SYSROOTS/empty" \
+		--python-pins "$TRASH/pins.json" --cache-dir "$TRASH/cache-plan" \
+		--manifest loose.txt >out 2>err &&
+	grep -q "^files     not known yet: .loose.txt. does not pin hashes" out &&
+	XDG_DATA_HOME="$TRASH/nodata" "$MLSETUP" plan --sysroot "$SYSROOTS/empty" \
+		--python-pins "$TRASH/pins.json" --manifest loose.txt --json >plan.json 2>err &&
+	expect_eq true "$(json plan.json "d[\"needs_resolution\"]")"
 '
 test_expect_success '--require-hashes and PIP_REQUIRE_HASHES refuse a file without hashes' '
 	expect_exit 1 unh --manifest pinned.txt --require-hashes --target "$TRASH/env6" 2>err &&
