@@ -48,6 +48,38 @@ static void check_tree(const ml_toml *v, int max_line, int depth)
 	}
 }
 
+/* Whatever the lock reader accepts is usable: every wheel has a file
+ * name, a URL and a sha256, and a package with wheels a valid version. */
+static void check_lock(const uint8_t *data, size_t size)
+{
+	ml_pylock *pl = NULL;
+	ml_err err = ML_ERR_INIT;
+	int rc = ml_pylock_parse(&pl, "fuzz.toml", "/base", (const char *)data, size, &err);
+	if (rc) {
+		CHECK(pl == NULL);
+		CHECK(rc == ML_EPARSE || rc == ML_ENOMEM);
+		if (rc == ML_EPARSE)
+			CHECK(strncmp(err.msg, "lock file ", 10) == 0);
+		return;
+	}
+	CHECK(pl->lock_version && pl->lock_version[0] == '1');
+	for (size_t i = 0; i < pl->n_pkgs; i++) {
+		const ml_pylock_package *p = &pl->pkgs[i];
+		CHECK(p->name && p->normalized && p->name[0]);
+		CHECK(p->n_wheels ? p->version && ml_version_valid(p->version)
+		                  : p->source_kind != NULL);
+		if (p->marker)
+			CHECK(ml_marker_check(p->marker, NULL) == 0);
+		for (size_t w = 0; w < p->n_wheels; w++) {
+			CHECK(p->wheels[w].filename[0] && !strchr(p->wheels[w].filename, '/'));
+			CHECK(p->wheels[w].url != NULL);
+			CHECK(ml_is_sha256_hex(p->wheels[w].sha256));
+			CHECK(p->wheels[w].size >= -1);
+		}
+	}
+	ml_pylock_free(pl);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int lines = 1;
@@ -61,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(t && t->kind == ML_TOML_TABLE);
 		check_tree(t, lines, 0);
 		ml_toml_free(t);
+		check_lock(data, size);
 	} else {
 		CHECK(t == NULL);
 		CHECK(rc == ML_EPARSE || rc == ML_ENOMEM);
