@@ -201,7 +201,7 @@ void ml_fs_unlock(int fd);
 int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Fills dst with 2*nbytes random lower-case hex digits and a NUL, for
- * unique temporary names (getrandom; time and pid when it fails). nbytes
+ * unique temporary names (ml_os_random(); time and pid when it fails). nbytes
  * is at most 16. */
 void ml_random_hex(char *dst, size_t nbytes);
 
@@ -315,6 +315,20 @@ int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err);
 
 /* Number of online CPU cores (at least 1). */
 int ml_os_cpu_count(void);
+
+/* Fills buf with n random bytes from the kernel (getrandom(2), made as a
+ * raw system call so that binaries built for glibc < 2.25 have it too;
+ * /dev/urandom on kernels older than 3.17). Returns 0, or -errno when
+ * neither gives all n bytes. */
+int ml_os_random(void *buf, size_t n);
+
+/* Copies up to n bytes from the open file in_fd to out_fd at their current
+ * offsets inside the kernel (copy_file_range(2), made as a raw system call
+ * so that binaries built for glibc < 2.27 have it too). Returns the number
+ * of bytes copied (0 at end of file), or -errno: -ENOSYS on kernels older
+ * than 4.5, -EXDEV / -EINVAL / -EOPNOTSUPP where the file systems cannot;
+ * callers then copy through a buffer. */
+long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n);
 
 /* --- well-known directories (src/core/paths.c) ---------------------------- */
 

@@ -1,7 +1,9 @@
 /*
  * os.c (Linux) - the operating-system interface core.h declares: reading
  * files under a root directory, dlopen, spawning a program with a timeout
- * and captured output, free disk space and CPU count.
+ * and captured output, free disk space and CPU count, and the system calls
+ * that the oldest glibc mlsetup supports (2.17, the manylinux2014 baseline)
+ * has no wrapper for.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -233,3 +236,52 @@ int ml_os_run_output(char **out, int *status, const char *const *argv, size_t ma
 {
 	return run_capture(out, status, argv, max_bytes, timeout_s, true, err);
 }
+
+int ml_os_random(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+#ifdef SYS_getrandom
+	while (got < n) {
+		long r = syscall(SYS_getrandom, p + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+#endif
+	if (got == n)
+		return 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : EIO;
+			close(fd);
+			return -e;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
+long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)
+{
+#ifdef SYS_copy_file_range
+	long r;
+	do
+		r = syscall(SYS_copy_file_range, in_fd, NULL, out_fd, NULL, n, 0u);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -(long long)errno : (long long)r;
+#else
+	(void)in_fd, (void)out_fd, (void)n;
+	return -ENOSYS;
+#endif
+}
+

@@ -614,7 +614,10 @@ static int copy_fd(int dfd, int sfd)
 	for (;;) {
 		ssize_t n;
 		if (!plain) {
-			n = copy_file_range(sfd, NULL, dfd, NULL, (size_t)1 << 30, 0);
+			long long c = ml_os_copy_file_range(sfd, dfd, (size_t)1 << 30);
+			if (c < 0)
+				errno = (int)-c;
+			n = c < 0 ? -1 : (ssize_t)c;
 			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
 			              errno == EOPNOTSUPP)) {
 				plain = true;

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,7 +174,7 @@ static void hash_string(char hex[65], const char *a, const char *b)
 static void random_name(char out[17])
 {
 	unsigned char r[8];
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+	if (ml_os_random(r, sizeof(r)) != 0) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,7 +124,7 @@ static double now_s(void)
 static double random_unit(void)
 {
 	uint32_t r;
-	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+	if (ml_os_random(&r, sizeof(r)) != 0)
 		r = (uint32_t)(now_s() * 1e9);
 	return (double)r / 4294967296.0;
 }
