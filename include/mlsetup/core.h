@@ -316,6 +316,20 @@ int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err);
 /* Number of online CPU cores (at least 1). */
 int ml_os_cpu_count(void);
 
+/* The CA certificates TLS connections are verified against, the same for
+ * libcurl and libgit2, so that one binary works on any distribution
+ * whatever it was built on. ml_os_ca_file() returns a PEM bundle:
+ * $SSL_CERT_FILE when set, else (unless only $SSL_CERT_DIR is set) the
+ * first that exists of the bundles Debian/Ubuntu, RHEL/Fedora/Amazon
+ * Linux, SUSE, Arch and Alpine keep (the table is in platform/linux/os.c).
+ * ml_os_ca_dir() returns a hashed certificate directory: $SSL_CERT_DIR when
+ * set, else, only when no bundle was found, the first that exists of the
+ * distributions' directories. Either returns NULL when there is none; the
+ * string is static or the environment's, valid until the environment
+ * changes. Thread-safe as getenv() is. */
+const char *ml_os_ca_file(void);
+const char *ml_os_ca_dir(void);
+
 /* Fills buf with n random bytes from the kernel (getrandom(2), made as a
  * raw system call so that binaries built for glibc < 2.25 have it too;
  * /dev/urandom on kernels older than 3.17). Returns 0, or -errno when
@@ -329,6 +343,15 @@ int ml_os_random(void *buf, size_t n);
  * than 4.5, -EXDEV / -EINVAL / -EOPNOTSUPP where the file systems cannot;
  * callers then copy through a buffer. */
 long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n);
+
+/* --- libgit2 (src/core/git.c) ----------------------------------------------- */
+
+/* Initializes libgit2 once per process and points its TLS at the CA
+ * certificates ml_os_ca_file() / ml_os_ca_dir() find (read at the first
+ * call). Every libgit2 user calls this before any other git_* function.
+ * Returns 0, or ML_EFAIL (the same on every later call) when libgit2
+ * cannot start or the CA certificates named cannot be loaded. */
+int ml_git_init(ml_err *err);
 
 /* --- well-known directories (src/core/paths.c) ---------------------------- */
 

@@ -3,7 +3,7 @@
  * files under a root directory, dlopen, spawning a program with a timeout
  * and captured output, free disk space and CPU count, and the system calls
  * that the oldest glibc mlsetup supports (2.17, the manylinux2014 baseline)
- * has no wrapper for.
+ * has no wrapper for, and where each distribution keeps its CA certificates.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -285,3 +285,61 @@ long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)
 #endif
 }
 
+/* CA bundles, most common first: Debian/Ubuntu (and Gentoo, Arch's
+ * compatibility link); RHEL/CentOS/Fedora/Amazon Linux and the file it
+ * links to; openSUSE/SLES and the file it links to; Arch (p11-kit); Alpine
+ * and others. */
+static const char *const ca_files[] = {
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+        "/etc/ssl/ca-bundle.pem",
+        "/var/lib/ca-certificates/ca-bundle.pem",
+        "/etc/ca-certificates/extracted/tls-ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+        "/etc/pki/tls/cacert.pem",
+        NULL,
+};
+
+/* Hashed certificate directories (c_rehash / update-ca-certificates). */
+static const char *const ca_dirs[] = {
+        "/etc/ssl/certs",
+        "/var/lib/ca-certificates/openssl",
+        "/etc/pki/tls/certs",
+        NULL,
+};
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] ? v : NULL;
+}
+
+static const char *first_existing(const char *const *paths, bool dir)
+{
+	struct stat st;
+	for (size_t i = 0; paths[i]; i++)
+		if (stat(paths[i], &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+			return paths[i];
+	return NULL;
+}
+
+const char *ml_os_ca_file(void)
+{
+	const char *env = env_nonempty("SSL_CERT_FILE");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_DIR"))
+		return NULL;
+	return first_existing(ca_files, false);
+}
+
+const char *ml_os_ca_dir(void)
+{
+	const char *env = env_nonempty("SSL_CERT_DIR");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_FILE") || first_existing(ca_files, false))
+		return NULL;
+	return first_existing(ca_dirs, true);
+}

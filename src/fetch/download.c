@@ -534,10 +534,10 @@ static int handle_setup(engine *e, job *j)
 	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : getenv("SSL_CERT_FILE");
+	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : ml_os_ca_file();
 	if (ca && ca[0])
 		SET(CURLOPT_CAINFO, ca);
-	const char *capath = getenv("SSL_CERT_DIR");
+	const char *capath = ml_os_ca_dir();
 	if (!(e->o->cert && e->o->cert[0]) && capath && capath[0])
 		SET(CURLOPT_CAPATH, capath);
 	SET(CURLOPT_CONNECTTIMEOUT, e->connect_s);
