@@ -2,7 +2,7 @@
 #
 #   make            build/mlsetup (optimized, with debug info)
 #   make check      AddressSanitizer/UBSan build + shims + all unit and CLI
-#                   tests; ends with "N passed, N failed"
+#                   tests; ends with "N passed, N failed, N skipped"
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
@@ -50,14 +50,22 @@ CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
-	src/env/*.c src/verify/*.c) platform/linux/os.c)
+	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) platform/linux/os.c)
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
-# Shipped manifests, interpreter pins and selection rules, compiled in.
-EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json
+# Shipped manifests, interpreter pins, selection rules and the CUDA toolkit ->
+# minimum driver table, compiled in.
+EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
+	manifests/drivers.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
+
+# The smoke tests' code, compiled in as well: the kernel image, its portable
+# PTX and their description (src/verify/make_kernel_image.sh writes them from
+# saxpy.cu; building needs no CUDA toolkit) and the torch smoke script.
+EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc \
+	src/verify/torch_smoke.py
 
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
@@ -77,7 +85,8 @@ all: build/mlsetup
 build/mlsetup: $(REL_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh
+# Regenerated when an embedded file, the script or the list (Makefile) changes.
+$(GEN_SRC): $(EMBED_FILES) manifests/embed.sh Makefile
 	@mkdir -p $(dir $@)
 	sh manifests/embed.sh $@ $(EMBED_FILES)
 

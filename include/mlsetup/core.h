@@ -134,7 +134,8 @@ char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* mkdir -p: creates path and every missing parent with mode (the umask
  * applies). An existing directory is fine; an existing non-directory is
- * -ENOTDIR. Returns 0 or -errno (-ENAMETOOLONG past 4095 bytes). */
+ * -ENOTDIR. Returns 0 or -errno (-ENOENT for "", as mkdir(2) says;
+ * -ENAMETOOLONG past 4095 bytes). */
 int ml_fs_mkdirs(const char *path, unsigned mode);
 
 /* rm -rf of name relative to the directory descriptor dirfd (AT_FDCWD for
@@ -147,9 +148,10 @@ int ml_fs_rm_tree_at(int dirfd, const char *name);
 int ml_fs_rm_tree(const char *path);
 
 /* Removes, as ml_fs_rm_tree_at() does, every entry of directory dir whose
- * name starts with prefix (the leftovers of crashed runs). A missing dir is
- * not an error. */
-void ml_fs_rm_prefixed(const char *dir, const char *prefix);
+ * name starts with prefix (the leftovers of crashed runs); "." and ".."
+ * never match. Returns how many entries it removed completely; a missing
+ * dir is not an error (0). */
+int ml_fs_rm_prefixed(const char *dir, const char *prefix);
 
 /* Creates path with mode (O_EXCL when excl, else truncating; never through
  * a symbolic link), writes n bytes of data and, with sync, fsyncs the file.
@@ -165,6 +167,14 @@ int ml_fs_write_file(const char *path, const void *data, size_t n, unsigned mode
  * or -errno. */
 int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode);
 
+/* As ml_fs_write_atomic() but without any fsync: no reader ever sees a
+ * mix of old and new contents, but after a machine crash path may hold
+ * the old contents, the new ones or (on some file systems) an empty file.
+ * For files that are made durable later in bulk (an environment's stage
+ * is synced once, at commit) on paths where an fsync per file would cost
+ * more than the work itself. Returns 0 or -errno. */
+int ml_fs_write_atomic_nosync(const char *path, const void *data, size_t n, unsigned mode);
+
 /* Puts a copy of the regular file src at dst, atomically: a hard link when
  * both are on one file system and links are allowed, else a byte copy that
  * is fsynced; either way through a temporary name beside dst and a rename,
@@ -172,6 +182,13 @@ int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mo
  * nothing is done. *linked (may be NULL) says whether dst shares src's
  * inode. Returns 0 or -errno. */
 int ml_fs_link_or_copy(const char *src, const char *dst, bool *linked);
+
+/* Copies the bytes of the open file src, from its offset to its end, to
+ * the open file dst at its offset: copy_file_range(2) through
+ * ml_os_copy_file_range() (which may share extents or copy in the
+ * kernel), falling back to read/write where the file systems cannot.
+ * Syncs nothing. Returns 0 or -errno. */
+int ml_fs_copy_fd(int dst, int src);
 
 /* fsync() of path (a file or a directory). Returns 0 or -errno. */
 int ml_fs_fsync_path(const char *path);
@@ -192,7 +209,14 @@ int ml_fs_split_path(char *dir, size_t dirsz, const char **base, const char *pat
  * gets the descriptor; release with ml_fs_unlock(). Returns 0 or -errno. */
 int ml_fs_lock(int *fd, const char *path, bool wait);
 
-/* Releases a lock taken with ml_fs_lock() (closes fd). Accepts -1. */
+/* As ml_fs_lock(), but a shared flock: any number of shared holders at
+ * once, none while an exclusive one is held (readers of a cache that
+ * clean and prune, holding it exclusively, must wait for). Non-waiting,
+ * -EWOULDBLOCK while an exclusive lock is held. Returns 0 or -errno. */
+int ml_fs_lock_shared(int *fd, const char *path, bool wait);
+
+/* Releases a lock taken with ml_fs_lock() or ml_fs_lock_shared() (closes
+ * fd). Accepts -1. */
 void ml_fs_unlock(int fd);
 
 /* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
@@ -218,6 +242,13 @@ void ml_hex_encode(char *dst, const uint8_t *d, size_t n);
  * indexes and the cache write it). */
 bool ml_is_sha256_hex(const char *s);
 
+/* Writes the lower-case form of s and a NUL into out (65 bytes) when s is
+ * exactly 64 hex digits in either case (what pip's --hash, index pages
+ * and PEP 691 JSON may hold; the cache and manifests use lower case).
+ * Returns 0, or ML_EFAIL (out untouched) when s is NULL or not such a
+ * string. */
+int ml_sha256_hex_normalize(char out[65], const char *s);
+
 /* SHA-256 of n bytes of data into out (32 bytes). Returns 0, or ML_ENOMEM
  * when the digest context cannot be made. */
 int ml_sha256_buf(uint8_t out[32], const void *data, size_t n);
@@ -238,6 +269,11 @@ int ml_digest_file(uint8_t *digest, unsigned *digest_len, uint64_t *size, int fd
 /* SHA-256 of the file at path as 64 hex digits and a NUL in hex; *size
  * (may be NULL) gets its length in bytes. Errors as ml_digest_file(). */
 int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err);
+
+/* As ml_sha256_file(), but of the open descriptor fd from its current
+ * offset to its end (the file a caller opened and judged; path only names
+ * it in messages). fd stays open. */
+int ml_sha256_fd(char hex[65], uint64_t *size, int fd, const char *path, ml_err *err);
 
 /* A streaming SHA-256, for bytes that arrive in pieces (downloads, archive
  * members). Opaque; made by ml_sha256_new() (NULL when out of memory),
@@ -363,7 +399,8 @@ int ml_git_init(ml_err *err);
 int ml_cache_dir(char *dst, size_t dstsz, const char *override);
 
 /* Writes the content-addressed path of a blob, <cache>/blobs/sha256/<2 hex>/
- * <64 hex>, into dst. Returns 0 or ML_EFAIL when it does not fit. */
+ * <64 hex>, into dst. Returns 0, or ML_EFAIL when it does not fit or
+ * sha256 is not 64 lower-case hex digits (ml_is_sha256_hex()). */
 int ml_cache_blob_path(char *dst, size_t dstsz, const char *cache_dir, const char *sha256);
 
 #endif /* MLSETUP_CORE_H */

@@ -144,11 +144,71 @@ const ml_pci_gpu *ml_pci_lookup(uint16_t device_id);
  * returns its length. Static data. */
 size_t ml_pci_table(const ml_pci_gpu **out);
 
-/* Minimum Linux / Windows driver that mlsetup's manifests need for a GPU
- * of this compute capability (570.26 / 570.65 for Blackwell, the CUDA 12.4
- * minimum 550.54.14 / 551.61 otherwise); NULL when the GPU is too old for
- * any shipped manifest. Source: NVIDIA CUDA release notes, table 3. */
+/* --- CUDA toolkit -> minimum driver (src/detect/drivers.c) ---------------- */
+
+/* The one home of every driver number mlsetup uses is manifests/drivers.json
+ * (embedded): NVIDIA CUDA Toolkit release notes, table 3 "CUDA Toolkit and
+ * Minimum Required Driver Version" (GA releases, and 12.8 Update 1), the
+ * "CUDA Minor Version Compatibility" floors, and rules naming the first
+ * toolkit with SASS for an architecture (FACTS.md). detect, plan and verify
+ * read it only through the functions below. Strings they return are static
+ * (they live as long as the process). */
+
+/* One row of table 3. */
+typedef struct ml_toolkit_driver {
+	const char *cuda;        /* "12.8"; "12.8.1" for 12.8 Update 1 */
+	const char *release;     /* "12.8 GA", "12.8 Update 1" */
+	const char *linux_min;   /* "570.26" */
+	const char *windows_min; /* "570.65"; NULL when none is recorded */
+} ml_toolkit_driver;
+
+/* Returns 0 when the embedded table is present and well-formed, else
+ * ML_EPARSE with the reason in err (a broken build: every lookup below then
+ * answers NULL). */
+int ml_drivers_check(ml_err *err);
+
+/* Sets *out (when non-NULL) to the toolkit rows, oldest first, and returns
+ * how many there are (0 when the table is broken). */
+size_t ml_toolkit_drivers(const ml_toolkit_driver **out);
+
+/* The row of CUDA toolkit `cuda` ("12.4"; "12.4.0" is the same toolkit,
+ * "12.8.1" is 12.8 Update 1), or NULL when the table has no such toolkit. */
+const ml_toolkit_driver *ml_toolkit_driver_find(const char *cuda);
+
+/* Minimum Linux / Windows driver for code built with CUDA toolkit `cuda`
+ * ("12.8" -> "570.26" / "570.65"); NULL when the toolkit or its minimum
+ * for that OS is not in the table. */
+const char *ml_toolkit_min_driver(const char *cuda, bool windows);
+
+/* The CUDA minor-version compatibility floor for builds of `cuda`'s major
+ * version ("12.4" -> "525.60.13" on Linux): such builds start on a driver
+ * this new, with reduced features and no JIT of newer PTX. NULL when the
+ * major has no floor in the table. */
+const char *ml_minor_version_floor(const char *cuda, bool windows);
+
+/* The first CUDA toolkit with SASS for the architecture of compute
+ * capability major.minor, when the table has a rule for it ("12.8" for
+ * Blackwell, 10.x / 11.x / 12.x). For a GPU newer than every rule it
+ * returns the newest rule's toolkit, a lower bound, and sets *beyond (when
+ * non-NULL) to true. NULL when no rule applies (every toolkit in the table
+ * has SASS for it) or the capability is unknown (< 0). */
+const char *ml_arch_first_toolkit(int major, int minor, bool *beyond);
+
+/* The practical minimum driver of an architecture: the minimum of its
+ * first toolkit (ml_arch_first_toolkit()), which no build - not even one
+ * running under minor-version compatibility - gets below. "570.26" /
+ * "570.65" for Blackwell; NULL when no rule applies. */
+const char *ml_arch_min_driver(int major, int minor, bool windows);
+
+/* The minimum Linux / Windows driver detect advises for a GPU of this
+ * compute capability: the newer of its architecture's minimum and the
+ * minimum of the toolkit of mlsetup's default build (drivers.json
+ * "detect_advice": 570.26 / 570.65 for Blackwell, the CUDA 12.4 minimum
+ * 550.54.14 / 551.61 from Maxwell to Hopper). NULL when the GPU is older
+ * than that build's oldest SASS, or the capability is unknown. */
 const char *ml_min_driver_for_cc(int major, int minor, bool windows);
+
+/* --- driver versions (src/detect/gpu_tables.c) ---------------------------- */
 
 /* Highest CUDA version (1000*major + 10*minor) a driver version supports,
  * from NVIDIA's driver-branch table (e.g. "550.54.14" -> 12040), or 0 when

@@ -19,7 +19,7 @@
  *               interpreter
  *   stage.c     the environment's lock, staging directory, atomic commit
  *
- * An install runs, in order (the caller, `mlsetup install`, strings it):
+ * An install runs, in order (the install pipeline, src/install/, strings it):
  *
  *   ml_env_lock(&lock, target, wait)             one install per target
  *   ml_python_unpack(...) or an existing python  the interpreter
@@ -363,18 +363,25 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
  * its RECORD when it is installed. */
 bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256);
 
-typedef struct ml_install_opts {
+/* Writes the path of the unpacked tree of the wheel with this sha256 (the
+ * wheel's own files, <cache_dir>/unpacked/sha256/<sha256>/tree) into dst
+ * (dstsz bytes), whether or not it exists yet: for callers that read an
+ * unpacked wheel in place (the audit before building). Returns 0, or
+ * ML_EFAIL when sha256 is not 64 hex digits or the path does not fit. */
+int ml_wheel_unpacked_tree(char *dst, size_t dstsz, const char *cache_dir, const char *sha256);
+
+typedef struct ml_wheel_install_opts {
 	bool requested;      /* write REQUESTED (PEP 376): named in the manifest */
 	ml_link_method link; /* ML_LINK_AUTO, or force one method (tests) */
-} ml_install_opts;
+} ml_wheel_install_opts;
 
-#define ML_INSTALL_OPTS_INIT                                                                       \
+#define ML_WHEEL_INSTALL_OPTS_INIT                                                                 \
 	{                                                                                          \
 		false, ML_LINK_AUTO                                                                \
 	}
 
 /* What installing one wheel did. */
-typedef struct ml_install_result {
+typedef struct ml_wheel_result {
 	char name[256];
 	char version[128];
 	char dist_info[384];
@@ -390,7 +397,7 @@ typedef struct ml_install_result {
 	int rc;                                       /* ml_wheels_install_all: 0 or ML_E* */
 	bool skipped;                                 /* ml_wheels_install_all: not attempted */
 	ml_err err;                                   /* ml_wheels_install_all: why it failed */
-} ml_install_result;
+} ml_wheel_result;
 
 /* Installs a wheel unpacked by ml_wheel_unpack() into the environment env
  * (PEP 427 "Installing a wheel", step "Spread"; packaging.python.org
@@ -413,8 +420,9 @@ typedef struct ml_install_result {
  * with: remove the directory and unpack again).
  * opts may be NULL. Fills *out (cache_hit / bytes_extracted left 0).
  * Returns 0, ML_EINTEGRITY, ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM. */
-int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
-                              const ml_env_layout *env, const ml_install_opts *opts, ml_err *err);
+int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
+                              const ml_env_layout *env, const ml_wheel_install_opts *opts,
+                              ml_err *err);
 
 /* --- many wheels in parallel (src/env/pool.c) ------------------------------ */
 
@@ -426,7 +434,7 @@ typedef struct ml_wheel_job {
 	bool requested;       /* named in the manifest: REQUESTED */
 } ml_wheel_job;
 
-typedef struct ml_install_all_opts {
+typedef struct ml_wheels_opts {
 	const char *cache_dir; /* holds unpacked/ */
 	int jobs;              /* worker threads; 0: ml_os_cpu_count() */
 	uint64_t max_bytes;    /* per-wheel expanded-size cap; 0: default */
@@ -434,11 +442,11 @@ typedef struct ml_install_all_opts {
 	ml_link_method link;   /* ML_LINK_AUTO unless forcing one */
 	/* Called after each wheel (success or failure), from worker
 	 * threads but never two at once; may be NULL. */
-	void (*on_done)(void *ctx, size_t index, const ml_install_result *r);
+	void (*on_done)(void *ctx, size_t index, const ml_wheel_result *r);
 	void *ctx;
-} ml_install_all_opts;
+} ml_wheels_opts;
 
-#define ML_INSTALL_ALL_OPTS_INIT                                                                   \
+#define ML_WHEELS_OPTS_INIT                                                                        \
 	{                                                                                          \
 		NULL, 0, 0, 0, ML_LINK_AUTO, NULL, NULL                                            \
 	}
@@ -450,8 +458,8 @@ typedef struct ml_install_all_opts {
  * returned, its message prefixed with the wheel's file name. Returns 0 or
  * that wheel's ML_E* code; ML_ENOMEM / ML_EFAIL when threads cannot
  * start. */
-int ml_wheels_install_all(ml_install_result *out, const ml_wheel_job *jobs, size_t n,
-                          const ml_env_layout *env, const ml_install_all_opts *opts, ml_err *err);
+int ml_wheels_install_all(ml_wheel_result *out, const ml_wheel_job *jobs, size_t n,
+                          const ml_env_layout *env, const ml_wheels_opts *opts, ml_err *err);
 
 /* --- interpreters (src/env/python.c) --------------------------------------- */
 
@@ -520,6 +528,16 @@ typedef struct ml_venv_opts {
  * with a control character), ML_EIO. */
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err);
+
+/* --- bytecode (src/env/bytecode.c) ------------------------------------------ */
+
+/* Compiles every .py file under env's site-packages to .pyc with the
+ * environment's own interpreter (<root>/bin/python -m compileall -q -j 0),
+ * recording the final_root paths in the .pyc files rather than the staging
+ * ones (-s root -p final_root). At most 30 minutes. Returns 0, ML_ENOENT
+ * (the interpreter cannot be started), ML_EFAIL (compileall failed: err
+ * holds the start of its output), ML_ENOMEM. */
+int ml_env_compile_bytecode(const ml_env_layout *env, ml_err *err);
 
 /* --- atomic environments (src/env/stage.c) ----------------------------------- */
 

@@ -401,8 +401,9 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
  *                                          clean and prune
  *
  * Several mlsetup processes may use one cache at once: entries appear only
- * by rename(2) of a complete, verified file (fsync of the file, then of its
- * directory), a per-blob lock makes a second process wait for the first
+ * by rename(2) of a complete, verified file (blobs: fsync of the file, then
+ * of its directory; index pages are checked against their meta on every
+ * read instead), a per-blob lock makes a second process wait for the first
  * one's download instead of repeating it, and every use of a blob hashes
  * it again. An opaque handle; all functions take it from one thread. */
 typedef struct ml_cache ml_cache;
@@ -435,7 +436,7 @@ const char *ml_cache_root(const ml_cache *c);
  * A blob that fails the check is removed (only if no other process has
  * replaced it meanwhile); then *corrupted (may be NULL) is set and err
  * says what was wrong. Returns 0, ML_ENOENT (absent, or corrupted and
- * removed), ML_EIO (unreadable). */
+ * removed), ML_EIO (unreadable), ML_ENOMEM. */
 int ml_cache_blob_get(char *path, size_t pathsz, ml_cache *c, const char *sha256, int64_t size,
                       bool *corrupted, ml_err *err);
 
@@ -481,10 +482,13 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
                       ml_err *err);
 
 /* Stores the page r (its body, content type and validators) as the answer
- * to (url, accept), atomically (temporary file and rename). Pages without
- * an ETag or Last-Modified are not stored (they could not be revalidated).
- * URLs are used only as hash input: no credentials reach the disk.
- * Returns 0 or ML_EIO. */
+ * to (url, accept), atomically but without fsync
+ * (ml_fs_write_atomic_nosync(): body, then the meta that vouches for it;
+ * ml_cache_page_get() checks the body against the meta, so a page torn by
+ * a crash reads as missing and is fetched again). Pages without an ETag or
+ * Last-Modified are not stored (they could not be revalidated). URLs are
+ * used only as hash input: no credentials reach the disk. Returns 0,
+ * ML_EIO or ML_ENOMEM. */
 int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
                       ml_err *err);
 
@@ -675,5 +679,72 @@ struct ml_plan;
  * 0, ML_EINTEGRITY, ML_ENOENT, ML_ENET, ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
+
+/* --- a manifest's index sources (src/fetch/sources.c) ----------------------- */
+
+struct ml_requirements;
+
+/* The one place that turns a manifest, the command line and the
+ * environment into index sources, for every command that fetches a
+ * manifest's files (install, download), so they cannot disagree. The
+ * manifest's own options join the flags as pip joins a requirements
+ * file's options to its command line: its --find-links locations (a
+ * relative path is taken from the manifest's directory, manifest_path, as
+ * pip does, when it exists there) and --trusted-host hosts are appended,
+ * its --no-index holds unless the flags give an --index-url, its
+ * --index-url and --extra-index-url lines are the "manifest" layer of
+ * ml_index_config_resolve(). manifest_path may be NULL (an embedded
+ * manifest: paths are taken as written). With offline, a configuration
+ * that names no index at all is no error: the sources are then the
+ * --find-links locations only (no_index). Sets *out (caller frees with
+ * ml_index_config_free()). Returns what ml_index_config_resolve() returns. */
+int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *flags,
+                                 const struct ml_requirements *manifest, const char *manifest_path,
+                                 bool offline, ml_err *err);
+
+/* --- placing verified files in a directory (src/fetch/place.c) --------------- */
+
+/* Puts every item whose `done` is set into dir (created with its parents
+ * when missing and some item is done) under its name: a hard link to the
+ * verified cache blob where the file system allows, else a copy, either
+ * way by ml_fs_link_or_copy() (temporary name and rename), so dir never
+ * holds a partial file. With index, then writes dir/index.html (atomically,
+ * ml_fs_write_atomic): a PEP 503 page linking every placed file with a
+ * "#sha256=" fragment, names sorted, so dir works as a pip --find-links
+ * source both as a directory and as a page. Returns 0, ML_EIO (err names
+ * the path) or ML_ENOMEM. */
+int ml_fetch_place(const char *dir, const ml_download *items, size_t n, bool index, ml_err *err);
+
+/* --- the files of a lock (src/fetch/lock_files.c) ---------------------------- */
+
+struct ml_lock;
+
+/* What ml_fetch_lock_files() reports while it works. May be NULL. */
+typedef struct ml_lock_files_opts {
+	/* A line for people: detail false for a step ("asking the file
+	 * server for 3 sizes the index did not give"), true for detail
+	 * ("numpy: 42 files"). */
+	void (*on_note)(const char *text, bool detail, void *data);
+	void *data;
+} ml_lock_files_opts;
+
+/* Records, for every pinned (name, version) of lk, every wheel file of that
+ * version the sources of cfg list (the primary index, the extra indexes,
+ * then the --find-links locations; PEP 691 JSON, PEP 503 HTML), when it
+ * has a sha256 and installs on one of lk's targets (ml_lock_wheel_fits);
+ * one lookup per project. Sizes a page does not give (PEP 503 HTML has
+ * none) are asked of the file server with HEAD requests (ml_http_sizes).
+ * *n_yanked (may be NULL) counts recorded files the index marks yanked
+ * (PEP 592; used because pinned with ==). A project missing from a source
+ * is skipped. Returns 0, or the first failing source's code (ML_ENET,
+ * ML_EPARSE, ...), ML_ENOMEM. */
+int ml_fetch_lock_files(struct ml_lock *lk, const ml_index_config *cfg, const ml_lock_files_opts *o,
+                        size_t *n_yanked, ml_err *err);
+
+/* Writes pip's index options for cfg into args (at most cap entries,
+ * pointing into cfg): --no-index, --index-url URL, --extra-index-url URL...,
+ * --find-links LOC..., --trusted-host HOST..., --cert FILE. Returns how
+ * many were written. */
+size_t ml_index_config_pip_args(char **args, size_t cap, const ml_index_config *cfg);
 
 #endif /* MLSETUP_FETCH_H */

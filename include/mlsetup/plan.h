@@ -397,6 +397,10 @@ typedef struct ml_manifest {
 	bool embedded; /* shipped inside the binary */
 	ml_requirements *reqs;
 	const char *summary, *torch, *cuda; /* header values or NULL; owned by reqs */
+	/* Minimum drivers: the min_driver_linux / min_driver_windows header
+	 * when the manifest names one (a user's override), else the `cuda`
+	 * toolkit's minimum from the driver table (ml_toolkit_min_driver());
+	 * NULL when neither is known. Static or owned by reqs. */
 	const char *min_driver_linux, *min_driver_windows;
 	ml_cuda_arch *code; /* torch_sass then torch_ptx entries */
 	size_t n_code;
@@ -413,7 +417,7 @@ typedef struct ml_manifest {
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
  * containing '/' or naming an existing file). Parses it in hash mode
  * (ML_REQ_HASH_MODE) and checks the header: torch_sass/torch_ptx must be
- * architecture names or "none", min_driver_* dotted versions, python X.Y
+ * architecture names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
  * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
  * ML_EPARSE or ML_ENOMEM. */
@@ -434,6 +438,33 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
  * no shipped manifest covers the GPU. Returns 0, or ML_EPARSE / ML_ENOENT
  * / ML_ENOMEM when the embedded rules or manifests are broken. */
 int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *except, ml_err *err);
+
+/* Where a GPU stands against the torch builds of the shipped manifests. */
+typedef enum ml_build_fit {
+	ML_BUILDS_COVER = 0, /* some shipped build runs on it */
+	ML_BUILDS_NEWER = 1, /* newer than the newest code of every shipped build */
+	ML_BUILDS_OLDER = 2, /* older than the oldest code of every shipped build */
+	ML_BUILDS_GAP = 3,   /* in between, yet no shipped build has code for it */
+} ml_build_fit;
+
+typedef struct ml_build_range {
+	ml_build_fit fit;
+	char newest[64];       /* the shipped manifest with the newest code */
+	char newest_torch[32]; /* its torch version, "2.8.0" ("" when unnamed) */
+	char newest_cuda[16];  /* its CUDA version, "12.8" ("" when unnamed) */
+	char newest_sass[16];  /* its newest SASS, "sm_120" ("" when none) */
+	char newest_ptx[16];   /* its newest PTX, "compute_120" ("" when none) */
+	char oldest[64];       /* the shipped manifest with the oldest code */
+	char oldest_code[16];  /* that code, "sm_50" */
+} ml_build_range;
+
+/* Compares compute capability major.minor with the torch builds of the
+ * shipped manifests (selection.json's preference order; their
+ * torch_sass/torch_ptx headers and ml_arch_runs_on()), so a remedy can say
+ * whether a GPU no build covers is too new for them (a newer CUDA toolkit
+ * would cover it) or dropped by them. Fills *out; returns 0, or ML_EPARSE /
+ * ML_ENOENT / ML_ENOMEM when the embedded rules or manifests are broken. */
+int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *err);
 
 /* Outcome of one selection rule for one manifest. */
 typedef enum ml_verdict_kind {
@@ -660,7 +691,26 @@ int ml_lock_pkg_add_file(ml_lock_pkg *pkg, const char *filename, const char *url
 int ml_lock_render(char **out, const ml_lock *lk, const ml_requirements *input, const char *command,
                    ml_err *err);
 
+/* Adds the targets of a lock: every platform of platforms[0..n_platforms)
+ * with every Python of pythons[0..n_pythons); an empty list takes the
+ * input's `# mlsetup: platforms` / `python` header (space or comma
+ * separated), else linux-x86_64 / 3.12. Returns 0 or what
+ * ml_lock_add_target() returns. */
+int ml_lock_add_targets(ml_lock *lk, const char *const *pythons, size_t n_pythons,
+                        const char *const *platforms, size_t n_platforms,
+                        const ml_requirements *input, ml_err *err);
+
 /* Frees everything lk holds and resets it; accepts NULL. */
 void ml_lock_release(ml_lock *lk);
+
+/* --- planning for another platform (src/plan/platform.c) ------------------ */
+
+/* Makes the machine m describe another platform, "OS-ARCH" (os linux,
+ * windows or darwin; arch x86_64 or aarch64, also amd64 / arm64), so that
+ * a plan made for it picks that platform's wheels (`download --platform`).
+ * The same OS and CPU keep the detected libc; anything else is planned for
+ * glibc 2.28 (the manylinux_2_28 baseline) on Linux and no libc elsewhere.
+ * Returns 0, or ML_EUSAGE for anything else (m unchanged). */
+int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
 
 #endif /* MLSETUP_PLAN_H */

@@ -7,24 +7,52 @@
 #define MLSETUP_CLI_H
 
 #include "mlsetup/core.h"
+#include "mlsetup/env.h"
 #include "mlsetup/out.h"
 
 /* What a command needs main() to provide (apk-tools style). */
-enum { ML_NEED_NONE = 0, ML_NEED_NET = 1 << 0, ML_NEED_LOCK = 1 << 1 };
+enum {
+	ML_NEED_NONE = 0,
+	/* Reaches the network and cannot do without it: under --offline main()
+	 * refuses to run it (usage error). */
+	ML_NEED_NET = 1 << 0,
+	/* Installs into a target: main() takes the target's lock
+	 * (ml_env_lock on ctx->lock_target, waiting unless ctx->lock_no_wait)
+	 * before run() and releases it after; run() finds it in ctx->lock. */
+	ML_NEED_LOCK = 1 << 1,
+	/* Fetches files: from the network, or under --offline from the cache
+	 * and local --find-links locations only (main() passes --offline on
+	 * in ctx->offline). */
+	ML_NEED_FETCH = 1 << 2,
+};
 
-/* Global state parsed by main() before the command runs. */
+/* What main() hands every command: the global options, what parse()
+ * asked for, and what main() provided. */
 typedef struct ml_ctx {
 	const char *sysroot; /* --sysroot DIR: read /proc, /sys, /etc under DIR */
 	bool json;           /* --json */
+	bool offline;        /* --offline */
+	/* set by parse() */
+	bool help_shown;         /* --help was shown: nothing to run */
+	const char *lock_target; /* ML_NEED_LOCK: the directory to lock */
+	bool lock_no_wait;       /* ML_NEED_LOCK: fail at once when it is busy */
+	/* provided by main() before run() */
+	struct ml_envlock *lock; /* ML_NEED_LOCK: the held lock on lock_target */
 } ml_ctx;
 
 typedef struct ml_command {
 	const char *name;
-	/* Runs the command on its own arguments (argv[0] is the command name).
-	 * Returns 0 or an ML_E* code with err filled; main() prints err and
-	 * exits with ml_exit_code(). */
-	int (*run)(ml_ctx *ctx, int argc, char **argv, ml_err *err);
-	unsigned needs;
+	/* Bytes of the command's parsed-arguments struct; main() allocates it
+	 * zeroed and hands it to parse() and run(). */
+	size_t args_size;
+	/* Parses the command's own arguments (argv[0] is the command name)
+	 * into args; sets ctx->help_shown after --help, and what the needs
+	 * ask for (ctx->lock_target). Returns 0 or ML_EUSAGE with err set. */
+	int (*parse)(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err);
+	/* Runs the command. Returns 0 or an ML_E* code with err filled;
+	 * main() prints err and exits with ml_exit_code(). */
+	int (*run)(ml_ctx *ctx, void *args, ml_err *err);
+	unsigned needs;      /* ML_NEED_* */
 	const char *summary; /* one line for `mlsetup --help` */
 	const char *usage;   /* "mlsetup detect [--json] [--target DIR]" */
 	const char *options; /* option lines for `mlsetup help <command>` */
@@ -62,5 +90,9 @@ struct option;
 int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option *longopts,
                  int (*handle)(int opt, const char *arg, void *data, ml_err *err), void *data,
                  int *first_arg, bool *help_shown, ml_err *err);
+
+/* Parses a decimal number option value in [lo, hi] into *out. Returns 0
+ * or ML_EUSAGE ("--jobs takes a number from 1 to 256, not 'x'"). */
+int ml_cli_number(long *out, const char *arg, long lo, long hi, const char *opt, ml_err *err);
 
 #endif

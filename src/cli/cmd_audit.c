@@ -19,10 +19,14 @@
 
 enum { OPT_ARCH = 'a', OPT_ALL = 256 };
 
+#define ML_AUDIT_MAX_DEVICES 64
+
 struct audit_args {
-	ml_cuda_arch devices[64];
+	ml_cuda_arch devices[ML_AUDIT_MAX_DEVICES];
 	size_t n_devices;
 	bool all;
+	const char *const *paths;
+	size_t n_paths;
 };
 
 /* Parses one device name: "sm_120" or "12.0". Returns 0 or -1. */
@@ -159,50 +163,48 @@ static int detected_devices(struct audit_args *args, const ml_ctx *ctx, ml_err *
 	int rc = ml_detect(&m, &d, err);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < m->n_gpus; i++) {
-		const ml_gpu *gp = &m->gpus[i];
-		if (gp->cc_major < 1 || gp->cc_minor < 0 ||
-		    args->n_devices == sizeof args->devices / sizeof args->devices[0])
-			continue;
-		args->devices[args->n_devices++] =
-		        (ml_cuda_arch){gp->cc_major, gp->cc_minor, 0, false};
-	}
+	args->n_devices = ml_verify_gpu_archs(args->devices, ML_AUDIT_MAX_DEVICES, m);
 	ml_machine_free(m);
 	return 0;
 }
 
-static int cmd_audit(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"arch", required_argument, NULL, OPT_ARCH},
 	        {"all", no_argument, NULL, OPT_ALL},
 	        {NULL, 0, NULL, 0},
 	};
-	struct audit_args args = {.n_devices = 0};
+	struct audit_args *a = args;
 	int first;
-	bool help;
-	int rc =
-	        ml_cli_parse(&ml_cmd_audit, argc, argv, opts, on_option, &args, &first, &help, err);
-	if (rc || help)
+	int rc = ml_cli_parse(&ml_cmd_audit, argc, argv, opts, on_option, a, &first,
+	                      &ctx->help_shown, err);
+	if (rc || ctx->help_shown)
 		return rc;
 	if (first >= argc)
 		return ml_cli_usage(&ml_cmd_audit, err, "no PATH to audit");
-	bool detected = args.n_devices == 0;
-	if (detected) {
-		if ((rc = detected_devices(&args, ctx, err)) != 0)
-			return rc;
-	}
+	a->paths = (const char *const *)argv + first;
+	a->n_paths = (size_t)(argc - first);
+	return 0;
+}
+
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	struct audit_args *a = args;
+	bool detected = a->n_devices == 0;
+	int rc;
+	if (detected && (rc = detected_devices(a, ctx, err)) != 0)
+		return rc;
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
-	o.devices = args.devices;
-	o.n_devices = args.n_devices;
-	o.all = args.all;
-	ml_audit *a = NULL;
-	if ((rc = ml_audit_paths(&a, (const char *const *)argv + first, (size_t)(argc - first), &o,
-	                         err)) != 0)
+	o.devices = a->devices;
+	o.n_devices = a->n_devices;
+	o.all = a->all;
+	ml_audit *au = NULL;
+	if ((rc = ml_audit_paths(&au, a->paths, a->n_paths, &o, err)) != 0)
 		return rc;
 	if (ctx->json) {
-		cJSON *doc = ml_audit_to_json(a);
-		const char *from = !detected ? "arch" : args.n_devices ? "detected" : "none";
+		cJSON *doc = ml_audit_to_json(au);
+		const char *from = !detected ? "arch" : a->n_devices ? "detected" : "none";
 		if (doc && !cJSON_AddStringToObject(doc, "devices_from", from)) {
 			cJSON_Delete(doc);
 			doc = NULL;
@@ -210,17 +212,19 @@ static int cmd_audit(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
 		cJSON_Delete(doc);
 	} else {
-		print_human(a, detected);
+		print_human(au, detected);
 	}
 	if (!rc)
-		rc = ml_audit_status(a, err);
-	ml_audit_free(a);
+		rc = ml_audit_status(au, err);
+	ml_audit_free(au);
 	return rc;
 }
 
 const ml_command ml_cmd_audit = {
         "audit",
-        cmd_audit,
+        sizeof(struct audit_args),
+        parse,
+        run,
         ML_NEED_NONE,
         "list the CUDA code (SASS, PTX) in libraries, wheels or environments; say where it runs",
         "mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]",

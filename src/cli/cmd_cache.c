@@ -24,6 +24,7 @@ enum { OPT_CACHE = 1300, OPT_DAYS };
 struct cache_args {
 	const char *cache_dir;
 	long days;
+	const char *action; /* dir, info, clean, prune or verify */
 };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
@@ -80,35 +81,44 @@ static int emit(const char *action, const char *dir, const char *key, const ml_c
 	return rc;
 }
 
-static int cmd_cache(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
 	        {"days", required_argument, NULL, OPT_DAYS},
 	        {NULL, 0, NULL, 0},
 	};
-	struct cache_args a = {NULL, 30};
+	struct cache_args *a = args;
+	a->days = 30;
 	int first;
-	bool help;
-	int rc = ml_cli_parse(&ml_cmd_cache, argc, argv, opts, on_option, &a, &first, &help, err);
-	if (rc || help)
+	int rc = ml_cli_parse(&ml_cmd_cache, argc, argv, opts, on_option, a, &first,
+	                      &ctx->help_shown, err);
+	if (rc || ctx->help_shown)
 		return rc;
 	if (first >= argc)
 		return ml_cli_usage(&ml_cmd_cache, err,
 		                    "say what to do: dir, info, clean, prune or "
 		                    "verify");
-	const char *action = argv[first];
+	a->action = argv[first];
 	if (first + 1 < argc)
 		return ml_cli_usage(&ml_cmd_cache, err, "unexpected argument '%s'",
 		                    argv[first + 1]);
+	return 0;
+}
+
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	const struct cache_args *a = args;
+	const char *action = a->action;
 	bool is_dir = strcmp(action, "dir") == 0, is_info = strcmp(action, "info") == 0,
 	     is_clean = strcmp(action, "clean") == 0, is_prune = strcmp(action, "prune") == 0,
 	     is_verify = strcmp(action, "verify") == 0;
 	if (!is_dir && !is_info && !is_clean && !is_prune && !is_verify)
 		return ml_cli_usage(&ml_cmd_cache, err, "unknown cache action '%s'", action);
+	int rc;
 
 	char dir[PATH_MAX];
-	if (ml_cache_dir(dir, sizeof(dir), a.cache_dir) != 0) {
+	if (ml_cache_dir(dir, sizeof(dir), a->cache_dir) != 0) {
 		ml_err_set(err, ML_EFAIL, "no cache directory: HOME is not set");
 		ml_err_hint(err, "pass --cache-dir DIR or set MLSETUP_CACHE_DIR");
 		return ML_EFAIL;
@@ -142,7 +152,7 @@ static int cmd_cache(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 		}
 	} else if (is_clean || is_prune) {
 		rc = is_clean ? ml_cache_clean(c, &s, err)
-		              : ml_cache_prune(c, (unsigned)a.days, &s, err);
+		              : ml_cache_prune(c, (unsigned)a->days, &s, err);
 		if (!rc && ctx->json) {
 			rc = emit(action, dir, "removed", &s, NULL, NULL);
 		} else if (!rc) {
@@ -176,7 +186,9 @@ static int cmd_cache(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 
 const ml_command ml_cmd_cache = {
         "cache",
-        cmd_cache,
+        sizeof(struct cache_args),
+        parse,
+        run,
         ML_NEED_NONE,
         "show or maintain the download cache (dir, info, clean, prune, verify)",
         "mlsetup cache dir|info|clean|prune|verify [--days N] [--cache-dir DIR] [--json]",

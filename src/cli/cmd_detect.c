@@ -81,28 +81,30 @@ static void print_human(const ml_machine *m)
 	}
 }
 
-static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"no-smi", no_argument, NULL, OPT_NO_SMI},
 	        {NULL, 0, NULL, 0},
 	};
-	struct detect_args a = {NULL, false};
 	int first;
-	bool help;
-	int rc = ml_cli_parse(&ml_cmd_detect, argc, argv, opts, on_option, &a, &first, &help, err);
-	if (rc || help)
-		return rc;
-	if (first < argc)
+	int rc = ml_cli_parse(&ml_cmd_detect, argc, argv, opts, on_option, args, &first,
+	                      &ctx->help_shown, err);
+	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_detect, err, "unexpected argument '%s'", argv[first]);
+	return rc;
+}
 
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	const struct detect_args *a = args;
 	ml_detect_opts o = ML_DETECT_OPTS_INIT;
 	o.root = ctx->sysroot;
-	o.target_dir = a.target;
-	o.no_smi = a.no_smi;
+	o.target_dir = a->target;
+	o.no_smi = a->no_smi;
 	ml_machine *m = NULL;
-	rc = ml_detect(&m, &o, err);
+	int rc = ml_detect(&m, &o, err);
 	if (rc)
 		return rc;
 	if (ctx->json) {
@@ -118,7 +120,9 @@ static int cmd_detect(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 
 const ml_command ml_cmd_detect = {
         "detect",
-        cmd_detect,
+        sizeof(struct detect_args),
+        parse,
+        run,
         ML_NEED_NONE,
         "show the OS, libc, CPU, memory, disk, NVIDIA driver and GPUs",
         "mlsetup detect [--json] [--target DIR] [--no-smi]",

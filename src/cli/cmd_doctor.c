@@ -11,25 +11,21 @@
 
 #include "cli.h"
 #include "mlsetup/plan.h"
-#include "verify_run.h"
+#include "mlsetup/report.h"
+#include "verify_ui.h"
 
 enum { OPT_TARGET = 't', OPT_PYTHON = 1400 };
 
-struct doctor_args {
-	const char *target, *python;
-	ml_framework_opts fo;
-};
-
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	struct doctor_args *a = data;
-	int r = ml_verify_option(&a->fo, opt, arg, err);
+	ml_verify_env_opts *o = data;
+	int r = ml_verify_option(&o->framework, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
 	if (opt == OPT_TARGET)
-		a->target = arg;
+		o->target = arg;
 	else if (opt == OPT_PYTHON)
-		a->python = arg;
+		o->python = arg;
 	return 0;
 }
 
@@ -53,7 +49,7 @@ static void print_findings(const ml_machine *m, const ml_plan *p)
 		ml_say("          finding: %s", s->warnings[i]);
 }
 
-static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"target", required_argument, NULL, OPT_TARGET},
@@ -61,45 +57,60 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	        ML_VERIFY_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
-	struct doctor_args a = {".venv", NULL, ML_FRAMEWORK_OPTS_INIT};
+	ml_verify_env_opts *o = args;
+	ml_verify_env_opts init = ML_VERIFY_ENV_OPTS_INIT;
+	*o = init;
+	o->target = ".venv";
 	int first;
-	bool help;
-	int rc = ml_cli_parse(&ml_cmd_doctor, argc, argv, opts, on_option, &a, &first, &help, err);
-	if (rc || help)
-		return rc;
-	if (first < argc)
+	int rc = ml_cli_parse(&ml_cmd_doctor, argc, argv, opts, on_option, o, &first,
+	                      &ctx->help_shown, err);
+	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_doctor, err, "unexpected argument '%s'", argv[first]);
+	return rc;
+}
+
+static void print_json(const ml_machine *m, const ml_plan *p, const ml_verification *v)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "schema", "mlsetup.doctor/1");
+	cJSON_AddItemToObject(doc, "machine", ml_machine_to_json(m));
+	cJSON_AddItemToObject(doc, "plan", ml_plan_to_json(p, m));
+	ml_verification_add_json(doc, v);
+	ml_out_json(doc);
+	cJSON_Delete(doc);
+}
+
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	ml_verify_env_opts o = *(const ml_verify_env_opts *)args;
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
 	d.root = ctx->sysroot;
-	d.target_dir = a.target;
+	d.target_dir = o.target;
 	ml_machine *m = NULL;
-	if ((rc = ml_detect(&m, &d, err)) != 0)
+	ml_plan *p = NULL;
+	ml_report *rep = NULL;
+	ml_verification *v = NULL;
+	int rc = ml_detect(&m, &d, err);
+	if (rc)
 		return rc;
 	ml_plan_opts po = ML_PLAN_OPTS_INIT;
-	po.target = a.target;
+	po.target = o.target;
 	po.offline = true;
-	ml_plan *p = NULL;
-	ml_verify_run r;
-	bool have_run = false;
 	rc = ml_plan_make(&p, m, &po, err);
-	if (!rc) {
-		rc = ml_verify_run_do(&r, m, a.target, a.python, false, ctx->sysroot, &a.fo, err);
-		have_run = rc == 0;
-	}
+	/* The manifest the environment came from, for the remedies. */
+	if (!o.python && ml_report_read(&rep, o.target, NULL) == 0)
+		o.manifest = ml_report_manifest(rep);
+	o.root = ctx->sysroot;
+	if (!rc)
+		rc = ml_verify_env(&v, m, &o, err);
 	if (!rc) {
 		if (ctx->json) {
-			cJSON *doc = cJSON_CreateObject();
-			cJSON_AddStringToObject(doc, "schema", "mlsetup.doctor/1");
-			cJSON_AddItemToObject(doc, "machine", ml_machine_to_json(m));
-			cJSON_AddItemToObject(doc, "plan", ml_plan_to_json(p, m));
-			ml_verify_run_json(&r, doc);
-			ml_out_json(doc);
-			cJSON_Delete(doc);
+			print_json(m, p, v);
 		} else {
 			print_findings(m, p);
-			ml_verify_run_print(&r);
+			ml_cli_print_verification(v);
 		}
-		rc = ml_verify_run_status(&r, err);
+		rc = ml_verification_status(v, err);
 		if (!rc && !p->selection->manifest) {
 			ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s",
 			           p->selection->problem);
@@ -107,8 +118,8 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 			rc = ML_EUNSUPPORTED;
 		}
 	}
-	if (have_run)
-		ml_verify_run_release(&r);
+	ml_verification_free(v);
+	ml_report_free(rep);
 	ml_plan_free(p);
 	ml_machine_free(m);
 	return rc;
@@ -116,7 +127,9 @@ static int cmd_doctor(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 
 const ml_command ml_cmd_doctor = {
         "doctor",
-        cmd_doctor,
+        sizeof(ml_verify_env_opts),
+        parse,
+        run,
         ML_NEED_NONE,
         "diagnose a machine and its environment: detect, selection rules, verify, remedies",
         "mlsetup doctor [--target DIR | --python PATH] [--json]",

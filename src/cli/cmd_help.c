@@ -6,25 +6,38 @@
 
 #include "cli.h"
 
-static int cmd_help(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+struct help_args {
+	const ml_command *command; /* NULL: the top-level help */
+};
+
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	(void)ctx;
-	if (argc < 2) {
-		ml_cli_print_help();
-		return 0;
-	}
+	struct help_args *a = args;
 	if (argc > 2)
 		return ml_cli_usage(&ml_cmd_help, err, "help takes one command name");
-	const ml_command *c = ml_cli_find(argv[1]);
-	if (!c)
+	if (argc == 2 && !(a->command = ml_cli_find(argv[1])))
 		return ml_cli_usage(&ml_cmd_help, err, "unknown command '%s'", argv[1]);
-	ml_cli_print_command_help(c);
+	return 0;
+}
+
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	(void)ctx;
+	(void)err;
+	const struct help_args *a = args;
+	if (a->command)
+		ml_cli_print_command_help(a->command);
+	else
+		ml_cli_print_help();
 	return 0;
 }
 
 const ml_command ml_cmd_help = {
         "help",
-        cmd_help,
+        sizeof(struct help_args),
+        parse,
+        run,
         ML_NEED_NONE,
         "show help for mlsetup or one command",
         "mlsetup help [COMMAND]",

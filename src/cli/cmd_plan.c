@@ -13,14 +13,7 @@
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 
-enum {
-	OPT_MANIFEST = 'm',
-	OPT_PYTHON = 'p',
-	OPT_TARGET = 't',
-	OPT_CACHE = 256,
-	OPT_OFFLINE,
-	OPT_PINS
-};
+enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_PINS };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
@@ -38,9 +31,6 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_CACHE:
 		o->cache_dir = arg;
-		break;
-	case OPT_OFFLINE:
-		o->offline = true;
 		break;
 	case OPT_PINS:
 		o->python_pins = arg;
@@ -111,31 +101,37 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 		ml_say("%swarning:%s %s", y, r, p->warnings[i]);
 }
 
-static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
-	        {"offline", no_argument, NULL, OPT_OFFLINE},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
 	        {NULL, 0, NULL, 0},
 	};
-	ml_plan_opts o = ML_PLAN_OPTS_INIT;
+	ml_plan_opts *o = args;
+	ml_plan_opts init = ML_PLAN_OPTS_INIT;
+	*o = init;
 	int first;
-	bool help;
-	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, &o, &first, &help, err);
-	if (rc || help)
-		return rc;
-	if (first < argc)
+	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, o, &first,
+	                      &ctx->help_shown, err);
+	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_plan, err, "unexpected argument '%s'", argv[first]);
+	return rc;
+}
 
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	ml_plan_opts o = *(const ml_plan_opts *)args;
+	o.offline = ctx->offline;
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
 	d.root = ctx->sysroot;
 	d.target_dir = o.target ? o.target : ".venv";
 	ml_machine *m = NULL;
-	if ((rc = ml_detect(&m, &d, err)) != 0)
+	int rc = ml_detect(&m, &d, err);
+	if (rc)
 		return rc;
 	ml_plan *p = NULL;
 	rc = ml_plan_make(&p, m, &o, err);
@@ -165,7 +161,9 @@ static int cmd_plan(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 
 const ml_command ml_cmd_plan = {
         "plan",
-        cmd_plan,
+        sizeof(ml_plan_opts),
+        parse,
+        run,
         ML_NEED_NONE,
         "show what install would do here, and why; changes nothing",
         "mlsetup plan [--manifest NAME|PATH] [--python X.Y|PATH] [--target DIR] [--offline] "
@@ -175,7 +173,8 @@ const ml_command ml_cmd_plan = {
         "  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
         "  --target DIR          where the environment would go (default ./.venv)\n"
         "  --cache-dir DIR       cache to check for files already downloaded\n"
-        "  --offline             contact no index (plan never needs one for shipped manifests)\n"
+        "  --offline             contact no index (plan never needs one for shipped manifests;\n"
+        "                        global option)\n"
         "  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
         "                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
 };

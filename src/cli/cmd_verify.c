@@ -2,8 +2,9 @@
  * cmd_verify.c - `mlsetup verify`: does GPU code really run in this
  * environment? Audits its CUDA libraries, runs a SAXPY kernel on every GPU
  * through the driver API and torch's own checks with the environment's
- * interpreter, and explains every failure with its cause and remedy.
- * Exit 0 on pass, 5 when a GPU check fails, 6 when the driver is too old.
+ * interpreter, and explains every failure with its cause and remedy
+ * (ml_verify_env). Exit 0 on pass, 5 when a GPU check fails, 6 when the
+ * driver is too old (ml_verification_status).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,32 +12,27 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "verify_run.h"
+#include "mlsetup/report.h"
+#include "verify_ui.h"
 
 enum { OPT_TARGET = 't', OPT_PYTHON = 1300, OPT_REQUIRE_GPU };
 
-struct verify_args {
-	const char *target, *python;
-	bool require_gpu;
-	ml_framework_opts fo;
-};
-
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	struct verify_args *a = data;
-	int r = ml_verify_option(&a->fo, opt, arg, err);
+	ml_verify_env_opts *o = data;
+	int r = ml_verify_option(&o->framework, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
 	if (opt == OPT_TARGET)
-		a->target = arg;
+		o->target = arg;
 	else if (opt == OPT_PYTHON)
-		a->python = arg;
+		o->python = arg;
 	else if (opt == OPT_REQUIRE_GPU)
-		a->require_gpu = true;
+		o->require_gpu = true;
 	return 0;
 }
 
-static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
+static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"target", required_argument, NULL, OPT_TARGET},
@@ -45,43 +41,59 @@ static int cmd_verify(ml_ctx *ctx, int argc, char **argv, ml_err *err)
 	        ML_VERIFY_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
-	struct verify_args a = {".venv", NULL, false, ML_FRAMEWORK_OPTS_INIT};
+	ml_verify_env_opts *o = args;
+	ml_verify_env_opts init = ML_VERIFY_ENV_OPTS_INIT;
+	*o = init;
+	o->target = ".venv";
 	int first;
-	bool help;
-	int rc = ml_cli_parse(&ml_cmd_verify, argc, argv, opts, on_option, &a, &first, &help, err);
-	if (rc || help)
-		return rc;
-	if (first < argc)
+	int rc = ml_cli_parse(&ml_cmd_verify, argc, argv, opts, on_option, o, &first,
+	                      &ctx->help_shown, err);
+	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_verify, err, "unexpected argument '%s'", argv[first]);
+	return rc;
+}
+
+static int run(ml_ctx *ctx, void *args, ml_err *err)
+{
+	ml_verify_env_opts o = *(const ml_verify_env_opts *)args;
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
 	d.root = ctx->sysroot;
-	d.target_dir = a.target;
+	d.target_dir = o.target;
 	ml_machine *m = NULL;
-	if ((rc = ml_detect(&m, &d, err)) != 0)
+	ml_report *rep = NULL;
+	ml_verification *v = NULL;
+	int rc = ml_detect(&m, &d, err);
+	if (rc)
 		return rc;
-	ml_verify_run r;
-	rc = ml_verify_run_do(&r, m, a.target, a.python, a.require_gpu, ctx->sysroot, &a.fo, err);
+	/* The manifest the environment came from, for the remedies. */
+	if (!o.python && ml_report_read(&rep, o.target, NULL) == 0)
+		o.manifest = ml_report_manifest(rep);
+	o.root = ctx->sysroot;
+	rc = ml_verify_env(&v, m, &o, err);
 	if (!rc) {
 		if (ctx->json) {
 			cJSON *doc = cJSON_CreateObject();
 			cJSON_AddStringToObject(doc, "schema", "mlsetup.verify/1");
-			cJSON_AddStringToObject(doc, "python", r.python);
-			ml_verify_run_json(&r, doc);
+			cJSON_AddStringToObject(doc, "python", v->python);
+			ml_verification_add_json(doc, v);
 			ml_out_json(doc);
 			cJSON_Delete(doc);
 		} else {
-			ml_verify_run_print(&r);
+			ml_cli_print_verification(v);
 		}
-		rc = ml_verify_run_status(&r, err);
+		rc = ml_verification_status(v, err);
 	}
-	ml_verify_run_release(&r);
+	ml_verification_free(v);
+	ml_report_free(rep);
 	ml_machine_free(m);
 	return rc;
 }
 
 const ml_command ml_cmd_verify = {
         "verify",
-        cmd_verify,
+        sizeof(ml_verify_env_opts),
+        parse,
+        run,
         ML_NEED_NONE,
         "prove GPU code runs in an environment: audit, CUDA and torch smoke tests, diagnosis",
         "mlsetup verify [--target DIR | --python PATH] [--require-gpu] [--json]",

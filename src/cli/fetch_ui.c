@@ -1,14 +1,16 @@
 /*
- * fetch_ui.c - turns the fetch stage's progress callbacks into redraws of
- * the progress display (core/progress.c draws; stages never print).
+ * fetch_ui.c - turns the fetch stage's progress reports (forwarded by the
+ * pipelines as FETCH events) into redraws of the progress display
+ * (core/progress.c draws; stages never print).
  */
 #include <stdio.h>
 
 #include "fetch_ui.h"
 
-void ml_fetch_ui_progress(const ml_fetch_progress *p, void *data)
+static void show_progress(ml_fetch_ui *ui, const ml_fetch_progress *p)
 {
-	ml_fetch_ui *ui = data;
+	if (!ui->display)
+		ui->display = ml_progress_new(ui->enabled);
 	if (p->note) {
 		char line[1400];
 		snprintf(line, sizeof(line), "warning: %s", p->note);
@@ -30,4 +32,24 @@ void ml_fetch_ui_progress(const ml_fetch_progress *p, void *data)
 	s.n_lines = n;
 	if (!p->final)
 		ml_progress_update(ui->display, &s);
+}
+
+void ml_fetch_ui_finish(ml_fetch_ui *ui)
+{
+	ml_progress_finish(ui->display);
+	ui->display = NULL;
+}
+
+void ml_fetch_ui_event(ml_fetch_ui *ui, const ml_install_event *ev)
+{
+	if (ev->stage != ML_STAGE_FETCH)
+		return;
+	if (ev->kind == ML_EV_FETCH)
+		show_progress(ui, ev->fetch);
+	else if (ev->kind == ML_EV_STAGE_END)
+		ml_fetch_ui_finish(ui);
+	else if (ev->kind == ML_EV_FETCH_FAILED) {
+		ml_fetch_ui_finish(ui);
+		ml_report_error(ev->err);
+	}
 }

@@ -1,23 +1,30 @@
 /*
- * fetch_ui.h - shows the fetch stage's progress reports (ml_fetch_progress)
- * on the front end's progress display; shared by download and install.
+ * fetch_ui.h - shows the fetch stage's progress on the front end's
+ * progress display, from the pipelines' FETCH events; shared by download
+ * and install.
  */
 #ifndef MLSETUP_CLI_FETCH_UI_H
 #define MLSETUP_CLI_FETCH_UI_H
 
-#include "mlsetup/fetch.h"
+#include "mlsetup/install.h"
 #include "mlsetup/out.h"
 
 #define ML_FETCH_UI_LINES 256
 
 typedef struct ml_fetch_ui {
-	ml_progress *display;
-	const char *title; /* "downloading" */
+	bool enabled;         /* false: --no-progress */
+	ml_progress *display; /* made at the first report, NULL before */
+	const char *title;    /* "downloading" */
 	ml_progress_line lines[ML_FETCH_UI_LINES];
 } ml_fetch_ui;
 
-/* ml_fetch_opts.on_progress callback; data is an ml_fetch_ui whose display
- * was made with ml_progress_new(). Notes become "warning: ..." lines. */
-void ml_fetch_ui_progress(const ml_fetch_progress *p, void *data);
+/* Shows one event of a pipeline: FETCH reports of the fetch stage redraw
+ * the display (notes become "warning: ..." lines above it); the end of the
+ * fetch stage erases it; FETCH_FAILED erases it and prints the file's
+ * error. Other events are not the display's. */
+void ml_fetch_ui_event(ml_fetch_ui *ui, const ml_install_event *ev);
+
+/* Erases the display, if any. */
+void ml_fetch_ui_finish(ml_fetch_ui *ui);
 
 #endif

@@ -1,10 +1,14 @@
 /*
  * main.c - mlsetup's entry point: the command table, global options
  * (--json, -q, -v, --color, --sysroot, --help, --version), dispatch, and
- * the exit code. After every command stdout is flushed and closed, and a
+ * the exit code. main() provides what each command declares it needs:
+ * the target's lock (ML_NEED_LOCK), a refusal under --offline
+ * (ML_NEED_NET). After every command stdout is flushed and closed, and a
  * write error fails the run (so a full disk or a closed pipe is noticed).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,8 @@ static const char global_options[] =
         "  -v, --verbose       print more detail on stderr\n"
         "  --color=WHEN        colour output: auto (default), always, never\n"
         "  --sysroot DIR       read /proc, /sys and /etc under DIR (captured bundles)\n"
+        "  --offline           use only the cache and local --find-links; commands that\n"
+        "                      need the network refuse to run\n"
         "  -h, --help          show help; `mlsetup help COMMAND` for one command\n"
         "  --version           show version, git commit and library versions\n";
 
@@ -135,6 +141,22 @@ int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option
 	return 0;
 }
 
+int ml_cli_number(long *out, const char *arg, long lo, long hi, const char *opt, ml_err *err)
+{
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (!errno && end != arg && !*end && v >= lo && v <= hi) {
+		*out = v;
+		return 0;
+	}
+	if (hi == LONG_MAX)
+		return ml_err_set(err, ML_EUSAGE, "%s takes a number >= %ld, not '%s'", opt, lo,
+		                  arg);
+	return ml_err_set(err, ML_EUSAGE, "%s takes a number from %ld to %ld, not '%s'", opt, lo,
+	                  hi, arg);
+}
+
 static int print_version(bool json)
 {
 	ml_kvs libs;
@@ -199,6 +221,8 @@ static int take_global_options(int *argc, char **argv, ml_out_opts *out, ml_ctx 
 			if (r + 1 >= *argc)
 				return ml_err_set(err, ML_EUSAGE, "--sysroot needs a directory");
 			ctx->sysroot = argv[++r];
+		} else if (strcmp(a, "--offline") == 0) {
+			ctx->offline = true;
 		} else if (strcmp(a, "--version") == 0) {
 			*want_version = true;
 		} else if ((strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) && w == 1) {
@@ -212,10 +236,40 @@ static int take_global_options(int *argc, char **argv, ml_out_opts *out, ml_ctx 
 	return 0;
 }
 
+/* Parses the command's arguments, provides what it needs, runs it. */
+static int run_command(const ml_command *c, ml_ctx *ctx, int argc, char **argv, ml_err *err)
+{
+	void *args = calloc(1, c->args_size ? c->args_size : 1);
+	if (!args)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = c->parse(ctx, args, argc, argv, err);
+	if (rc || ctx->help_shown)
+		goto out;
+	if ((c->needs & ML_NEED_NET) && ctx->offline) {
+		ml_err_set(err, ML_EUSAGE, "'%s' needs the network, and --offline was given",
+		           c->name);
+		ml_err_hint(err, "run it without --offline");
+		rc = ML_EUSAGE;
+		goto out;
+	}
+	if ((c->needs & ML_NEED_LOCK) &&
+	    (rc = ml_env_lock(&ctx->lock, ctx->lock_target ? ctx->lock_target : ".venv",
+	                      !ctx->lock_no_wait, err)) != 0)
+		goto out;
+	rc = c->run(ctx, args, err);
+out:
+	if (rc == ML_EUSAGE && !err->hint[0])
+		ml_err_hint(err, "usage: %s; see 'mlsetup help %s'", c->usage, c->name);
+	ml_env_unlock(ctx->lock);
+	ctx->lock = NULL;
+	free(args);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	ml_out_opts oo = {false, 0, ML_COLOR_AUTO};
-	ml_ctx ctx = {NULL, false};
+	ml_ctx ctx = {0};
 	ml_err err = ML_ERR_INIT;
 	bool want_help = false, want_version = false;
 	int rc = take_global_options(&argc, argv, &oo, &ctx, &want_help, &want_version, &err);
@@ -240,7 +294,7 @@ int main(int argc, char **argv)
 			print_usage_line(stderr);
 			return ML_EXIT_USAGE;
 		}
-		rc = c->run(&ctx, argc - 1, argv + 1, &err);
+		rc = run_command(c, &ctx, argc - 1, argv + 1, &err);
 		if (rc) {
 			if (!err.code)
 				ml_err_set(&err, rc, "%s failed", c->name);

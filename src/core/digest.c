@@ -34,6 +34,20 @@ bool ml_is_sha256_hex(const char *s)
 	return true;
 }
 
+int ml_sha256_hex_normalize(char out[65], const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return ML_EFAIL;
+	char low[65];
+	for (size_t i = 0; i < 64; i++)
+		low[i] = (s[i] >= 'A' && s[i] <= 'F') ? (char)(s[i] - 'A' + 'a') : s[i];
+	low[64] = '\0';
+	if (!ml_is_sha256_hex(low))
+		return ML_EFAIL;
+	memcpy(out, low, 65);
+	return 0;
+}
+
 int ml_sha256_buf(uint8_t out[32], const void *data, size_t n)
 {
 	unsigned len = 0;
@@ -100,14 +114,19 @@ out:
 	return rc;
 }
 
-int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err)
+int ml_sha256_fd(char hex[65], uint64_t *size, int fd, const char *path, ml_err *err)
 {
 	uint8_t d[64];
 	unsigned len = 0;
-	int rc = ml_digest_file(d, &len, size, -1, path, "sha256", err);
+	int rc = ml_digest_file(d, &len, size, fd, path, "sha256", err);
 	if (!rc)
 		ml_hex_encode(hex, d, 32);
 	return rc;
+}
+
+int ml_sha256_file(char hex[65], uint64_t *size, const char *path, ml_err *err)
+{
+	return ml_sha256_fd(hex, size, -1, path, err);
 }
 
 struct ml_sha256 {

@@ -94,24 +94,32 @@ int ml_fs_rm_tree(const char *path)
 	return ml_fs_rm_tree_at(AT_FDCWD, path);
 }
 
-void ml_fs_rm_prefixed(const char *base, const char *prefix)
+int ml_fs_rm_prefixed(const char *base, const char *prefix)
 {
 	DIR *d = opendir(base);
 	if (!d)
-		return;
+		return 0;
 	size_t n = strlen(prefix);
+	int removed = 0;
 	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, prefix, n) == 0)
-			ml_fs_rm_tree_at(dirfd(d), de->d_name);
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strncmp(de->d_name, prefix, n) != 0)
+			continue;
+		if (ml_fs_rm_tree_at(dirfd(d), de->d_name) == 0)
+			removed++;
+	}
 	closedir(d);
+	return removed;
 }
 
 int ml_fs_mkdirs(const char *path, unsigned mode)
 {
 	char p[4096];
 	size_t n = strlen(path);
-	if (n == 0 || n >= sizeof p)
+	if (n == 0)
+		return -ENOENT;
+	if (n >= sizeof p)
 		return -ENAMETOOLONG;
 	memcpy(p, path, n + 1);
 	while (n > 1 && p[n - 1] == '/')
@@ -215,12 +223,12 @@ int ml_fs_split_path(char *dir, size_t dirsz, const char **base, const char *pat
 	return 0;
 }
 
-int ml_fs_lock(int *fd, const char *path, bool wait)
+static int lock_file(int *fd, const char *path, int op, bool wait)
 {
 	int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (f < 0)
 		return -errno;
-	while (flock(f, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+	while (flock(f, op | (wait ? 0 : LOCK_NB)) != 0) {
 		if (errno == EINTR)
 			continue;
 		int e = errno;
@@ -229,6 +237,16 @@ int ml_fs_lock(int *fd, const char *path, bool wait)
 	}
 	*fd = f;
 	return 0;
+}
+
+int ml_fs_lock(int *fd, const char *path, bool wait)
+{
+	return lock_file(fd, path, LOCK_EX, wait);
+}
+
+int ml_fs_lock_shared(int *fd, const char *path, bool wait)
+{
+	return lock_file(fd, path, LOCK_SH, wait);
 }
 
 void ml_fs_unlock(int fd)
@@ -248,42 +266,76 @@ static int tmp_beside(char *tmp, size_t tmpsz, char *dir, size_t dirsz, const ch
 	return ml_pathf(tmp, tmpsz, "%s/.%s.tmp-%s", dir, base, r) ? -ENAMETOOLONG : 0;
 }
 
-int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode)
+static int write_atomic(const char *path, const void *data, size_t n, unsigned mode, bool sync)
 {
 	char tmp[4200], dir[4096];
 	int rc = tmp_beside(tmp, sizeof(tmp), dir, sizeof(dir), path);
 	if (rc)
 		return rc;
-	rc = ml_fs_write_file(tmp, data, n, mode, true, true);
+	rc = ml_fs_write_file(tmp, data, n, mode, true, sync);
 	if (!rc && rename(tmp, path) != 0)
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
 		return rc;
 	}
-	return ml_fs_fsync_path(dir);
+	return sync ? ml_fs_fsync_path(dir) : 0;
 }
 
-static int copy_fd(int in, int out)
+int ml_fs_write_atomic(const char *path, const void *data, size_t n, unsigned mode)
 {
-	char buf[1 << 16];
+	return write_atomic(path, data, n, mode, true);
+}
+
+int ml_fs_write_atomic_nosync(const char *path, const void *data, size_t n, unsigned mode)
+{
+	return write_atomic(path, data, n, mode, false);
+}
+
+int ml_fs_copy_fd(int dst, int src)
+{
+	bool plain = false;
+	char *buf = NULL;
+	int rc = 0;
 	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
+		ssize_t n;
+		if (!plain) {
+			long long c = ml_os_copy_file_range(src, dst, (size_t)1 << 30);
+			if (c < 0)
+				errno = (int)-c;
+			n = c < 0 ? -1 : (ssize_t)c;
+			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+			              errno == EOPNOTSUPP)) {
+				plain = true;
+				continue;
+			}
+		} else {
+			if (!buf && !(buf = malloc(1 << 20)))
+				return -ENOMEM;
+			n = read(src, buf, 1 << 20);
+			for (ssize_t done = 0; n > 0 && done < n;) {
+				ssize_t w = write(dst, buf + done, (size_t)(n - done));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					rc = w < 0 ? -errno : -EIO;
+					goto out;
+				}
+				done += w;
+			}
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return w < 0 ? -errno : -EIO;
-			off += w;
+		if (n < 0) {
+			rc = -errno;
+			break;
 		}
+		if (n == 0)
+			break;
 	}
+out:
+	free(buf);
+	return rc;
 }
 
 int ml_fs_link_or_copy(const char *src, const char *dst, bool *linked)
@@ -306,7 +358,7 @@ int ml_fs_link_or_copy(const char *src, const char *dst, bool *linked)
 		int out = in >= 0 ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		                         0644)
 		                  : -1;
-		rc = in < 0 || out < 0 ? -errno : copy_fd(in, out);
+		rc = in < 0 || out < 0 ? -errno : ml_fs_copy_fd(out, in);
 		if (!rc && fsync(out) != 0)
 			rc = -errno;
 		if (in >= 0)

@@ -35,7 +35,7 @@ int ml_cache_dir(char *dst, size_t dstsz, const char *override)
 
 int ml_cache_blob_path(char *dst, size_t dstsz, const char *cache_dir, const char *sha256)
 {
-	if (strlen(sha256) != 64)
+	if (!ml_is_sha256_hex(sha256)) /* it becomes a path: nothing but hex digits */
 		return ML_EFAIL;
 	return fits(snprintf(dst, dstsz, "%s/blobs/sha256/%.2s/%s", cache_dir, sha256, sha256),
 	            dstsz);

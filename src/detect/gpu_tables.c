@@ -1,9 +1,9 @@
 /*
  * gpu_tables.c - the facts detect and plan look up rather than compute:
  * compute capability -> architecture name, the "12.0" / "sm_120" spellings,
- * driver branch -> highest CUDA version it supports, and the minimum driver
- * mlsetup's manifests need for a GPU of a given compute capability. Each
- * is one table; the functions only walk them.
+ * and driver branch -> highest CUDA version it supports. Each is one table;
+ * the functions only walk them. The minimum driver per CUDA toolkit and per
+ * architecture is data too, in manifests/drivers.json (read by drivers.c).
  *
  * Sources: NVIDIA CUDA GPU compute capability list; NVIDIA CUDA Toolkit
  * release notes, "CUDA Toolkit and Corresponding Driver Versions" (table 3);
@@ -175,26 +175,4 @@ int ml_driver_cuda_version(const char *driver_version)
 		cuda = driver_cuda[i].cuda;
 	}
 	return cuda;
-}
-
-/* Minimum driver per compute capability, highest threshold first: the
- * first row whose capability the GPU reaches applies. */
-static const struct {
-	int major, minor;
-	const char *linux_min, *windows_min;
-} min_drivers[] = {
-        {10, 0, "570.26", "570.65"},   /* Blackwell: CUDA 12.8 GA */
-        {5, 0, "550.54.14", "551.61"}, /* Maxwell to Hopper: CUDA 12.4 GA */
-};
-
-const char *ml_min_driver_for_cc(int major, int minor, bool windows)
-{
-	if (major < 0 || minor < 0)
-		return NULL;
-	for (size_t i = 0; i < sizeof min_drivers / sizeof min_drivers[0]; i++) {
-		if (major > min_drivers[i].major ||
-		    (major == min_drivers[i].major && minor >= min_drivers[i].minor))
-			return windows ? min_drivers[i].windows_min : min_drivers[i].linux_min;
-	}
-	return NULL;
 }

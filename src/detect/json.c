@@ -14,6 +14,29 @@ static const char *probe_status_name(ml_probe_status s)
 	return s == ML_PROBE_OK ? "ok" : s == ML_PROBE_FAILED ? "failed" : "skipped";
 }
 
+/* Appends advice about a GPU whose PCI device id the built-in table does
+ * not know and whose compute capability no probe reported: names the id
+ * and the bus, so the user can look the GPU up. */
+static void advise_unknown_id(char *dst, size_t dstsz, const ml_machine *m)
+{
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		if (g->cc_major >= 0 || !g->pci_device_id ||
+		    ml_pci_lookup((uint16_t)g->pci_device_id))
+			continue;
+		size_t l = strlen(dst);
+		snprintf(dst + l, dstsz - l,
+		         "%sNVIDIA GPU with PCI id 10de:%04x at %s is not in mlsetup's table: its "
+		         "compute capability is unknown until the NVIDIA driver reports it; %s",
+		         l ? "; " : "", (unsigned)g->pci_device_id,
+		         g->pci_bus_id[0] ? g->pci_bus_id : "an unknown bus",
+		         m->driver.version[0]
+		                 ? "check that nvidia-smi lists it"
+		                 : "install the NVIDIA driver and run mlsetup detect again");
+		return;
+	}
+}
+
 bool ml_machine_driver_advice(char *dst, size_t dstsz, const ml_machine *m)
 {
 	dst[0] = '\0';
@@ -28,24 +51,29 @@ bool ml_machine_driver_advice(char *dst, size_t dstsz, const ml_machine *m)
 			worst = g;
 		}
 	}
-	if (!worst)
-		return false;
-	char sm[16];
-	ml_cc_sm(sm, sizeof(sm), worst->cc_major, worst->cc_minor);
-	const char *name = worst->name[0] ? worst->name : "NVIDIA GPU";
-	if (!m->driver.version[0])
-		snprintf(dst, dstsz,
-		         "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or newer",
-		         name,
-		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
-		         need);
-	else if (ml_driver_version_cmp(m->driver.version, need) < 0)
-		snprintf(dst, dstsz,
-		         "%s (%s, %s) needs driver %s or newer; this machine has %s: upgrade the "
-		         "driver",
-		         name,
-		         worst->architecture[0] ? worst->architecture : "unknown architecture", sm,
-		         need, m->driver.version);
+	if (worst) {
+		char sm[16];
+		bool beyond = false;
+		ml_cc_sm(sm, sizeof(sm), worst->cc_major, worst->cc_minor);
+		ml_arch_first_toolkit(worst->cc_major, worst->cc_minor, &beyond);
+		const char *name = worst->name[0] ? worst->name : "NVIDIA GPU";
+		const char *arch =
+		        worst->architecture[0] ? worst->architecture : "unknown architecture";
+		const char *note = beyond ? " (at least: mlsetup's driver table does not know "
+		                            "this GPU's architecture)"
+		                          : "";
+		if (!m->driver.version[0])
+			snprintf(dst, dstsz,
+			         "%s (%s, %s) found, no NVIDIA driver loaded: install driver %s or "
+			         "newer%s",
+			         name, arch, sm, need, note);
+		else if (ml_driver_version_cmp(m->driver.version, need) < 0)
+			snprintf(dst, dstsz,
+			         "%s (%s, %s) needs driver %s or newer%s; this machine has %s: "
+			         "upgrade the driver",
+			         name, arch, sm, need, note, m->driver.version);
+	}
+	advise_unknown_id(dst, dstsz, m);
 	return dst[0] != '\0';
 }
 

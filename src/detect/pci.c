@@ -69,8 +69,9 @@ static int scan_device(ml_machine *m, const char *root, const char *dev, ml_buf 
 	char drv[64];
 	bound_driver(drv, sizeof(drv), root, dev);
 	const ml_pci_gpu *known = ml_pci_lookup((uint16_t)devid);
-	ml_buf_printf(note, "; %s 0x%04lx %s, kernel driver %s", dev, devid,
-	              known ? known->name : "(not in table)", drv[0] ? drv : "none");
+	ml_buf_printf(note, "; %s 10de:%04lx %s, kernel driver %s", dev, devid,
+	              known ? known->name : "(not in mlsetup's PCI id table)",
+	              drv[0] ? drv : "none");
 	(*found)++;
 	return 0;
 }

@@ -25,7 +25,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <openssl/evp.h>
 
 #include "internal.h"
 
@@ -245,7 +244,7 @@ typedef struct xctx {
 	size_t n_nodes, cap_nodes;
 	ml_extract_result res;
 	size_t cap_listed;
-	EVP_MD_CTX *md;
+	ml_sha256 *md; /* RECORD digests of the listed files */
 	ml_err *err;
 } xctx;
 
@@ -420,7 +419,7 @@ static int write_file(xctx *x, struct archive *a, struct archive_entry *e, const
 	}
 	int rc = 0;
 	uint64_t pos = 0; /* bytes hashed so far */
-	if (x->o->list_files && EVP_DigestInit_ex(x->md, EVP_sha256(), NULL) != 1) {
+	if (x->o->list_files && ml_sha256_reset(x->md) != 0) {
 		rc = xnomem(x);
 		goto out;
 	}
@@ -452,10 +451,10 @@ static int write_file(xctx *x, struct archive *a, struct archive_entry *e, const
 				size_t k = (uint64_t)off - h > sizeof zeros
 				                   ? sizeof zeros
 				                   : (size_t)((uint64_t)off - h);
-				EVP_DigestUpdate(x->md, zeros, k);
+				ml_sha256_update(x->md, zeros, k);
 				h += k;
 			}
-			EVP_DigestUpdate(x->md, buf, size);
+			ml_sha256_update(x->md, buf, size);
 		}
 		for (size_t done = 0; done < size;) {
 			ssize_t w = pwrite(fd, (const char *)buf + done, size - done,
@@ -488,7 +487,7 @@ static int write_file(xctx *x, struct archive *a, struct archive_entry *e, const
 			for (uint64_t h = pos; h < want;) {
 				size_t k =
 				        want - h > sizeof zeros ? sizeof zeros : (size_t)(want - h);
-				EVP_DigestUpdate(x->md, zeros, k);
+				ml_sha256_update(x->md, zeros, k);
 				h += k;
 			}
 		}
@@ -501,9 +500,7 @@ static int write_file(xctx *x, struct archive *a, struct archive_entry *e, const
 	}
 	if (x->o->list_files) {
 		uint8_t d[32];
-		unsigned dl = 0;
-		EVP_DigestFinal_ex(x->md, d, &dl);
-		rc = list_file(x, path, pos, d, exec);
+		rc = ml_sha256_final(x->md, d) ? xnomem(x) : list_file(x, path, pos, d, exec);
 	}
 	x->res.n_files++;
 out:
@@ -1058,7 +1055,7 @@ int ml_archive_extract(ml_extract_result *out, const char *archive_path, const c
 		rc = ml_err_set(err, ML_EIO, "cannot open '%s': %s", dest, strerror(errno));
 		goto out;
 	}
-	if (!(x.md = EVP_MD_CTX_new())) {
+	if (!(x.md = ml_sha256_new())) {
 		rc = xnomem(&x);
 		goto out;
 	}
@@ -1071,7 +1068,7 @@ out:
 		uselocale(old);
 		freelocale(loc);
 	}
-	EVP_MD_CTX_free(x.md);
+	ml_sha256_free(x.md);
 	if (x.parent_fd >= 0)
 		close(x.parent_fd);
 	if (x.rootfd >= 0)

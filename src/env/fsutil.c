@@ -1,27 +1,27 @@
 /*
  * fsutil.c - the small tools only the env stage's files share: RECORD's
- * base64 encoding and a string hash map. The file-system and digest
+ * base64 encoding, the lock of a cache directory and a string hash map. The file-system and digest
  * helpers every stage uses live in src/core (fs.c, digest.c). See
  * internal.h for the contracts.
  */
-#include <dirent.h>
-#include <stdarg.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <openssl/evp.h>
 
 #include "internal.h"
 
-/* --- hashing ------------------------------------------------------------------ */
+/* --- the lock of a cache directory ---------------------------------------------- */
+
+int mle_lock_in_dir(int *fd, const char *dir, const char *lock_path, ml_err *err)
+{
+	int e = ml_fs_mkdirs(dir, 0755);
+	if (e)
+		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dir, strerror(-e));
+	if ((e = ml_fs_lock(fd, lock_path, true)))
+		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lock_path, strerror(-e));
+	return 0;
+}
+
+/* --- base64 for RECORD hashes ------------------------------------------------- */
 
 int mle_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n)
 {

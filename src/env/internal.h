@@ -1,6 +1,7 @@
 /*
  * internal.h - what only the env stage's source files share: the RECORD
- * hash encoding, a string map and the raw zip central-directory reader
+ * hash encoding, the lock of a cache directory, a string map and the raw
+ * zip central-directory reader
  * (zipscan.c). File-system and digest helpers are core's (core.h).
  *
  * Nothing here is public API; names start with mle_.
@@ -18,6 +19,14 @@
  * encoding, PEP 376 / PEP 427) into dst (dstsz bytes, NUL-terminated).
  * Returns 0 or ML_EFAIL when it does not fit. */
 int mle_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n);
+
+/* --- the lock of a cache directory (fsutil.c) ------------------------------ */
+
+/* Creates dir (mkdir -p, 0755) and takes the exclusive lock lock_path in
+ * it, waiting for another process that holds it (ml_fs_lock()); *fd gets
+ * the descriptor, released with ml_fs_unlock(). Returns 0 or ML_EIO with
+ * err naming the path. */
+int mle_lock_in_dir(int *fd, const char *dir, const char *lock_path, ml_err *err);
 
 /* --- string map (fsutil.c) ----------------------------------------------------- */
 

@@ -12,11 +12,11 @@
 
 typedef struct pool {
 	pthread_mutex_t mu;
-	ml_install_result *out;
+	ml_wheel_result *out;
 	const ml_wheel_job *jobs;
 	size_t n, next;
 	const ml_env_layout *env;
-	const ml_install_all_opts *o;
+	const ml_wheels_opts *o;
 	bool stop;
 	size_t first_failed; /* index, or n when none */
 } pool;
@@ -24,7 +24,7 @@ typedef struct pool {
 static void run_one(pool *p, size_t i)
 {
 	const ml_wheel_job *j = &p->jobs[i];
-	ml_install_result *r = &p->out[i];
+	ml_wheel_result *r = &p->out[i];
 	ml_unpack_opts uo = ML_UNPACK_OPTS_INIT;
 	uo.filename = j->filename;
 	uo.max_bytes = p->o->max_bytes;
@@ -33,7 +33,7 @@ static void run_one(pool *p, size_t i)
 	ml_err err = ML_ERR_INIT;
 	int rc = ml_wheel_unpack(&u, p->o->cache_dir, j->path, j->sha256, &uo, &err);
 	if (rc == 0) {
-		ml_install_opts io = ML_INSTALL_OPTS_INIT;
+		ml_wheel_install_opts io = ML_WHEEL_INSTALL_OPTS_INIT;
 		io.requested = j->requested;
 		io.link = p->o->link;
 		rc = ml_wheel_install_unpacked(r, u.dir, p->env, &io, &err);
@@ -73,8 +73,8 @@ static void *worker(void *arg)
 	}
 }
 
-int ml_wheels_install_all(ml_install_result *out, const ml_wheel_job *jobs, size_t n,
-                          const ml_env_layout *env, const ml_install_all_opts *opts, ml_err *err)
+int ml_wheels_install_all(ml_wheel_result *out, const ml_wheel_job *jobs, size_t n,
+                          const ml_env_layout *env, const ml_wheels_opts *opts, ml_err *err)
 {
 	if (!opts || !opts->cache_dir)
 		return ml_err_set(err, ML_EFAIL, "no cache directory given");
@@ -119,7 +119,7 @@ int ml_wheels_install_all(ml_install_result *out, const ml_wheel_job *jobs, size
 	if (rc)
 		return rc;
 	if (p.first_failed < n) {
-		const ml_install_result *r = &out[p.first_failed];
+		const ml_wheel_result *r = &out[p.first_failed];
 		const char *name = jobs[p.first_failed].filename;
 		if (!name)
 			name = jobs[p.first_failed].path;

@@ -123,13 +123,10 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 	if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode))
 		return interpreter_path(out, out_sz, final, err);
 
-	int e = ml_fs_mkdirs(dest_root, 0755);
-	if (e)
-		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dest_root, strerror(-e));
-	int lockfd = -1;
-	if ((e = ml_fs_lock(&lockfd, lockp, true)))
-		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
-	int rc = 0;
+	int lockfd = -1, e;
+	int rc = mle_lock_in_dir(&lockfd, dest_root, lockp, err);
+	if (rc)
+		return rc;
 	stage[0] = '\0';
 	if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode)) {
 		rc = interpreter_path(out, out_sz, final, err);
@@ -152,12 +149,9 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 	snprintf(prefix, sizeof prefix, ".%s.trash-", name);
 	ml_fs_rm_prefixed(dest_root, prefix);
 	if (sha256) {
-		uint8_t d[64];
-		unsigned dl = 0;
 		char hex[65];
-		if ((rc = ml_digest_file(d, &dl, NULL, -1, archive_path, "sha256", err)))
+		if ((rc = ml_sha256_file(hex, NULL, archive_path, err)))
 			goto out;
-		ml_hex_encode(hex, d, 32);
 		if (strcmp(hex, sha256) != 0) {
 			rc = ml_err_set(err, ML_EINTEGRITY,
 			                "interpreter archive '%s' has sha256 %s, expected %s",

@@ -173,7 +173,6 @@ static int cleanup(ml_env_stage *s, const struct ml_envlock *l)
 	struct stat st;
 	bool target_missing =
 	        fstatat(pfd, l->base, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
-	int removed = 0;
 	DIR *d = fdopendir(dup(pfd));
 	if (!d) {
 		close(pfd);
@@ -192,17 +191,9 @@ static int cleanup(ml_env_stage *s, const struct ml_envlock *l)
 			}
 		}
 	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, stage_p, strlen(stage_p)) == 0 ||
-		    strncmp(de->d_name, old_p, strlen(old_p)) == 0) {
-			if (ml_fs_rm_tree_at(pfd, de->d_name) == 0)
-				removed++;
-		}
-	}
 	closedir(d);
 	close(pfd);
-	return removed;
+	return ml_fs_rm_prefixed(l->parent, stage_p) + ml_fs_rm_prefixed(l->parent, old_p);
 }
 
 /* Returns 0 when target (base in the directory pfd) may be replaced by a

@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 
 #include "internal.h"
 #include "mlsetup/plan.h"
@@ -118,14 +117,15 @@ static int join(char *dst, size_t sz, const char *a, const char *b)
 	return (n < 0 || (size_t)n >= sz) ? ML_EFAIL : 0;
 }
 
-/* "sha256=<b64>" of n bytes. */
-static void record_hash_mem(char *dst, size_t sz, const void *data, size_t n)
+/* "sha256=<b64>" of n bytes (PEP 376 RECORD). Returns 0 or ML_ENOMEM. */
+static int record_hash_mem(char *dst, size_t sz, const void *data, size_t n)
 {
 	uint8_t d[32];
-	unsigned dl = 0;
-	EVP_Digest(data, n, d, &dl, EVP_sha256(), NULL);
+	int rc = ml_sha256_buf(d, data, n);
+	if (rc)
+		return rc;
 	memcpy(dst, "sha256=", 7);
-	mle_b64url(dst + 7, sz - 7, d, 32);
+	return mle_b64url(dst + 7, sz - 7, d, 32);
 }
 
 /* --- the unpacked cache's marker ------------------------------------------------------ */
@@ -481,12 +481,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 		*out = u;
 		return 0;
 	}
-	int e = ml_fs_mkdirs(base, 0755);
-	if (e)
-		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", base, strerror(-e));
 	int lockfd = -1;
-	if ((e = ml_fs_lock(&lockfd, lockp, true)))
-		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lockp, strerror(-e));
+	if ((rc = mle_lock_in_dir(&lockfd, base, lockp, err)))
+		return rc;
 	tmp[0] = '\0';
 	ml_extract_result res = {0};
 	if (read_marker(&u, final, sha256, &quiet) == 0) { /* another process finished it */
@@ -513,12 +510,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	ml_fs_rm_prefixed(base, prefix);
 
 	/* Bytes are verified before any parser sees them. */
-	uint8_t d[64];
-	unsigned dl = 0;
 	char hex[65];
-	if ((rc = ml_digest_file(d, &dl, NULL, -1, wheel_path, "sha256", err)))
+	if ((rc = ml_sha256_file(hex, NULL, wheel_path, err)))
 		goto out;
-	ml_hex_encode(hex, d, 32);
 	if (strcmp(hex, sha256) != 0) {
 		rc = ml_err_set(err, ML_EINTEGRITY, "wheel '%s' has sha256 %s, expected %s",
 		                filename, hex, sha256);
@@ -584,7 +578,7 @@ typedef struct placer {
 	ml_link_method forced;
 	bool no_reflink, no_hardlink;
 	char lastdir[ML_PATH_MAX];
-	ml_install_result *res;
+	ml_wheel_result *res;
 	ml_err *err;
 } placer;
 
@@ -606,52 +600,6 @@ static int ensure_parent(placer *pl, const char *dst)
 	return 0;
 }
 
-static int copy_fd(int dfd, int sfd)
-{
-	bool plain = false;
-	char *buf = NULL;
-	int rc = 0;
-	for (;;) {
-		ssize_t n;
-		if (!plain) {
-			long long c = ml_os_copy_file_range(sfd, dfd, (size_t)1 << 30);
-			if (c < 0)
-				errno = (int)-c;
-			n = c < 0 ? -1 : (ssize_t)c;
-			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-			              errno == EOPNOTSUPP)) {
-				plain = true;
-				continue;
-			}
-		} else {
-			if (!buf && !(buf = malloc(1 << 20)))
-				return -ENOMEM;
-			n = read(sfd, buf, 1 << 20);
-			for (ssize_t done = 0; n > 0 && done < n;) {
-				ssize_t w = write(dfd, buf + done, (size_t)(n - done));
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					rc = w < 0 ? -errno : -EIO;
-					goto out;
-				}
-				done += w;
-			}
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-	}
-out:
-	free(buf);
-	return rc;
-}
-
 /* One attempt with one method. Returns 0 or -errno. */
 static int try_place(ml_link_method m, const char *src, const char *dst, mode_t mode)
 {
@@ -670,7 +618,7 @@ static int try_place(ml_link_method m, const char *src, const char *dst, mode_t 
 	if (m == ML_LINK_REFLINK)
 		rc = ioctl(dfd, FICLONE, sfd) == 0 ? 0 : -errno;
 	else
-		rc = copy_fd(dfd, sfd);
+		rc = ml_fs_copy_fd(dfd, sfd);
 	if (!rc && fchmod(dfd, mode) != 0)
 		rc = -errno;
 	if (close(dfd) != 0 && !rc)
@@ -688,18 +636,24 @@ static void temp_beside(char *tmp, size_t sz, const char *dst)
 	snprintf(tmp, sz, "%s.mlsetup-new-%ld-%lu", dst, (long)getpid(), ++counter);
 }
 
+/* The error for a failed replacement of dst (-errno e). */
+static int replace_failed(placer *pl, const char *dst, int e)
+{
+	if (e == -EISDIR || e == -ENOTEMPTY || e == -EEXIST)
+		return ml_err_set(pl->err, ML_EIO, "cannot install '%s': a directory is in the way",
+		                  dst);
+	return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(-e));
+}
+
 /* Moves tmp over dst (rename: atomic, so wheels that ship the same path,
  * like the nvidia-* wheels' shared nvidia/__init__.py, can be installed by
  * parallel workers; the last one wins, as with pip). */
 static int replace_with(placer *pl, const char *tmp, const char *dst)
 {
 	if (rename(tmp, dst) != 0) {
-		int e = errno;
+		int e = -errno;
 		unlink(tmp);
-		if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-			return ml_err_set(pl->err, ML_EIO,
-			                  "cannot install '%s': a directory is in the way", dst);
-		return ml_err_set(pl->err, ML_EIO, "cannot replace '%s': %s", dst, strerror(e));
+		return replace_failed(pl, dst, e);
 	}
 	pl->res->n_overwritten++;
 	return 0;
@@ -765,14 +719,14 @@ static int write_new(placer *pl, const char *dst, const void *data, size_t n, mo
 	int rc = ensure_parent(pl, dst);
 	if (rc)
 		return rc;
+	/* No fsync per file: ml_env_stage_commit() syncs the whole stage. A
+	 * path another wheel wrote is replaced atomically, as place_file()
+	 * does. */
 	int e = ml_fs_write_file(dst, data, n, mode, true, false);
 	if (e == -EEXIST) {
-		char tmp[ML_PATH_MAX + 64];
-		temp_beside(tmp, sizeof tmp, dst);
-		if ((e = ml_fs_write_file(tmp, data, n, mode, true, false)) == 0) {
-			if ((rc = replace_with(pl, tmp, dst)))
-				return rc;
-		}
+		if ((e = ml_fs_write_atomic_nosync(dst, data, n, mode)) != 0)
+			return replace_failed(pl, dst, e);
+		pl->res->n_overwritten++;
 	}
 	if (e != 0)
 		return ml_err_set(pl->err, ML_EIO, "cannot write '%s': %s", dst, strerror(-e));
@@ -918,8 +872,8 @@ static int emit(placer *pl, rec_out *ro, const char *dst_rel, const char *rec_pa
 	int rc = write_new(pl, dst, data, n, mode);
 	if (rc)
 		return rc;
-	record_hash_mem(hash, sizeof hash, data, n);
-	return rec_add(ro, rec_path, hash, (int64_t)n)
+	return record_hash_mem(hash, sizeof hash, data, n) ||
+	                       rec_add(ro, rec_path, hash, (int64_t)n)
 	               ? ml_err_set(pl->err, ML_ENOMEM, "out of memory")
 	               : 0;
 }
@@ -968,10 +922,11 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 	return rc;
 }
 
-int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
-                              const ml_env_layout *env, const ml_install_opts *opts, ml_err *err)
+int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
+                              const ml_env_layout *env, const ml_wheel_install_opts *opts,
+                              ml_err *err)
 {
-	ml_install_opts o = opts ? *opts : (ml_install_opts)ML_INSTALL_OPTS_INIT;
+	ml_wheel_install_opts o = opts ? *opts : (ml_wheel_install_opts)ML_WHEEL_INSTALL_OPTS_INIT;
 	ml_unpacked u;
 	int rc = read_marker(&u, unpacked_dir, NULL, err);
 	if (rc)
@@ -979,7 +934,7 @@ int ml_wheel_install_unpacked(ml_install_result *out, const char *unpacked_dir,
 		               ? ml_err_set(err, ML_EINTEGRITY,
 		                            "'%s' is not a complete unpacked wheel", unpacked_dir)
 		               : rc;
-	ml_install_result *res = calloc(1, sizeof *res);
+	ml_wheel_result *res = calloc(1, sizeof *res);
 	char *tree = malloc(ML_PATH_MAX), *src = malloc(ML_PATH_MAX), *dst = malloc(ML_PATH_MAX);
 	char *rel = malloc(ML_PATH_MAX), *recp = malloc(ML_PATH_MAX);
 	placer pl = {env, o.link, false, false, "", res, err};
@@ -1156,9 +1111,16 @@ bool ml_wheel_unpacked_ready(const char *cache_dir, const char *sha256)
 {
 	char path[ML_PATH_MAX];
 	struct stat st;
-	if (!cache_dir || !sha256 || strlen(sha256) != 64 ||
+	if (!cache_dir || !ml_is_sha256_hex(sha256) ||
 	    snprintf(path, sizeof path, "%s/unpacked/sha256/%s/%s", cache_dir, sha256,
 	             MARKER_NAME) >= (int)sizeof path)
 		return false;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int ml_wheel_unpacked_tree(char *dst, size_t dstsz, const char *cache_dir, const char *sha256)
+{
+	if (!cache_dir || !sha256 || !ml_is_sha256_hex(sha256))
+		return ML_EFAIL;
+	return ml_pathf(dst, dstsz, "%s/unpacked/sha256/%s/tree", cache_dir, sha256);
 }

@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
 
 #include "mlsetup/fetch.h"
 
@@ -72,7 +71,7 @@ typedef struct job {
 
 	int fd; /* the .part file, -1 before the first request */
 	char part[PATH_MAX];
-	EVP_MD_CTX *md;
+	ml_sha256 *md;
 	uint64_t have;   /* bytes in the .part file, all hashed */
 	char *validator; /* strong ETag or Last-Modified of the response that gave them */
 
@@ -134,16 +133,6 @@ static bool is_file_url(const char *u)
 	return strncasecmp(u, "file:", 5) == 0;
 }
 
-static void hex_encode(char *dst, const unsigned char *md, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		dst[2 * i] = hex[md[i] >> 4];
-		dst[2 * i + 1] = hex[md[i] & 15];
-	}
-	dst[2 * n] = '\0';
-}
-
 static void free_response_fields(job *j)
 {
 	free(j->location);
@@ -159,18 +148,9 @@ static void free_response_fields(job *j)
 int ml_download_init(ml_download *d, const char *name, const char *sha256, int64_t size,
                      ml_err *err)
 {
-	if (!sha256 || strlen(sha256) != 64)
+	if (ml_sha256_hex_normalize(d->sha256, sha256) != 0)
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 digest",
 		                  sha256 ? sha256 : "");
-	for (size_t i = 0; i < 64; i++) {
-		char ch = sha256[i];
-		if (ch >= 'A' && ch <= 'F')
-			ch = (char)(ch - 'A' + 'a');
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-			return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 digest", sha256);
-		d->sha256[i] = ch;
-	}
-	d->sha256[64] = '\0';
 	free(d->name);
 	d->name = strdup(name ? name : d->sha256);
 	if (!d->name)
@@ -288,7 +268,7 @@ static int part_reset(job *j)
 	j->validator = NULL;
 	if (j->fd >= 0 && ftruncate(j->fd, 0) != 0)
 		return -1;
-	if (j->md && EVP_DigestInit_ex(j->md, EVP_sha256(), NULL) != 1)
+	if (j->md && ml_sha256_reset(j->md) != 0)
 		return -1;
 	return 0;
 }
@@ -490,7 +470,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		}
 		off += (size_t)w;
 	}
-	if (take && EVP_DigestUpdate(j->md, ptr, take) != 1) {
+	if (take && ml_sha256_update(j->md, ptr, take) != 0) {
 		j->io_error = true;
 		ml_err_set(&j->cb_err, ML_EIO, "cannot hash '%s'", j->d->name);
 		return 0;
@@ -580,7 +560,7 @@ static int start_request(engine *e, job *j, ml_err *err)
 		int rc = ml_cache_tmp_create(&j->fd, j->part, sizeof(j->part), e->cache, err);
 		if (rc)
 			return rc;
-		if (!j->md && !(j->md = EVP_MD_CTX_new()))
+		if (!j->md && !(j->md = ml_sha256_new()))
 			return ml_err_set(err, ML_ENOMEM, "out of memory");
 		if (part_reset(j) != 0)
 			return ml_err_set(err, ML_EIO, "cannot prepare '%s'", j->part);
@@ -757,11 +737,10 @@ static void finish_file(engine *e, job *j)
 	ml_download *d = j->d;
 	char shown[1024];
 	ml_url_redact(shown, sizeof(shown), j->cur_url);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	uint8_t md[32];
 	char actual[65] = "";
-	if (EVP_DigestFinal_ex(j->md, md, &mdlen) == 1 && mdlen == 32)
-		hex_encode(actual, md, 32);
+	if (ml_sha256_final(j->md, md) == 0)
+		ml_hex_encode(actual, md, 32);
 	if (strcmp(actual, d->sha256) != 0) {
 		ml_err why = ML_ERR_INIT;
 		ml_err_set(&why, ML_EINTEGRITY,
@@ -1006,7 +985,7 @@ static void engine_release(engine *e)
 		transfer_end(e, j);
 		part_discard(j);
 		ml_cache_unlock(j->lock);
-		EVP_MD_CTX_free(j->md);
+		ml_sha256_free(j->md);
 		free(j->cur_url);
 		free(j->validator);
 	}

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 
 #include "mlsetup/fetch.h"
 
@@ -32,25 +31,13 @@
 
 /* --- small helpers ---------------------------------------------------------- */
 
-static bool is_hex64(const char *s)
+/* A malloc'd lower-case copy of s when it is a sha256 in hex (either
+ * case); NULL with *bad set when it is not, NULL alone when out of memory. */
+static char *sha256_dup(const char *s, bool *bad)
 {
-	if (!s || strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-	return true;
-}
-
-/* A lower-case copy of a 64-digit hex string, or NULL (errno-free: the
- * caller checked is_hex64). */
-static char *hex_lower_dup(const char *s)
-{
-	char *d = strdup(s);
-	if (d)
-		for (char *p = d; *p; p++)
-			*p = (char)tolower((unsigned char)*p);
-	return d;
+	char low[65];
+	*bad = ml_sha256_hex_normalize(low, s) != 0;
+	return *bad ? NULL : strdup(low);
 }
 
 static int hexval(int c)
@@ -305,9 +292,10 @@ static int fragment_sha256(char **out, const char *frag, bool *nomem)
 				return ML_EPARSE;
 			memcpy(h, p + 7, n - 7);
 			h[n - 7] = '\0';
-			if (!is_hex64(h))
+			bool bad;
+			*out = sha256_dup(h, &bad);
+			if (bad)
 				return ML_EPARSE;
-			*out = hex_lower_dup(h);
 			if (!*out)
 				*nomem = true;
 			return 0;
@@ -336,11 +324,12 @@ static int json_hash_object(char **out, const cJSON *hashes, const char *page, c
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(hashes, "sha256");
 	if (!cJSON_IsString(h))
 		return 0;
-	if (!is_hex64(h->valuestring))
+	bool bad;
+	*out = sha256_dup(h->valuestring, &bad);
+	if (bad)
 		return ml_err_set(err, ML_EPARSE,
 		                  "index page '%s': %s has a sha256 that is not 64 hex digits",
 		                  page, what);
-	*out = hex_lower_dup(h->valuestring);
 	return *out ? 0 : ml_err_set(err, ML_ENOMEM, "out of memory");
 }
 
@@ -580,12 +569,13 @@ static int metadata_attr(ml_index_file *f, const char *v, const char *page, ml_e
 		return 0;
 	f->has_core_metadata = true;
 	if (strncasecmp(v, "sha256=", 7) == 0) {
-		if (!is_hex64(v + 7))
+		bool bad;
+		f->core_metadata_sha256 = sha256_dup(v + 7, &bad);
+		if (bad)
 			return ml_err_set(err, ML_EPARSE,
 			                  "index page '%s': the metadata of file '%s' has a sha256 "
 			                  "that is not 64 hex digits",
 			                  page, f->filename);
-		f->core_metadata_sha256 = hex_lower_dup(v + 7);
 		if (!f->core_metadata_sha256)
 			return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
@@ -973,50 +963,6 @@ static void project_filter(ml_project *p, const char *norm)
 	p->n_files = j;
 }
 
-/* sha256 (lower-case hex, 65 bytes with NUL) and size of a local file. */
-static int hash_local_file(char hex[65], int64_t *size, const char *path, ml_err *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ml_err_set(err, ML_EIO, "cannot open '%s': %s", path, strerror(errno));
-	int rc = 0;
-	struct stat st;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx || fstat(fd, &st) != 0 || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		rc = ml_err_set(err, ML_EIO, "cannot hash '%s'", path);
-		goto out;
-	}
-	unsigned char buf[65536];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = ml_err_set(err, ML_EIO, "cannot read '%s': %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
-			rc = ml_err_set(err, ML_EIO, "cannot hash '%s'", path);
-			goto out;
-		}
-	}
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32) {
-		rc = ml_err_set(err, ML_EIO, "cannot hash '%s'", path);
-		goto out;
-	}
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	*size = (int64_t)st.st_size;
-out:
-	EVP_MD_CTX_free(ctx);
-	close(fd);
-	return rc;
-}
-
 static char *file_url_for(const char *abspath)
 {
 	ml_buf b = ML_BUF_INIT;
@@ -1032,8 +978,10 @@ static char *file_url_for(const char *abspath)
 static int add_local_file(builder *b, const char *path, const char *filename, ml_err *err)
 {
 	char hex[65];
-	int64_t size;
-	int rc = hash_local_file(hex, &size, path, err);
+	uint64_t size;
+	int rc = ml_sha256_file(hex, &size, path, err);
+	if (rc == ML_ENOENT) /* gone since it was listed: a read error here */
+		rc = ml_err_set(err, ML_EIO, "cannot open '%s': %s", path, strerror(ENOENT));
 	if (rc)
 		return rc;
 	ml_index_file *f = builder_add(b);
@@ -1042,7 +990,7 @@ static int add_local_file(builder *b, const char *path, const char *filename, ml
 	f->filename = strdup(filename);
 	f->url = file_url_for(path);
 	f->sha256 = strdup(hex);
-	f->size = size;
+	f->size = (int64_t)size;
 	if (!f->filename || !f->url || !f->sha256)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	return 0;

@@ -4,10 +4,9 @@
  * resolver), merge the closures, adding PEP 508 markers where they differ,
  * and render a pinned, hashed manifest that `pip install --require-hashes
  * -r` also accepts. The index lookups for the hashes of every wheel of each
- * pinned version are done by the caller (cmd_lock.c, with the fetch
- * stage's index client) and recorded with ml_lock_pkg_add_file().
+ * pinned version are done by the fetch stage (ml_fetch_lock_files, with its
+ * index client) and recorded with ml_lock_pkg_add_file().
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,24 +223,6 @@ static int read_report(ml_lock *lk, size_t t, const char *path, ml_err *err)
 	return rc;
 }
 
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			if (unlink(p) != 0)
-				remove_tree(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *err)
 {
 	const ml_lock_target *tg = &lk->targets[t];
@@ -267,7 +248,6 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	                       "install",
 	                       "--dry-run",
 	                       "--ignore-installed",
-	                       "--quiet",
 	                       "--no-input",
 	                       "--disable-pip-version-check",
 	                       "--target",
@@ -320,7 +300,7 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	free(output);
 	if (!rc)
 		rc = read_report(lk, t, report, err);
-	remove_tree(tmpl);
+	ml_fs_rm_tree(tmpl);
 	return rc;
 }
 
@@ -487,4 +467,31 @@ void ml_lock_release(ml_lock *lk)
 	lk->pkgs = NULL;
 	lk->n_pkgs = 0;
 	lk->n_targets = 0;
+}
+
+int ml_lock_add_targets(ml_lock *lk, const char *const *pythons, size_t n_pythons,
+                        const char *const *plats_given, size_t n_platforms,
+                        const ml_requirements *input, ml_err *err)
+{
+	char pys[256] = "", plats[256] = "";
+	for (size_t i = 0; i < n_pythons; i++)
+		snprintf(pys + strlen(pys), sizeof(pys) - strlen(pys), " %s", pythons[i]);
+	for (size_t i = 0; i < n_platforms; i++)
+		snprintf(plats + strlen(plats), sizeof(plats) - strlen(plats), " %s",
+		         plats_given[i]);
+	const char *hp = ml_requirements_meta(input, "python");
+	const char *hpl = ml_requirements_meta(input, "platforms");
+	ml_strlcpy(pys, n_pythons ? pys : hp ? hp : "3.12", sizeof(pys));
+	ml_strlcpy(plats, n_platforms ? plats : hpl ? hpl : "linux-x86_64", sizeof(plats));
+	char *s1 = NULL, *s2 = NULL;
+	for (char *pl = strtok_r(plats, " ,", &s1); pl; pl = strtok_r(NULL, " ,", &s1)) {
+		char copy[256];
+		ml_strlcpy(copy, pys, sizeof(copy));
+		for (char *py = strtok_r(copy, " ,", &s2); py; py = strtok_r(NULL, " ,", &s2)) {
+			int rc = ml_lock_add_target(lk, pl, py, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
 }

@@ -1,9 +1,10 @@
 /*
  * manifest.c - opens a manifest (embedded by name, or a file by path),
  * parses it as a hashed requirements file, and reads the `# mlsetup:`
- * header that selection needs (torch's SASS/PTX list, minimum drivers,
- * supported Pythons and platforms) and the `# mlsetup-file:` lines that
- * `mlsetup lock` writes so plans can name wheel files offline.
+ * header that selection needs (torch's SASS/PTX list, the CUDA version,
+ * whose minimum drivers come from the driver table, supported Pythons and
+ * platforms) and the `# mlsetup-file:` lines that `mlsetup lock` writes so
+ * plans can name wheel files offline.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -112,8 +113,14 @@ static int check_header(ml_manifest *mf, ml_err *err)
 	mf->summary = ml_requirements_meta(mf->reqs, "summary");
 	mf->torch = ml_requirements_meta(mf->reqs, "torch");
 	mf->cuda = ml_requirements_meta(mf->reqs, "cuda");
+	/* The minimum drivers are the CUDA toolkit's (drivers.json); a
+	 * manifest of the user's own may still name them, and then wins. */
 	mf->min_driver_linux = ml_requirements_meta(mf->reqs, "min_driver_linux");
 	mf->min_driver_windows = ml_requirements_meta(mf->reqs, "min_driver_windows");
+	if (!mf->min_driver_linux)
+		mf->min_driver_linux = ml_toolkit_min_driver(mf->cuda, false);
+	if (!mf->min_driver_windows)
+		mf->min_driver_windows = ml_toolkit_min_driver(mf->cuda, true);
 	const char *drivers[] = {"min_driver_linux", "min_driver_windows"};
 	for (size_t i = 0; i < 2; i++) {
 		const char *v = ml_requirements_meta(mf->reqs, drivers[i]);
@@ -121,7 +128,7 @@ static int check_header(ml_manifest *mf, ml_err *err)
 			ml_err_set(err, ML_EPARSE,
 			           "manifest '%s' line %d: %s '%s' is not a driver version",
 			           mf->name, header_line(mf, drivers[i]), drivers[i], v);
-			ml_err_hint(err, "write it like 550.54.14");
+			ml_err_hint(err, "write it as a dotted driver version, like 535.104.05");
 			return ML_EPARSE;
 		}
 	}

@@ -344,18 +344,11 @@ static int add_hash(rparser *c, int line, ml_requirement *q, const char *v)
 	if (strcmp(algo, "sha256") != 0)
 		return fail(c, ML_EPARSE, line, hint, "%s hashes are refused", algo);
 	const char *hex = colon + 1;
-	size_t n = strlen(hex);
-	bool ok = n == 64;
-	for (size_t k = 0; ok && k < n; k++)
-		ok = isxdigit((unsigned char)hex[k]) != 0;
-	if (!ok)
+	char low[65];
+	if (ml_sha256_hex_normalize(low, hex) != 0)
 		return fail(c, ML_EPARSE, line,
 		            "copy the whole sha256 of the wheel file: 64 hex digits",
 		            "sha256 hash '%.80s' is not 64 hex digits", hex);
-	char low[65];
-	for (size_t k = 0; k < 64; k++)
-		low[k] = (char)tolower((unsigned char)hex[k]);
-	low[64] = '\0';
 	for (size_t k = 0; k < q->n_hashes; k++)
 		if (strcmp(q->sha256[k], low) == 0)
 			return 0;

@@ -1,11 +1,13 @@
 /*
  * select.c - the one module that decides which manifest fits a machine.
- * The rules are data (manifests/selection.json, embedded): the preference
- * order, the manifest for machines without an NVIDIA GPU, the CUDA
- * minor-version driver floors, and the minimum driver per GPU
- * architecture. Each manifest is judged rule by rule (gpu, driver,
- * platform, python) and every verdict is kept as a reason, so `plan` can
- * say why.
+ * The rules are data: the preference order and the manifest for machines
+ * without an NVIDIA GPU (manifests/selection.json), the GPUs each
+ * manifest's torch build covers (its torch_sass/torch_ptx header), and the
+ * drivers it needs - its CUDA toolkit's minimum, the CUDA minor-version
+ * floor and the minimum per GPU architecture - from the driver table
+ * (manifests/drivers.json, through detect.h). Each manifest is judged rule
+ * by rule (gpu, driver, platform, python) and every verdict is kept as a
+ * reason, so `plan` can say why.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +21,6 @@ typedef struct rules {
 	cJSON *doc;
 	cJSON *preference; /* array of manifest names */
 	const char *no_gpu;
-	cJSON *floors;  /* {"12": {"linux": "...", "windows": "..."}} */
-	cJSON *gpu_min; /* [{cc_major, architecture, linux, windows}] */
 } rules;
 
 /* How one manifest fared; filled while its reasons are added. */
@@ -34,6 +34,9 @@ typedef struct fit {
 static int rules_load(rules *r, ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
+	int rc = ml_drivers_check(err);
+	if (rc)
+		return rc;
 	const ml_embedded_file *f = ml_embedded_find("selection.json");
 	if (!f)
 		return ml_err_set(err, ML_ENOENT, "selection rules are missing from this build");
@@ -43,20 +46,12 @@ static int rules_load(rules *r, ml_err *err)
 	r->preference = cJSON_GetObjectItemCaseSensitive(r->doc, "preference");
 	cJSON *ng = cJSON_GetObjectItemCaseSensitive(r->doc, "no_gpu");
 	r->no_gpu = cJSON_IsString(ng) ? ng->valuestring : NULL;
-	r->floors = cJSON_GetObjectItemCaseSensitive(r->doc, "minor_version_floor");
-	r->gpu_min = cJSON_GetObjectItemCaseSensitive(r->doc, "gpu_min_driver");
 	if (!cJSON_IsArray(r->preference) || !r->no_gpu) {
 		cJSON_Delete(r->doc);
 		return ml_err_set(err, ML_EPARSE,
 		                  "embedded selection.json lacks preference/no_gpu");
 	}
 	return 0;
-}
-
-static const char *json_str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 static int add_reason(ml_selection *s, const char *manifest, const char *rule, ml_verdict_kind v,
@@ -93,11 +88,20 @@ static int add_warning(ml_selection *s, const char *text)
 	return 0;
 }
 
+/* "NVIDIA GeForce RTX 5090 (sm_120)"; a GPU without a name is named by its
+ * PCI id and bus ("NVIDIA GPU with PCI id 10de:2ffe at 0000:01:00.0"). */
 static void gpu_label(char *dst, size_t n, const ml_gpu *g)
 {
-	char sm[16];
+	char sm[16], name[96];
 	ml_cc_sm(sm, sizeof(sm), g->cc_major, g->cc_minor);
-	snprintf(dst, n, "%s (%s)", g->name[0] ? g->name : "NVIDIA GPU", sm[0] ? sm : "unknown");
+	if (g->name[0])
+		ml_strlcpy(name, g->name, sizeof(name));
+	else if (g->pci_device_id)
+		snprintf(name, sizeof(name), "NVIDIA GPU with PCI id 10de:%04x at %s",
+		         (unsigned)g->pci_device_id, g->pci_bus_id[0] ? g->pci_bus_id : "?");
+	else
+		ml_strlcpy(name, "NVIDIA GPU", sizeof(name));
+	snprintf(dst, n, "%s (%s)", name, sm[0] ? sm : "unknown");
 }
 
 /* Rule 1: every GPU can run the manifest's torch build. */
@@ -140,45 +144,44 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 	return 0;
 }
 
-/* The newest minimum driver any detected GPU's architecture needs, or NULL. */
-static const char *gpu_arch_min_driver(const rules *r, const ml_machine *m, bool windows,
-                                       const ml_gpu **which)
+/* The newest architecture minimum (ml_arch_min_driver()) any detected GPU
+ * needs, or NULL; *which is that GPU. */
+static const char *gpu_arch_min_driver(const ml_machine *m, bool windows, const ml_gpu **which)
 {
 	const char *need = NULL;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, r->gpu_min)
-	{
-		const cJSON *maj = cJSON_GetObjectItemCaseSensitive(e, "cc_major");
-		const char *v = json_str(e, windows ? "windows" : "linux");
-		if (!cJSON_IsNumber(maj) || !v)
-			continue;
-		for (size_t i = 0; i < m->n_gpus; i++)
-			if (m->gpus[i].cc_major == maj->valueint &&
-			    (!need || ml_driver_version_cmp(v, need) > 0)) {
-				need = v;
-				*which = &m->gpus[i];
-			}
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		const char *v = ml_arch_min_driver(g->cc_major, g->cc_minor, windows);
+		if (v && (!need || ml_driver_version_cmp(v, need) > 0)) {
+			need = v;
+			*which = g;
+		}
 	}
 	return need;
 }
 
 /* Rule 2: the driver meets the manifest's minimum for this OS, or at least
- * the CUDA minor-version floor (with a warning). */
-static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
-                       fit *f)
+ * the CUDA minor-version floor (with a warning) when every GPU's
+ * architecture minimum is met too. */
+static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
 {
 	bool windows = strcmp(m->os.name, "windows") == 0;
+	const char *os = windows ? "Windows" : "Linux";
 	const char *min = windows ? mf->min_driver_windows : mf->min_driver_linux;
 	const char *drv = m->driver.version;
 	const ml_gpu *arch_gpu = NULL;
-	const char *arch_min = gpu_arch_min_driver(r, m, windows, &arch_gpu);
+	const char *arch_min = gpu_arch_min_driver(m, windows, &arch_gpu);
 	const char *cuda = mf->cuda ? mf->cuda : "?";
 	f->driver = ML_RULE_OK;
 	ml_strlcpy(f->driver_need, min ? min : "", sizeof(f->driver_need));
+	if (!min && mf->cuda)
+		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
+		                  "mlsetup's driver table has no minimum %s driver for CUDA %s "
+		                  "and the manifest names none: the driver is not checked",
+		                  os, mf->cuda);
 	if (!min)
 		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
-		                  "manifest names no minimum %s driver",
-		                  windows ? "Windows" : "Linux");
+		                  "manifest names no CUDA version or minimum %s driver", os);
 	if (!drv[0]) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
@@ -188,10 +191,7 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	if (ml_driver_version_cmp(drv, min) >= 0)
 		return add_reason(s, mf->name, "driver", ML_RULE_OK,
 		                  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
-	char major[8] = "";
-	sscanf(cuda, "%7[0-9]", major);
-	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(r->floors, major);
-	const char *floor = fl ? json_str(fl, windows ? "windows" : "linux") : NULL;
+	const char *floor = ml_minor_version_floor(mf->cuda, windows);
 	bool arch_ok = !arch_min || ml_driver_version_cmp(drv, arch_min) >= 0;
 	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !f->ptx_only) {
 		f->driver = ML_RULE_WARN;
@@ -203,15 +203,29 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 		        drv, min, cuda, floor, min);
 	}
 	f->driver = ML_RULE_FAIL;
-	if (!arch_ok && ml_driver_version_cmp(arch_min, min) > 0)
+	if (arch_ok)
+		return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
+		                  "driver %s is below %s, the minimum for CUDA %s", drv, min, cuda);
+	if (ml_driver_version_cmp(arch_min, min) > 0)
 		ml_strlcpy(f->driver_need, arch_min, sizeof(f->driver_need));
-	char label[160] = "";
-	if (!arch_ok)
-		gpu_label(label, sizeof(label), arch_gpu);
+	char label[160];
+	bool beyond = false;
+	gpu_label(label, sizeof(label), arch_gpu);
+	const char *tk = ml_arch_first_toolkit(arch_gpu->cc_major, arch_gpu->cc_minor, &beyond);
+	const char *arch = ml_cc_architecture(arch_gpu->cc_major, arch_gpu->cc_minor);
+	if (beyond)
+		return add_reason(
+		        s, mf->name, "driver", ML_RULE_FAIL,
+		        "driver %s is below %s, the minimum for CUDA %s; %s is newer than "
+		        "the architectures mlsetup's driver table knows and needs at "
+		        "least driver %s (CUDA %s)",
+		        drv, min, cuda, label, arch_min, tk);
+	/* "R570": the driver branch, the first component of the minimum. */
+	int branch = atoi(arch_min);
 	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-	                  "driver %s is below %s, the minimum for CUDA %s%s%s%s", drv,
-	                  f->driver_need, cuda, label[0] ? "; " : "", label,
-	                  label[0] ? " needs an R570+ driver" : "");
+	                  "driver %s is below %s, the minimum for CUDA %s; %s needs an R%d+ "
+	                  "driver (%s or newer: CUDA %s is the first toolkit with %s%sSASS)",
+	                  drv, min, cuda, label, branch, arch_min, tk, arch, arch[0] ? " " : "");
 }
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
@@ -254,15 +268,15 @@ static bool fits(const fit *f)
 	       f->python != ML_RULE_FAIL;
 }
 
-static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const rules *r,
-                 const char *python, bool gpu_rules, fit *f)
+static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const char *python,
+                 bool gpu_rules, fit *f)
 {
 	memset(f, 0, sizeof(*f));
 	int rc = 0;
 	if (gpu_rules) {
 		rc = rule_gpu(s, mf, m, f);
 		if (!rc)
-			rc = rule_driver(s, mf, m, r, f);
+			rc = rule_driver(s, mf, m, f);
 	}
 	if (!rc)
 		rc = rule_platform(s, mf, m, python, f);
@@ -302,17 +316,87 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 	return 0;
 }
 
+/* No shipped manifest has code for some GPU (`gpus` lists them): whether it
+ * is newer or older than every shipped build decides what would help. */
+static void explain_no_code(ml_selection *s, const ml_machine *m, const char *gpus)
+{
+	const ml_gpu *newer = NULL, *older = NULL, *gap = NULL;
+	ml_build_range nr, r;
+	for (size_t i = 0; i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		if (g->cc_major < 0 || ml_shipped_build_range(&r, g->cc_major, g->cc_minor, NULL))
+			continue;
+		if (r.fit == ML_BUILDS_NEWER && !newer) {
+			newer = g;
+			nr = r;
+		} else if (r.fit == ML_BUILDS_OLDER && !older) {
+			older = g;
+		} else if (r.fit == ML_BUILDS_GAP && !gap) {
+			gap = g;
+		}
+	}
+	char label[160], sm[16];
+	if (newer) {
+		gpu_label(label, sizeof(label), newer);
+		ml_cc_sm(sm, sizeof(sm), newer->cc_major, newer->cc_minor);
+		snprintf(
+		        s->problem, sizeof(s->problem),
+		        "no shipped manifest has CUDA code that runs on %s: it is newer than the "
+		        "CUDA builds of the shipped manifests; the newest, %s (torch %s, CUDA %s), "
+		        "has SASS up to %s and %s%s",
+		        label, nr.newest, nr.newest_torch[0] ? nr.newest_torch : "?",
+		        nr.newest_cuda[0] ? nr.newest_cuda : "?",
+		        nr.newest_sass[0] ? nr.newest_sass : "none",
+		        nr.newest_ptx[0] ? "PTX up to " : "no PTX", nr.newest_ptx);
+		snprintf(s->remedy, sizeof(s->remedy),
+		         "use --manifest with a torch build that has SASS for %s (from a CUDA "
+		         "toolkit newer than %s) or PTX it can JIT (compute_%d%d or older), and "
+		         "an NVIDIA driver new enough for both",
+		         sm, nr.newest_cuda[0] ? nr.newest_cuda : "the builds'", newer->cc_major,
+		         newer->cc_minor);
+		return;
+	}
+	const ml_gpu *g = older ? older : gap;
+	const char *arch = g ? g->architecture : "";
+	snprintf(s->problem, sizeof(s->problem),
+	         "no shipped manifest has CUDA code that runs on %s%s%s%s",
+	         gpus[0] ? gpus : "these GPUs", arch[0] ? " (" : "", arch, arch[0] ? ")" : "");
+	if (older) {
+		snprintf(
+		        s->remedy, sizeof(s->remedy),
+		        "current PyTorch builds dropped this GPU generation; use --manifest with a "
+		        "build that still supports it, or a CPU-only environment");
+		return;
+	}
+	ml_cc_sm(sm, sizeof(sm), g ? g->cc_major : -1, g ? g->cc_minor : -1);
+	snprintf(s->remedy, sizeof(s->remedy),
+	         "the shipped builds have no code for %s: use --manifest with a torch build "
+	         "whose arch list includes it (or PTX for an older architecture)",
+	         sm[0] ? sm : "this GPU");
+}
+
 /* Fills s->problem and s->remedy from the fits of the rejected manifests. */
 static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit *fs,
                                  char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) /* a manifest whose code runs but driver is too old */
 		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver == ML_RULE_FAIL) {
+			/* the GPUs the preferred manifest could not run, else (its code
+			 * ran, only the driver failed) every GPU of the machine */
+			char gpus[256] = "";
+			if (fs[0].gpus_failing[0])
+				ml_strlcpy(gpus, fs[0].gpus_failing, sizeof(gpus));
+			for (size_t g = 0; !fs[0].gpus_failing[0] && g < m->n_gpus; g++) {
+				char label[160];
+				size_t l = strlen(gpus);
+				gpu_label(label, sizeof(label), &m->gpus[g]);
+				snprintf(gpus + l, sizeof(gpus) - l, "%s%s", l ? ", " : "", label);
+			}
 			snprintf(s->problem, sizeof(s->problem),
 			         "%s needs the CUDA builds of %s, which need driver >= %s; this "
 			         "machine has %s",
-			         fs[0].gpus_failing[0] ? fs[0].gpus_failing : "this GPU", names[i],
-			         fs[i].driver_need, m->driver.version);
+			         gpus[0] ? gpus : "this GPU", names[i], fs[i].driver_need,
+			         m->driver.version);
 			snprintf(s->remedy, sizeof(s->remedy),
 			         "upgrade the NVIDIA driver to %s or newer", fs[i].driver_need);
 			return;
@@ -332,22 +416,10 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 			                  "--manifest with one built for this platform");
 			return;
 		}
-	const char *gpus = n ? fs[n - 1].gpus_failing : "";
-	const ml_gpu *old = NULL;
-	for (size_t i = 0; i < m->n_gpus; i++)
-		if (!old || m->gpus[i].cc_major < old->cc_major)
-			old = &m->gpus[i];
-	snprintf(s->problem, sizeof(s->problem),
-	         "no shipped manifest has CUDA code that runs on %s%s%s%s",
-	         gpus[0] ? gpus : "these GPUs", old && old->architecture[0] ? " (" : "",
-	         old ? old->architecture : "", old && old->architecture[0] ? ")" : "");
-	snprintf(s->remedy, sizeof(s->remedy),
-	         "current PyTorch builds dropped this GPU generation; use --manifest with a build "
-	         "that still supports it, or a CPU-only environment");
+	explain_no_code(s, m, n ? fs[n - 1].gpus_failing : "");
 }
 
-static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
-                         const ml_select_opts *o, ml_err *err)
+static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
 	int rc = ml_manifest_open(&mf, o->manifest, err);
@@ -356,7 +428,7 @@ static int select_forced(ml_selection *s, const ml_machine *m, const rules *r,
 	fit f;
 	s->overridden = true;
 	s->gpu_checks_skipped = m->n_gpus == 0;
-	rc = judge(s, mf, m, r, o->python_version, m->n_gpus > 0, &f);
+	rc = judge(s, mf, m, o->python_version, m->n_gpus > 0, &f);
 	if (!rc)
 		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
 		                fits(&f) ? "" : " although it does not fit this machine");
@@ -390,7 +462,7 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 		rc = ml_manifest_open(&mf, names[i], err);
 		if (rc)
 			return rc;
-		rc = judge(s, mf, m, r, o->python_version, gpu, &fs[i]);
+		rc = judge(s, mf, m, o->python_version, gpu, &fs[i]);
 		if (!rc && fits(&fs[i])) {
 			s->manifest = mf;
 			s->gpu_checks_skipped = !gpu;
@@ -441,6 +513,79 @@ int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *ex
 	return rc;
 }
 
+/* 10 * major + minor of a code entry or device, for ordering. */
+static int cc_order(int major, int minor)
+{
+	return major * 10 + minor;
+}
+
+/* Folds one shipped manifest's code into out; *newest / *oldest are the
+ * newest and oldest code seen so far (-1: none). */
+static void fold_range(ml_build_range *out, const ml_manifest *mf, int *newest, int *oldest)
+{
+	int top = -1, sass = -1, ptx = -1;
+	char sass_name[16] = "", ptx_name[16] = "";
+	for (size_t i = 0; mf->has_gpu_header && i < mf->n_code; i++) {
+		const ml_cuda_arch *a = &mf->code[i];
+		int v = cc_order(a->major, a->minor);
+		top = v > top ? v : top;
+		if (v > (a->ptx ? ptx : sass)) {
+			*(a->ptx ? &ptx : &sass) = v;
+			ml_cuda_arch_format(a->ptx ? ptx_name : sass_name, sizeof(sass_name), a);
+		}
+		if (*oldest < 0 || v < *oldest) {
+			*oldest = v;
+			ml_strlcpy(out->oldest, mf->name, sizeof(out->oldest));
+			ml_cuda_arch_format(out->oldest_code, sizeof(out->oldest_code), a);
+		}
+	}
+	if (top > *newest) {
+		*newest = top;
+		ml_strlcpy(out->newest, mf->name, sizeof(out->newest));
+		ml_strlcpy(out->newest_torch, mf->torch ? mf->torch : "",
+		           sizeof(out->newest_torch));
+		ml_strlcpy(out->newest_cuda, mf->cuda ? mf->cuda : "", sizeof(out->newest_cuda));
+		ml_strlcpy(out->newest_sass, sass_name, sizeof(out->newest_sass));
+		ml_strlcpy(out->newest_ptx, ptx_name, sizeof(out->newest_ptx));
+	}
+}
+
+int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->fit = ML_BUILDS_GAP;
+	rules r;
+	int rc = rules_load(&r, err);
+	if (rc)
+		return rc;
+	int newest = -1, oldest = -1;
+	bool covered = false;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, r.preference)
+	{
+		ml_manifest *mf = NULL;
+		if (!cJSON_IsString(item))
+			continue;
+		if ((rc = ml_manifest_open(&mf, item->valuestring, err)) != 0)
+			break; /* a shipped manifest that does not open: a broken build */
+		fold_range(out, mf, &newest, &oldest);
+		covered |= mf->has_gpu_header &&
+		           ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0);
+		ml_manifest_free(mf);
+	}
+	cJSON_Delete(r.doc);
+	if (rc)
+		return rc;
+	int dev = cc_order(major, minor);
+	if (covered)
+		out->fit = ML_BUILDS_COVER;
+	else if (newest >= 0 && dev > newest)
+		out->fit = ML_BUILDS_NEWER;
+	else if (oldest >= 0 && dev < oldest)
+		out->fit = ML_BUILDS_OLDER;
+	return 0;
+}
+
 int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err)
 {
 	ml_select_opts defaults = ML_SELECT_OPTS_INIT;
@@ -454,7 +599,7 @@ int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opt
 		cJSON_Delete(r.doc);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
-	rc = o->manifest ? select_forced(s, m, &r, o, err) : select_auto(s, m, &r, o, err);
+	rc = o->manifest ? select_forced(s, m, o, err) : select_auto(s, m, &r, o, err);
 	cJSON_Delete(r.doc);
 	if (rc) {
 		ml_selection_free(s);

@@ -5,8 +5,11 @@
  *
  *   no kernel image   the build has no code for the GPU: names the GPU's
  *                     architecture and the shipped manifest whose
- *                     torch_sass/torch_ptx header covers it (ml_arch_runs_on)
- *   driver too old    names the minimum driver
+ *                     torch_sass/torch_ptx header covers it (ml_arch_runs_on),
+ *                     or says the GPU is newer than (or dropped by) every
+ *                     shipped build and what would cover it
+ *   driver too old    names the minimum driver (the driver table,
+ *                     manifests/drivers.json, through detect.h)
  *   CPU-only build    torch without CUDA on a machine with a GPU
  *   GPU not visible   CUDA_VISIBLE_DEVICES, a container without /dev/nvidia*,
  *                     WSL without /usr/lib/wsl/lib/libcuda.so.1, no driver
@@ -27,18 +30,6 @@
 #include "mlsetup/verify.h"
 
 #define MAX_GPUS 64
-
-/* Minimum Linux driver of each CUDA toolkit (NVIDIA CUDA Toolkit release
- * notes, table 3 "CUDA Toolkit and Corresponding Driver Versions", GA
- * releases; FACTS.md), for "driver too old" remedies when the manifest is
- * unknown. */
-static const struct {
-	const char *cuda;
-	const char *linux_driver;
-} toolkit_drivers[] = {
-        {"11.8", "520.61.05"}, {"12.1", "530.30.02"}, {"12.4", "550.54.14"}, {"12.6", "560.28.03"},
-        {"12.8", "570.26"},    {"12.9", "575.51.03"}, {"13.0", "580.65.06"},
-};
 
 const char *ml_cause_name(ml_cause c)
 {
@@ -177,12 +168,38 @@ static void remedy_no_kernel(char *dst, size_t sz, const struct ctx *c, const ch
 		put(dst, sz, "install a torch build with code for this GPU's architecture");
 		return;
 	}
-	if (covering_manifest(name, sizeof(name), about, sizeof(about), c, major, minor))
+	if (covering_manifest(name, sizeof(name), about, sizeof(about), c, major, minor)) {
 		put(dst, sz,
 		    "%s is %s%s%s; %s has no kernels for it. The shipped manifest %s (%s) "
 		    "covers %s: mlsetup install --manifest %s",
 		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm, label,
 		    name, about, sm, name);
+		return;
+	}
+	ml_build_range r;
+	if (ml_shipped_build_range(&r, major, minor, NULL) != 0)
+		r.fit = ML_BUILDS_GAP;
+	if (r.fit == ML_BUILDS_NEWER)
+		put(dst, sz,
+		    "%s (%s) is newer than the CUDA builds of mlsetup's manifests: the newest, "
+		    "%s (torch %s, CUDA %s), has SASS up to %s and %s%s. It needs a torch build "
+		    "with SASS for %s (from a CUDA toolkit newer than %s) or PTX it can JIT "
+		    "(compute_%d%d or older), and an NVIDIA driver new enough for both: install "
+		    "one with --manifest PATH",
+		    gpu[0] ? gpu : "this GPU", sm, r.newest,
+		    r.newest_torch[0] ? r.newest_torch : "?",
+		    r.newest_cuda[0] ? r.newest_cuda : "?",
+		    r.newest_sass[0] ? r.newest_sass : "none",
+		    r.newest_ptx[0] ? "PTX up to " : "no PTX", r.newest_ptx, sm,
+		    r.newest_cuda[0] ? r.newest_cuda : "the builds'", major, minor);
+	else if (r.fit == ML_BUILDS_OLDER)
+		put(dst, sz,
+		    "%s is %s%s%s and no manifest shipped with mlsetup covers it: current "
+		    "PyTorch builds dropped this GPU generation (the oldest shipped build, %s, "
+		    "starts at %s); install a build that still supports it with --manifest "
+		    "PATH, or use a CPU-only environment",
+		    gpu[0] ? gpu : "this GPU", arch[0] ? arch : "", arch[0] ? ", " : "", sm,
+		    r.oldest, r.oldest_code);
 	else
 		put(dst, sz,
 		    "%s is %s%s%s and no manifest shipped with mlsetup covers it: install a "
@@ -207,13 +224,11 @@ static void min_driver(char *dst, size_t sz, char *why, size_t why_sz, const str
 	}
 	ml_manifest_free(mf);
 	const ml_framework_result *f = c->o->framework;
-	for (size_t i = 0;
-	     f && !windows(c) && i < sizeof(toolkit_drivers) / sizeof(toolkit_drivers[0]); i++) {
-		if (strcmp(f->torch_cuda, toolkit_drivers[i].cuda) == 0) {
-			ml_strlcpy(dst, toolkit_drivers[i].linux_driver, sz);
-			put(why, why_sz, "torch is built with CUDA %s", f->torch_cuda);
-			return;
-		}
+	const char *t = f ? ml_toolkit_min_driver(f->torch_cuda, windows(c)) : NULL;
+	if (t) {
+		ml_strlcpy(dst, t, sz);
+		put(why, why_sz, "torch is built with CUDA %s", f->torch_cuda);
+		return;
 	}
 	const ml_machine *mm = c->o->machine;
 	for (size_t i = 0; mm && i < mm->n_gpus; i++) {
@@ -496,6 +511,28 @@ static ml_check *add_gpu(struct ctx *c, ml_verdict_gpu *g, const char *name, ml_
 	return add(c, &g->checks, &g->n_checks, name, st, cause, "%s", detail);
 }
 
+/* The prebuilt test kernel was refused and its portable PTX ran: the
+ * driver is older than the toolkit that built the kernel (the "release
+ * X.Y" of ml_smoke_kernel_desc()). */
+static void remedy_kernel_driver(char *dst, size_t sz, const struct ctx *c)
+{
+	char cuda[16] = "";
+	const char *rel = strstr(ml_smoke_kernel_desc(), "release ");
+	if (rel)
+		sscanf(rel + 8, "%15[0-9.]", cuda);
+	const char *need = ml_toolkit_min_driver(cuda, windows(c));
+	if (need)
+		put(dst, sz,
+		    "nothing needed for torch; a driver for CUDA %s (%s or newer) would load "
+		    "mlsetup's prebuilt test kernel without JIT",
+		    cuda, need);
+	else
+		put(dst, sz,
+		    "nothing needed for torch; a driver for CUDA %s would load mlsetup's "
+		    "prebuilt test kernel without JIT",
+		    cuda[0] ? cuda : "the kernel's toolkit");
+}
+
 static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
 {
 	ml_verdict_gpu *g = gpu_slot(c, s->index, s->name, s->cc_major, s->cc_minor);
@@ -510,9 +547,7 @@ static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
 		        add_gpu(c, g, "driver_saxpy", s->status,
 		                pre_turing ? ML_CAUSE_NONE : ML_CAUSE_DRIVER_TOO_OLD, s->detail);
 		if (k && s->status == ML_CHECK_WARN && !pre_turing)
-			put(k->remedy, sizeof(k->remedy),
-			    "nothing needed for torch; a driver for CUDA 13.0 (580.65.06 or "
-			    "newer) would load mlsetup's prebuilt test kernel without JIT");
+			remedy_kernel_driver(k->remedy, sizeof(k->remedy), c);
 		return;
 	}
 	ml_cause cause = ML_CAUSE_OTHER;

@@ -1,7 +1,7 @@
 /*
  * framework.c - the framework-level smoke test: does torch, as installed in
  * the environment, compute on this machine's GPUs? Runs the embedded script
- * (torch_smoke.py, embedded as torch_smoke_py.c) with the environment's
+ * (torch_smoke.py, embedded at build time) with the environment's
  * interpreter, finds its one JSON line in the output, and turns it into an
  * ml_framework_result: versions, availability, the arch list checked against
  * every GPU's compute capability with ml_arch_runs_on(), and each check with
@@ -552,4 +552,16 @@ cJSON *ml_framework_result_to_json(const ml_framework_result *r)
 		return NULL;
 	}
 	return j;
+}
+
+const char *ml_torch_smoke_script(void)
+{
+	/* torch_smoke.py is in EMBED_FILES (Makefile): without it the build is
+	 * broken, and running python -c with no script would hide that. */
+	const ml_embedded_file *f = ml_embedded_find("torch_smoke.py");
+	if (!f) {
+		fprintf(stderr, "mlsetup: broken build: embedded file 'torch_smoke.py' missing\n");
+		abort();
+	}
+	return f->data;
 }

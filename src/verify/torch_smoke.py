@@ -2,10 +2,10 @@
 
 Run by mlsetup (src/verify/framework.c) with the environment's own
 interpreter as `python -c <this file> --size N --alloc-mib M`; the source of
-truth is src/verify/torch_smoke.py, embedded into the binary as
-torch_smoke_py.c by embed_torch_smoke.sh. It reports what torch says about
-itself and the GPUs (version, torch.version.cuda, is_available, devices,
-capabilities, get_arch_list), then computes:
+truth is src/verify/torch_smoke.py, embedded into the binary byte for byte
+at build time. It reports what torch says about itself and the GPUs
+(version, torch.version.cuda, is_available, devices, capabilities,
+get_arch_list), then computes:
 
   on the CPU        a small matmul against a pure-Python reference (always,
                     so a machine without a GPU still proves torch works) and

@@ -1,11 +1,21 @@
 # installlib.sh - setup shared by the install CLI tests (t06*.sh): a
 # loopback index serving fixture wheels and an interpreter archive built
-# from the system Python, interpreter pins pointing at it through
+# from a CPython on this machine, interpreter pins pointing at it through
 # --python-mirror, and helpers to write manifests and run install.
-# Source after lib.sh and tests/mirror/testlib.sh.
+# Source after lib.sh and tests/mirror/testlib.sh, then skip visibly when
+# there is no interpreter:
+#
+#   have_syspy || test_skip_all "$SYSPY_MISSING"
 
-SYSPY=/usr/bin/python3.11
-have_syspy() { [ -x "$SYSPY" ]; }
+# The interpreter: any CPython >= 3.11 with its own prefix
+# (tests/fixtures/find_python.sh; MLSETUP_TEST_PYTHON chooses one). PYXY is
+# its "X.Y", which every manifest, pin and wheel tag below follows.
+SYSPY=$(sh "$top/tests/fixtures/find_python.sh" 2>"$TRASH/.find_python") || SYSPY=""
+SYSPY_MISSING=$(cat "$TRASH/.find_python")
+PYXY=""
+[ -n "$SYSPY" ] && PYXY=$("$SYSPY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYTAG=cp$(echo "$PYXY" | tr -d .)
+have_syspy() { [ -n "$SYSPY" ] && [ -n "$PYXY" ]; }
 
 # A private interpreter directory, so every test file unpacks its own.
 XDG_DATA_HOME="$TRASH/data"
@@ -16,16 +26,15 @@ export XDG_DATA_HOME
 # interpreter archive and $TRASH/pins.json.
 install_setup() {
 	mirror_start web
-	python3 "$top/tests/fixtures/make_wheels.py" "$TRASH/wheels" >/dev/null
-	for w in purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl \
-		datapkg-0.5-py3-none-any.whl; do
+	python3 "$top/tests/fixtures/make_wheels.py" "$TRASH/wheels" --python "$PYXY" >/dev/null
+	for w in $GOOD_WHEELS; do
 		cp "$TRASH/wheels/$w" "$TRASH/web/files/"
 	done
-	arch="cpython-3.11-mlsetup-test-x86_64-unknown-linux-gnu-install_only.tar.gz"
+	arch="cpython-$PYXY-mlsetup-test-x86_64-unknown-linux-gnu-install_only.tar.gz"
 	set -- $(sh "$top/tests/fixtures/make_python_archive.sh" "$TRASH/web/files/$arch" "$SYSPY")
 	pyver=$("$SYSPY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
 	cat >"$TRASH/pins.json" <<-EOF
-	{"schema": "mlsetup.python/1", "default": "3.11", "pythons": [
+	{"schema": "mlsetup.python/1", "default": "$PYXY", "pythons": [
 	 {"name": "cpython-$pyver-linux-x86_64-gnu-test", "version": "$pyver", "os": "linux",
 	  "arch": "x86_64", "libc": "gnu", "sha256": "$1", "size": $2,
 	  "url": "https://example.org/python-build-standalone/releases/download/$arch"}]}
@@ -33,12 +42,12 @@ install_setup() {
 }
 
 # wheel_manifest OUT WHEEL...: a hashed manifest for the given wheel files
-# of $TRASH/web/files (all requested), for CPython 3.11 on linux-x86_64.
+# of $TRASH/web/files (all requested), for CPython $PYXY on linux-x86_64.
 wheel_manifest() {
 	out=$1
 	shift
 	{
-		echo "# mlsetup: python = 3.11"
+		echo "# mlsetup: python = $PYXY"
 		echo "# mlsetup: platforms = linux-x86_64"
 		printf "# mlsetup: requested ="
 		for w in "$@"; do printf " %s" "$(echo "$w" | cut -d- -f1)"; done
@@ -55,7 +64,9 @@ wheel_manifest() {
 	} >"$out"
 }
 
-GOOD_WHEELS="purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl datapkg-0.5-py3-none-any.whl"
+# The platform wheel, built for $PYXY, and the good wheels with it.
+PLATWHL=platpkg-2.0-$PYTAG-$PYTAG-linux_x86_64.whl
+GOOD_WHEELS="purepkg-1.0-py3-none-any.whl $PLATWHL datapkg-0.5-py3-none-any.whl"
 
 # inst ARGS...: mlsetup install with the test defaults.
 inst() {

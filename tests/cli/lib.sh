@@ -10,6 +10,17 @@
 # Each block runs in a subshell inside a fresh scratch directory ($TRASH)
 # and prints TAP ("ok N - ..." / "not ok N - ...", with the block's output
 # as "#" comments on failure). Helpers: with_gpus, json, expect_exit.
+#
+# Inside a block, `test_when_finished 'cmd'` registers cleanup that runs
+# when the block ends, passed or failed (git's semantics: in the block's
+# shell, the last registered first; a failing cleanup fails the block), so
+# a block that starts a server, makes a directory read-only or leaves an
+# environment behind cannot trip the blocks after it.
+#
+# Skips are TAP too, and tests/run-tests.sh counts them as skipped, never as
+# passed: `test_skip_all "reason"` (before any block) skips the whole file
+# ("1..0 # SKIP reason"); `test_skip "reason"` skips the next block
+# ("ok N # skip desc (reason)").
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 MLSETUP_BUILD=${MLSETUP_BUILD:-$top/build/asan}
@@ -25,17 +36,68 @@ unset MLSETUP_FAKE_NVIDIA
 export NO_COLOR=1
 test_count=0
 test_failed=0
+test_skip_next=""
+test_in_block=""
 
+# test_expect_success DESC BODY: runs BODY in a subshell in $TRASH; passes
+# when it returns 0 and every test_when_finished cleanup succeeds.
 test_expect_success() {
 	test_count=$((test_count + 1))
+	if [ -n "$test_skip_next" ]; then
+		echo "ok $test_count # skip $1 ($test_skip_next)"
+		test_skip_next=""
+		return 0
+	fi
 	out="$TRASH/.out.$test_count"
-	if (cd "$TRASH" && eval "$2") >"$out" 2>&1; then
+	if (
+		test_in_block=1
+		test_cleanup=:
+		# An EXIT trap, so cleanup also runs when the block calls exit.
+		trap 'test_run_cleanup_ $?' EXIT
+		cd "$TRASH" && eval "$2"
+	) >"$out" 2>&1; then
 		echo "ok $test_count - $1"
 	else
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
 		sed 's/^/# /' "$out"
 	fi
+}
+
+# Runs the registered cleanup with the block's status in test_ret_ and
+# exits with the block's status, or a failing cleanup's.
+test_run_cleanup_() {
+	test_ret_=$1
+	trap - EXIT
+	eval "$test_cleanup"
+	exit "$test_ret_"
+}
+
+# test_when_finished CMD...: inside a block, runs CMD when the block ends.
+test_when_finished() {
+	if [ -z "$test_in_block" ]; then
+		echo "error: test_when_finished outside test_expect_success" >&2
+		return 1
+	fi
+	test_cleanup="{ $*
+	} && (exit \"\$test_ret_\"); test_ret_=\$?; $test_cleanup"
+}
+
+# test_skip REASON: the next test_expect_success is not run and is
+# reported as skipped with REASON.
+test_skip() {
+	test_skip_next=$1
+}
+
+# test_skip_all REASON: before any block, skips the whole file: prints the
+# TAP plan "1..0 # SKIP REASON" and exits 0.
+test_skip_all() {
+	if [ "$test_count" -ne 0 ]; then
+		echo "error: test_skip_all after $test_count blocks" >&2
+		exit 1
+	fi
+	echo "1..0 # SKIP $1"
+	exit 0
 }
 
 test_done() {

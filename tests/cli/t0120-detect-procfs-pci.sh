@@ -4,9 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if have_system_nvml; then
-	echo "# skipping: this machine has a real libnvidia-ml.so.1"
-	test_done
-	exit 0
+	test_skip_all "this machine has a real libnvidia-ml.so.1: NVML cannot be missing here"
 fi
 
 test_expect_success 'NVML missing, proprietary module: driver and GPU from procfs and PCI' '

@@ -6,9 +6,7 @@
 . "$top/tests/mirror/testlib.sh"
 
 if ! command -v nghttpd >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
-	echo "# skipped: nghttpd (nghttp2-server) or openssl not installed"
-	test_done
-	exit 0
+	test_skip_all "nghttpd (nghttp2-server) or openssl not installed"
 fi
 
 C="$TRASH/certs"

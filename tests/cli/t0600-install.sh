@@ -8,11 +8,7 @@
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 install_setup
 wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS
 
@@ -40,15 +36,15 @@ test_expect_success '.data/scripts get the environment python, headers and data 
 			head -1 "$TRASH/env/bin/$s" | grep -vq "^#!python" || exit 1
 		fi
 	done &&
-	test -n "$(ls "$TRASH/env/include/site/python3.11/datapkg" 2>/dev/null)"
+	test -n "$(ls "$TRASH/env/include/site/python$PYXY/datapkg" 2>/dev/null)"
 '
 test_expect_success 'pip inside the environment lists the packages, installed by mlsetup' '
 	python3 -m pip --python "$TRASH/env/bin/python" list --format=json >pl 2>/dev/null &&
 	json pl "sorted(p[\"name\"] for p in d)" | grep -q "datapkg" &&
 	json pl "sorted(p[\"name\"] for p in d)" | grep -q "purepkg" &&
 	json pl "sorted(p[\"name\"] for p in d)" | grep -q "platpkg" &&
-	expect_eq mlsetup "$(cat "$TRASH"/env/lib/python3.11/site-packages/purepkg-1.0.dist-info/INSTALLER)" &&
-	test -f "$TRASH"/env/lib/python3.11/site-packages/purepkg-1.0.dist-info/REQUESTED
+	expect_eq mlsetup "$(cat "$TRASH"/env/lib/python$PYXY/site-packages/purepkg-1.0.dist-info/INSTALLER)" &&
+	test -f "$TRASH"/env/lib/python$PYXY/site-packages/purepkg-1.0.dist-info/REQUESTED
 '
 test_expect_success 'the report names the machine, plan, files and stages' '
 	r="$TRASH/env/mlsetup-report.json" &&
@@ -83,11 +79,11 @@ test_expect_success '--reinstall replaces the environment and it still works' '
 	env_works "$TRASH/env" && no_staging "$TRASH"
 '
 test_expect_success 'a changed plan (another manifest) rebuilds the environment' '
-	wheel_manifest "$TRASH/m2.txt" purepkg-1.0-py3-none-any.whl platpkg-2.0-cp311-cp311-linux_x86_64.whl &&
+	wheel_manifest "$TRASH/m2.txt" purepkg-1.0-py3-none-any.whl "$PLATWHL" &&
 	inst --manifest m2.txt --target "$TRASH/env" >out 2>&1 &&
 	! grep -q "is up to date" out &&
 	env_works "$TRASH/env" &&
-	test ! -e "$TRASH"/env/lib/python3.11/site-packages/datapkg-0.5.dist-info
+	test ! -e "$TRASH"/env/lib/python$PYXY/site-packages/datapkg-0.5.dist-info
 '
 test_expect_success '--python PATH builds on an existing interpreter' '
 	inst --manifest m.txt --python "$SYSPY" --target "$TRASH/env3" >/dev/null 2>&1 &&

@@ -9,11 +9,7 @@
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 install_setup
 wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS
 python3 "$top/tests/fixtures/make_bad_archives.py" "$TRASH/bad" >/dev/null
@@ -57,6 +53,7 @@ test_expect_success 'a flipped byte in the served wheel is refused before extrac
 	rm -rf "$TRASH/cache" &&
 	wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS &&
 	cp web/files/purepkg-1.0-py3-none-any.whl purepkg.orig &&
+	test_when_finished "cp purepkg.orig web/files/purepkg-1.0-py3-none-any.whl" &&
 	python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,\"rb\").read()); b[len(b)//2]^=1; open(p,\"wb\").write(b)" web/files/purepkg-1.0-py3-none-any.whl &&
 	expect_exit 3 inst --manifest m.txt --target "$TRASH/env" --reinstall >out 2>err &&
 	grep -q "purepkg-1.0-py3-none-any.whl" err && grep -qi "sha256" err &&

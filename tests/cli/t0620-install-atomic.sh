@@ -8,11 +8,7 @@
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 install_setup
 wheel_manifest "$TRASH/m.txt" $GOOD_WHEELS
 
@@ -53,6 +49,7 @@ test_expect_success 'two concurrent installs into one target: one waits, both su
 test_expect_success '--no-wait fails cleanly while another install holds the target' '
 	flock "$TRASH/.cenv.mlsetup-lock" sleep 3 &
 	holder=$!
+	test_when_finished "kill $holder 2>/dev/null; wait $holder 2>/dev/null; true" &&
 	sleep 0.5 &&
 	tree_hash "$TRASH/cenv" >before &&
 	expect_exit 1 inst --manifest m.txt --target "$TRASH/cenv" --no-wait 2>err &&
@@ -72,6 +69,7 @@ test_expect_success 'a read-only target directory fails cleanly, the old environ
 	mkdir -p ro && inst --manifest m.txt --target "$TRASH/ro/env" >/dev/null 2>&1 &&
 	tree_hash "$TRASH/ro/env" >before &&
 	chmod a-w ro &&
+	test_when_finished "chmod u+w \"$TRASH/ro\"" &&
 	if [ "$(id -u)" -eq 0 ]; then
 		echo "# root ignores directory permissions; checking only that the env survives"
 		inst --manifest m.txt --target "$TRASH/ro/env" >/dev/null 2>&1

@@ -8,11 +8,7 @@
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
 
-if ! have_syspy; then
-	echo "# skipping: $SYSPY is missing"
-	test_done
-	exit 0
-fi
+have_syspy || test_skip_all "$SYSPY_MISSING"
 install_setup
 # A binary wheel whose library has SASS sm_75 sm_80 sm_86 sm_90 only.
 mkdir -p "$TRASH/cudalib/cudalib"

@@ -1,10 +1,10 @@
 /*
  * env_testutil.h - helpers the env-stage specs share (test_extract.c,
  * test_wheel.c, test_venv.c, test_env.c): temporary directories, running
- * the fixture generators in tests/fixtures/, running shell commands and
- * capturing their output, reading files, and a listing of a directory
- * tree (paths, types, modes, sizes, link targets, sha256 of contents) to
- * prove that something stayed byte-identical.
+ * the fixture generators in tests/fixtures/, finding a CPython >= 3.11,
+ * running shell commands and capturing their output, reading files, and a
+ * listing of a directory tree (paths, types, modes, sizes, link targets,
+ * sha256 of contents) to prove that something stayed byte-identical.
  *
  * Tests run from the repository root (tests/run-tests.sh does that).
  * Everything here is static: include it once per test program.
@@ -160,6 +160,21 @@ static __attribute__((unused)) bool make_fixtures(const char *script, const char
 		return false;
 	}
 	return sh("python3 '%s' '%s'", path, outdir) == 0;
+}
+
+/* Finds the CPython >= 3.11 the tests build environments with
+ * (tests/fixtures/find_python.sh: $MLSETUP_TEST_PYTHON when set, else
+ * /usr/bin, /usr/local/bin, PATH; shims and virtualenvs resolved to the
+ * real executable, which must have its own prefix). Returns true with its
+ * path in dst (dstsz bytes), or false with the reason there. */
+static __attribute__((unused)) bool find_test_python(char *dst, size_t dstsz)
+{
+	int st = -1;
+	char *out = capture(&st, "sh tests/fixtures/find_python.sh 2>&1");
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(dst, dstsz, "%s", *out ? out : "tests/fixtures/find_python.sh did not run");
+	free(out);
+	return st == 0 && dst[0] == '/';
 }
 
 /* A listing of every path under dir with type, mode, size, link target

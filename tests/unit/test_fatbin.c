@@ -27,7 +27,7 @@
 
 #include "mlsetup/verify.h"
 
-/* The smoke test's embedded kernel (src/verify/kernel_image.c). */
+/* The smoke test's embedded kernel (src/verify/saxpy.fatbin). */
 const unsigned char *ml_smoke_kernel_image(size_t *len);
 
 #define FIX     "tests/fixtures/fatbin/"

@@ -1,8 +1,9 @@
 /*
  * test_framework.c - specs for the framework-level smoke test
  * (src/verify/framework.c, the embedded torch_smoke.py) and the diagnosis
- * of its results (src/verify/diagnose.c). The script runs under
- * /usr/bin/python3.11 against the stub torch in tests/fixtures/stub_torch,
+ * of its results (src/verify/diagnose.c). The script runs under the
+ * CPython the env tests use (tests/fixtures/find_python.sh), or python3
+ * when there is none, against the stub torch in tests/fixtures/stub_torch,
  * whose behaviour MLSETUP_STUB_TORCH selects (healthy, no_kernel_image,
  * cpu_only, cuda_unavailable, driver_too_old, oom, wrong_results,
  * import_error).
@@ -21,19 +22,21 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "env_testutil.h"
 #include "mlsetup/verify.h"
 
-#define PYTHON "/usr/bin/python3.11"
-#define EMPTY  "tests/fixtures/sysroot/empty"
+#define EMPTY "tests/fixtures/sysroot/empty"
 
 static char stub_path[PATH_MAX];
+static char PYTHON[4096]; /* the interpreter that runs the stub torch */
 
 static int setup(void **state)
 {
 	(void)state;
-	if (access(PYTHON, X_OK) != 0) {
-		fprintf(stderr, "%s is needed to run the stub torch\n", PYTHON);
-		return -1;
+	/* The stub needs only Python 3: any CPython >= 3.11 found, else python3. */
+	if (!find_test_python(PYTHON, sizeof PYTHON)) {
+		printf("# %s: running the stub torch with python3\n", PYTHON);
+		snprintf(PYTHON, sizeof PYTHON, "python3");
 	}
 	if (!realpath("tests/fixtures/stub_torch", stub_path))
 		return -1;
@@ -537,17 +540,27 @@ static void test_framework_json_carries_classes_and_timings(void **state)
 	assert_int_equal(ml_verdict_exit_code(NULL), 1);
 }
 
+/* The build embeds src/verify/torch_smoke.py byte for byte, followed by a
+ * NUL: a script left out of EMBED_FILES (Makefile) or a stale
+ * build/gen/embedded.c fails here. */
 static void test_embedded_script_matches_its_source(void **state)
 {
 	(void)state;
 	FILE *f = fopen("src/verify/torch_smoke.py", "rb");
 	assert_non_null(f);
 	static char src[1 << 17];
-	size_t n = fread(src, 1, sizeof(src) - 1, f);
+	size_t n = fread(src, 1, sizeof(src), f);
+	assert_true(feof(f));
 	fclose(f);
-	src[n] = '\0';
-	if (strcmp(src, ml_torch_smoke_script()) != 0)
-		fail_msg("torch_smoke_py.c is stale: run sh src/verify/embed_torch_smoke.sh");
+	const ml_embedded_file *e = ml_embedded_find("torch_smoke.py");
+	if (!e)
+		fail_msg("torch_smoke.py is not embedded: add it to EMBED_FILES in the Makefile");
+	assert_ptr_equal(ml_torch_smoke_script(), e->data);
+	assert_int_equal(e->size, n);
+	if (memcmp(e->data, src, n) != 0)
+		fail_msg("the embedded torch_smoke.py differs from src/verify/torch_smoke.py");
+	assert_int_equal(e->data[n], '\0');
+	assert_int_equal(strlen(ml_torch_smoke_script()), n); /* no NUL inside: python -c */
 }
 
 int main(void)

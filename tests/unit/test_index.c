@@ -1067,10 +1067,14 @@ static void mirror_url(char *dst, size_t sz, const mirror *m, const char *path)
 
 static void need_mirror(const mirror *m)
 {
-	if (!have_python)
+	if (!have_python) {
+		printf("# no python3 to run the loopback mirror\n");
 		skip();
-	if (m == &https_mirror && !have_openssl)
+	}
+	if (m == &https_mirror && !have_openssl) {
+		printf("# openssl could not make the test certificate\n");
 		skip();
+	}
 	if (m->pid <= 0)
 		fail_msg("the loopback mirror did not start (run with MLSETUP_TEST_VERBOSE=1)");
 }

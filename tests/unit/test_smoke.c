@@ -464,6 +464,86 @@ static void test_embedded_kernel_is_a_fatbin_with_portable_ptx(void **state)
 	ml_fatbin_list_release(&l);
 }
 
+/* Reads the file at path into a new NUL-terminated buffer (caller frees);
+ * *len gets its size in bytes. */
+static char *read_source(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	char *buf = malloc(1 << 20);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	assert_true(feof(f));
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* The build embeds the data files make_kernel_image.sh writes (EMBED_FILES
+ * in the Makefile) byte for byte, each followed by a NUL: a file left out
+ * of the build or a stale build/gen/embedded.c fails here. */
+static void test_embedded_kernel_files_are_the_committed_data_files(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"saxpy.fatbin", "saxpy_portable.ptx", "saxpy.desc"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const ml_embedded_file *f = ml_embedded_find(names[i]);
+		if (!f)
+			fail_msg("%s is not embedded: add it to EMBED_FILES in the Makefile",
+			         names[i]);
+		char path[64];
+		snprintf(path, sizeof(path), "src/verify/%s", names[i]);
+		size_t len = 0;
+		char *src = read_source(path, &len);
+		assert_int_equal(f->size, len);
+		if (memcmp(f->data, src, len) != 0)
+			fail_msg("embedded %s differs from %s", names[i], path);
+		assert_int_equal(f->data[len], '\0');
+		free(src);
+	}
+	size_t len = 0;
+	const unsigned char *image = ml_smoke_kernel_image(&len);
+	assert_ptr_equal(image, ml_embedded_find("saxpy.fatbin")->data);
+	assert_int_equal(len, ml_embedded_find("saxpy.fatbin")->size);
+	assert_ptr_equal(ml_smoke_kernel_image(NULL), image);
+	assert_ptr_equal(ml_smoke_kernel_ptx(), ml_embedded_find("saxpy_portable.ptx")->data);
+	assert_ptr_equal(ml_smoke_kernel_desc(), ml_embedded_find("saxpy.desc")->data);
+	/* embed.sh aligns every file as cuModuleLoadData wants the image; the
+	 * small ones show it (a large array may be aligned by chance). */
+	for (const ml_embedded_file *f = ml_embedded_files; f->name; f++)
+		if ((uintptr_t)f->data % 64 != 0)
+			fail_msg("embedded %s is not 64-byte aligned", f->name);
+}
+
+/* The description is one line naming the toolkit, exactly the code the
+ * fatbin holds, in its order, and the fallback. */
+static void test_kernel_description_names_the_code_in_the_image(void **state)
+{
+	(void)state;
+	const char *desc = ml_smoke_kernel_desc();
+	assert_null(strchr(desc, '\n'));
+	assert_true(strlen(desc) < sizeof(((ml_smoke_result *)0)->kernel));
+	assert_int_equal(strncmp(desc, "saxpy.cu, release ", 18), 0);
+	size_t len = 0;
+	const unsigned char *p = ml_smoke_kernel_image(&len);
+	ml_fatbin_list l = ML_FATBIN_LIST_INIT;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_fatbin_scan(&l, p, len, &err), 0);
+	char code[256] = ": ";
+	for (size_t i = 0; i < l.n_sass + l.n_ptx; i++) {
+		char a[16];
+		const ml_cuda_arch *arch = i < l.n_sass ? &l.sass[i] : &l.ptx[i - l.n_sass];
+		assert_int_equal(ml_cuda_arch_format(a, sizeof(a), arch), 0);
+		strcat(strcat(code, i ? " " : ""), a);
+	}
+	strcat(code, "; fallback PTX ISA 7.0 sm_50");
+	ml_fatbin_list_release(&l);
+	const char *at = strstr(desc, code);
+	if (!at || strcmp(at, code) != 0)
+		fail_msg("src/verify/saxpy.desc '%s' does not end with '%s'", desc, code);
+}
+
 /* --- diagnosis of driver-level results ----------------------------------- */
 
 /* The verdict for a driver smoke result, on a machine with one detected
@@ -661,6 +741,8 @@ int main(void)
 	        cmocka_unit_test(test_json_carries_error_names_and_timings),
 	        cmocka_unit_test(test_own_error_table_names_the_facts_codes),
 	        cmocka_unit_test(test_embedded_kernel_is_a_fatbin_with_portable_ptx),
+	        cmocka_unit_test(test_embedded_kernel_files_are_the_committed_data_files),
+	        cmocka_unit_test(test_kernel_description_names_the_code_in_the_image),
 	        cmocka_unit_test(test_verdict_passes_healthy_gpus),
 	        cmocka_unit_test(test_verdict_insufficient_driver_names_the_minimum_and_exits_6),
 	        cmocka_unit_test(test_verdict_stub_library_is_a_broken_driver),

@@ -103,14 +103,14 @@ static ml_unpacked unpack(const char *cache, const ml_wheel_job *j)
 	return u;
 }
 
-static ml_install_result install(const char *cache, const ml_wheel_job *j, const ml_env_layout *env,
-                                 ml_link_method link)
+static ml_wheel_result install(const char *cache, const ml_wheel_job *j, const ml_env_layout *env,
+                               ml_link_method link)
 {
 	ml_unpacked u = unpack(cache, j);
-	ml_install_opts o = ML_INSTALL_OPTS_INIT;
+	ml_wheel_install_opts o = ML_WHEEL_INSTALL_OPTS_INIT;
 	o.requested = j->requested;
 	o.link = link;
-	ml_install_result r;
+	ml_wheel_result r;
 	ml_err err = ML_ERR_INIT;
 	if (ml_wheel_install_unpacked(&r, u.dir, env, &o, &err) != 0)
 		fail_msg("install %s: %s", j->filename, err.msg);
@@ -429,7 +429,7 @@ static void test_install_spreads_every_data_scheme(void **state)
 	new_cache(f, cache);
 	ml_env_layout env = new_env(f, "/srv/mlsetup-final/env");
 	ml_wheel_job j = job(f, "datapkg", wp);
-	ml_install_result r = install(cache, &j, &env, ML_LINK_AUTO);
+	ml_wheel_result r = install(cache, &j, &env, ML_LINK_AUTO);
 	assert_string_equal(r.name, "datapkg");
 	const char *sp = "lib/python3.11/site-packages";
 	assert_true(exists(pf(path, "%s/%s/datapkg/__init__.py", env.root, sp)));
@@ -500,6 +500,7 @@ static void test_launchers_use_the_sh_exec_form_for_spaced_or_long_paths(void **
 {
 	fx *f = *state;
 	if (!exists("/usr/bin/python3")) {
+		printf("# /usr/bin/python3 is missing: the launchers cannot run\n");
 		skip();
 		return;
 	}
@@ -611,7 +612,7 @@ static void test_install_links_by_the_requested_method(void **state)
 	assert_int_equal(c.st_mode & 07777, 0555);
 
 	ml_env_layout hard = new_env(f, NULL);
-	ml_install_result r = install(cache, &j, &hard, ML_LINK_HARDLINK);
+	ml_wheel_result r = install(cache, &j, &hard, ML_LINK_HARDLINK);
 	assert_int_equal(r.method, ML_LINK_HARDLINK);
 	assert_int_equal(r.n_hardlinked, r.n_linked);
 	assert_int_equal(r.n_linked, 4); /* __init__.py, .so, METADATA, WHEEL */
@@ -647,7 +648,7 @@ static void test_reinstalling_never_writes_into_the_cache(void **state)
 	char *before = tree_listing(u.dir);
 	ml_env_layout env = new_env(f, NULL);
 	install(cache, &j, &env, ML_LINK_HARDLINK);
-	ml_install_result again = install(cache, &j, &env, ML_LINK_HARDLINK);
+	ml_wheel_result again = install(cache, &j, &env, ML_LINK_HARDLINK);
 	assert_true(again.n_overwritten >= again.n_linked);
 	char *after = tree_listing(u.dir);
 	assert_string_equal(before, after);
@@ -665,7 +666,7 @@ static void test_a_tampered_cache_is_detected_on_install(void **state)
 	pf(path, "%s/tree/purepkg/cli.py", u.dir);
 	assert_int_equal(sh("chmod u+w '%s' && echo 'import os' >> '%s'", path, path), 0);
 	ml_env_layout env = new_env(f, NULL);
-	ml_install_result r;
+	ml_wheel_result r;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_wheel_install_unpacked(&r, u.dir, &env, NULL, &err), ML_EINTEGRITY);
 	assert_non_null(strstr(err.msg, "changed in the cache"));
@@ -680,7 +681,7 @@ static void test_install_refuses_an_entry_point_that_is_code(void **state)
 	ml_wheel_job j = job(f, "badentry", wp);
 	ml_unpacked u = unpack(cache, &j);
 	ml_env_layout env = new_env(f, NULL);
-	ml_install_result r;
+	ml_wheel_result r;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_wheel_install_unpacked(&r, u.dir, &env, NULL, &err), ML_EPARSE);
 	assert_non_null(strstr(err.msg, "module:attribute"));
@@ -691,7 +692,7 @@ static void test_install_refuses_an_entry_point_that_is_code(void **state)
 
 static size_t done_calls;
 
-static void on_done(void *ctx, size_t index, const ml_install_result *r)
+static void on_done(void *ctx, size_t index, const ml_wheel_result *r)
 {
 	(void)ctx;
 	(void)index;
@@ -707,11 +708,11 @@ static void test_install_all_runs_in_parallel_and_a_second_env_decompresses_noth
 	ml_wheel_job jobs[3] = {job(f, "purepkg", p1), job(f, "platpkg", p2),
 	                        job(f, "datapkg", p3)};
 	jobs[0].requested = true;
-	ml_install_all_opts o = ML_INSTALL_ALL_OPTS_INIT;
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
 	o.cache_dir = cache;
 	o.jobs = 2;
 	o.on_done = on_done;
-	ml_install_result res[3];
+	ml_wheel_result res[3];
 	for (int round = 0; round < 2; round++) {
 		ml_env_layout env = new_env(f, NULL);
 		ml_err err = ML_ERR_INIT;
@@ -746,10 +747,10 @@ static void test_install_all_stops_at_the_first_failure_and_names_the_wheel(void
 	new_cache(f, cache);
 	ml_wheel_job jobs[4] = {job(f, "purepkg", p[0]), job(f, "badrecord", p[1]),
 	                        job(f, "platpkg", p[2]), job(f, "datapkg", p[3])};
-	ml_install_all_opts o = ML_INSTALL_ALL_OPTS_INIT;
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
 	o.cache_dir = cache;
 	o.jobs = 1;
-	ml_install_result res[4];
+	ml_wheel_result res[4];
 	ml_env_layout env = new_env(f, NULL);
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_wheels_install_all(res, jobs, 4, &env, &o, &err), ML_EINTEGRITY);

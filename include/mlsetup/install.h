@@ -1,0 +1,301 @@
+/*
+ * install.h - the pipelines as library calls: the stages strung together.
+ *
+ *   ml_install()           detect -> plan -> fetch -> audit -> env ->
+ *                          verify -> report: a verified environment at
+ *                          the target (`mlsetup install`)
+ *   ml_install_download()  detect -> plan -> fetch -> a directory of
+ *                          verified files with a PEP 503 index.html
+ *                          (`mlsetup download`, pip download's analogue)
+ *   ml_install_lock()      loose requirements -> pip's resolver per target
+ *                          -> the index's hashes -> a pinned, hashed
+ *                          manifest (`mlsetup lock`)
+ *
+ * Each source file under src/install/ holds one part: install.c (the
+ * install pipeline and its result), interpreter.c (the pinned
+ * interpreter), wheels.c (fetching, auditing and installing the plan's
+ * wheels), download.c and lock.c (the other two pipelines).
+ *
+ * Like the stages, nothing here prints or exits: progress, warnings and
+ * details reach the caller as events (ml_install_event) through the
+ * on_event callback every options struct carries; results come back as
+ * data; failures as an ML_E* code with an ml_err. A front end renders the
+ * events (src/cli does it with core/out.c) and decides the exit code with
+ * ml_exit_code().
+ */
+#ifndef MLSETUP_INSTALL_H
+#define MLSETUP_INSTALL_H
+
+#include "mlsetup/core.h"
+#include "mlsetup/detect.h"
+#include "mlsetup/env.h"
+#include "mlsetup/fetch.h"
+#include "mlsetup/plan.h"
+#include "mlsetup/verify.h"
+
+struct cJSON;
+
+/* --- events ------------------------------------------------------------------ */
+
+/* The stages of an install, in order; each is timed (the report's
+ * "stages" object, "<name>_s" in seconds). A stage may run in several
+ * spans (fetch resolves the index, fetches the interpreter's stage, then
+ * the wheels; verify audits before the build and checks after it). */
+typedef enum ml_install_stage {
+	ML_STAGE_DETECT = 0,
+	ML_STAGE_PLAN,
+	ML_STAGE_FETCH,
+	ML_STAGE_INTERPRETER,
+	ML_STAGE_INSTALL,
+	ML_STAGE_VERIFY,
+	ML_STAGE_COUNT
+} ml_install_stage;
+
+/* Returns "detect", "plan", "fetch", "interpreter", "install" or "verify"
+ * (static); "?" for anything else. */
+const char *ml_install_stage_name(ml_install_stage s);
+
+typedef enum ml_install_event_kind {
+	/* A span of a stage begins: stage. */
+	ML_EV_STAGE_BEGIN = 0,
+	/* That span ends: stage, seconds (of this span), rc (0 or the
+	 * failure's ML_E* code). */
+	ML_EV_STAGE_END,
+	/* The machine is known: machine. */
+	ML_EV_MACHINE,
+	/* The plan is made: plan, and text = why its manifest was chosen (the
+	 * selection's "choice" reason, "" when it has none). */
+	ML_EV_PLAN,
+	/* A step of work begins, worth a line for people: text ("resolving
+	 * m.in for CPython 3.12 on linux-x86_64 with pip"). */
+	ML_EV_STEP,
+	/* Something people must see: text (a selection warning, a failed
+	 * import of a requested module, a GPU --force builds for anyway, a
+	 * report that could not be written). */
+	ML_EV_WARNING,
+	/* Detail for the curious (-v): text (a failed import of a module no
+	 * one asked for, staging left by a crashed run cleaned up). */
+	ML_EV_DETAIL,
+	/* The fetch stage's progress, forwarded as ml_fetch_resolve() and
+	 * ml_fetch_all() report it (at most 10 times a second, notes at once,
+	 * a final one): fetch. stage says what is fetched: ML_STAGE_FETCH
+	 * for the wheels, ML_STAGE_INTERPRETER for the interpreter archive.
+	 * May come from the fetch stage's threads, never two at once. */
+	ML_EV_FETCH,
+	/* One file that could not be fetched: err (its own failure), text
+	 * (the file name). Sent for each failed file when several failed;
+	 * with one failure the pipeline's own error says it all. */
+	ML_EV_FETCH_FAILED,
+	/* One wheel was installed into the staged environment (or failed):
+	 * wheel, text (its file name), n_done of n_total. Sent from the
+	 * installer's worker threads, never two at once. */
+	ML_EV_WHEEL,
+	/* A check begins: text ("audit before build", "imports", "gpu"). */
+	ML_EV_CHECK_BEGIN,
+	/* It ended: text, ok; for "gpu" also verification (the verdict, for
+	 * the front end to show). */
+	ML_EV_CHECK_END,
+} ml_install_event_kind;
+
+/* One event. Every pointer is valid only during the callback. */
+typedef struct ml_install_event {
+	ml_install_event_kind kind;
+	ml_install_stage stage; /* the stage the event happens in */
+	double seconds;         /* STAGE_END: seconds of the span */
+	int rc;                 /* STAGE_END: 0 or the span's ML_E* code */
+	const char *text;       /* see each kind; NULL when none */
+	const ml_machine *machine;
+	const ml_plan *plan;
+	const ml_fetch_progress *fetch;
+	const ml_err *err;
+	const ml_wheel_result *wheel;
+	size_t n_done, n_total; /* WHEEL */
+	bool ok;                /* CHECK_END */
+	const ml_verification *verification;
+} ml_install_event;
+
+/* The callback every pipeline takes; data is the options' event_data. */
+typedef void (*ml_install_event_fn)(const ml_install_event *ev, void *data);
+
+/* --- install ----------------------------------------------------------------- */
+
+typedef struct ml_install_opts {
+	const char *manifest;        /* NAME|PATH, NULL: chosen for this machine */
+	const char *target;          /* environment directory; NULL: ".venv" */
+	const char *python;          /* X.Y (pinned) or PATH (existing); NULL: default */
+	const char *python_pins;     /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
+	const char *python_mirror;   /* replaces the interpreter release host prefix
+	                              * (everything up to ".../releases/download");
+	                              * NULL: $MLSETUP_PYTHON_MIRROR, else none */
+	const char *cache_dir;       /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;         /* read /proc, /sys, /etc under it; NULL: live */
+	ml_index_flags index;        /* the command line's index options (borrowed) */
+	int jobs;                    /* parallel downloads and wheel installs; 0: defaults */
+	int retries;                 /* per source; < 0: the fetch default */
+	long connect_timeout_s;      /* 0: the fetch default */
+	long low_speed_time_s;       /* 0: the fetch default */
+	bool offline;                /* the cache and local --find-links only */
+	bool no_wait;                /* fail at once when another install holds the target */
+	bool no_verify;              /* skip the import check and the GPU checks */
+	bool require_gpu;            /* no NVIDIA GPU is a failure (ML_EGPU) */
+	bool compile_bytecode;       /* compileall after installing */
+	bool force;                  /* build even when the GPUs cannot run the wheels */
+	bool reinstall;              /* rebuild even when the target already is the plan */
+	ml_link_method link;         /* how files are placed from the unpacked cache */
+	ml_framework_opts framework; /* the framework smoke test's sizes */
+	/* The lock on target when the caller holds it already (mlsetup's
+	 * main takes it for the command); NULL: ml_install takes it
+	 * (ml_env_lock, waiting unless no_wait) and releases it. */
+	ml_envlock *lock;
+	ml_install_event_fn on_event; /* may be NULL */
+	void *event_data;
+} ml_install_opts;
+
+#define ML_INSTALL_OPTS_INIT                                                                       \
+	{                                                                                          \
+		.retries = -1, .link = ML_LINK_AUTO, .framework = ML_FRAMEWORK_OPTS_INIT           \
+	}
+
+/* What an install did, as far as it got. */
+typedef struct ml_install_result {
+	ml_machine *machine;            /* NULL when detect did not run */
+	ml_plan *plan;                  /* NULL when planning did not finish */
+	char target[ML_PATH_MAX];       /* absolute target; "" before it was locked */
+	ml_python_info python;          /* the interpreter; version "" when not reached */
+	bool python_cached;             /* the pinned interpreter was unpacked already */
+	bool up_to_date;                /* the target already was this plan: nothing done */
+	bool committed;                 /* a new environment was put in place */
+	bool report_written;            /* <target>/mlsetup-report.json is this run's */
+	double seconds[ML_STAGE_COUNT]; /* per stage */
+	uint64_t n_downloaded;          /* files fetched over the network */
+	uint64_t bytes_downloaded;      /* bytes received */
+	uint64_t n_from_cache;          /* files the cache already held */
+	bool *from_cache;               /* plan->n_files, or NULL before fetching */
+	ml_wheel_result *wheels;        /* plan->n_files, or NULL before building */
+	ml_audit *audit;                /* the audit before building; NULL: none */
+	ml_import_check *imports;       /* NULL when not run */
+	ml_verification *gpu;           /* the GPU checks; NULL when not run */
+	struct cJSON *report;           /* the "mlsetup.report/1" document of this run
+	                                 * (ml_report_build), also for a failed run */
+} ml_install_result;
+
+/* Builds a verified environment at opts->target:
+ *
+ *   detect (ml_detect; with require_gpu no GPU is ML_EGPU) -> plan
+ *   (ml_plan_make; nothing fits: ML_EUNSUPPORTED with the reason and
+ *   remedy; files the manifest cannot name: ML_EFAIL) -> the target's lock
+ *   -> nothing to do when the target's report matches the plan
+ *   (ml_report_matches_plan; unless reinstall) -> index sources
+ *   (ml_index_config_for_manifest) -> the interpreter (an existing one, or
+ *   the pinned archive fetched, verified and unpacked once) -> every wheel
+ *   not yet unpacked in the cache fetched and verified (ml_fetch_resolve,
+ *   ml_fetch_all) -> the audit of the requested packages' binary wheels
+ *   for this machine's GPUs, before anything is extracted (ML_EGPU when a
+ *   GPU cannot run them, unless force; decided by ml_audit_status) -> a
+ *   venv built in a staging directory beside the target, wheels unpacked
+ *   once into the cache and linked in (ml_wheels_install_all), optional
+ *   bytecode, and the atomic swap into place (ml_env_stage_commit) -> the
+ *   import check (ml_verify_imports) and, when the plan has torch, the GPU
+ *   checks (ml_verify_env; their verdict decides the code:
+ *   ml_verification_status) -> the report (ml_report_build), written into
+ *   the environment when this run put it in place.
+ *
+ * A failed run leaves an existing environment untouched. res is filled as
+ * far as the run got, on success and on failure alike (a failed run has a
+ * report too); release it with ml_install_result_release() in both cases.
+ * Returns 0 or the ML_E* code of the first failure (ML_EUNSUPPORTED,
+ * ML_EGPU, ML_EINTEGRITY, ML_ENET, ML_ENOENT, ML_EUSAGE, ML_EFAIL, ML_EIO,
+ * ML_ENOMEM), with err describing it. */
+int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err);
+
+/* Frees what res holds and zeroes it. Accepts NULL. */
+void ml_install_result_release(ml_install_result *res);
+
+/* --- download ---------------------------------------------------------------- */
+
+typedef struct ml_install_download_opts {
+	const char *manifest;  /* the pinned, hashed manifest (required) */
+	const char *dest;      /* directory the files go to (required) */
+	const char *python;    /* plan for this X.Y; NULL: the pins' default */
+	const char *platform;  /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
+	const char *cache_dir; /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;   /* NULL: the live system */
+	ml_index_flags index;  /* the command line's index options (borrowed) */
+	int jobs, retries;     /* as ml_fetch_opts */
+	long connect_timeout_s, low_speed_time_s;
+	bool offline; /* the cache and local --find-links only; list what is missing */
+	ml_install_event_fn on_event;
+	void *event_data;
+} ml_install_download_opts;
+
+#define ML_INSTALL_DOWNLOAD_OPTS_INIT                                                              \
+	{                                                                                          \
+		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+	}
+
+typedef struct ml_install_download_result {
+	ml_machine *machine; /* as planned for (after --platform) */
+	ml_plan *plan;
+	char cache_dir[4096]; /* the cache used */
+	ml_download *items;   /* plan->n_files, in plan order: done, err, ... */
+	size_t n_items;
+	double seconds; /* the whole run */
+} ml_install_download_result;
+
+/* Fetches exactly the files the plan of opts->manifest chooses for this
+ * machine (or opts->platform / opts->python) into the shared cache, each
+ * proven (size and sha256), and places them in opts->dest
+ * (ml_fetch_place), with index.html when every file was fetched. After a
+ * partial failure the files that were fetched are placed all the same and
+ * every item says what happened to it. res is filled as far as the run got
+ * (as with ml_install); release with ml_install_download_result_release().
+ * Returns 0; ML_EUNSUPPORTED (the manifest does not fit, or has no wheel
+ * for the platform); ML_EUSAGE (bad platform); ML_ENOENT (files missing,
+ * manifest missing), ML_EINTEGRITY, ML_ENET, ML_EIO, ML_EFAIL, ML_ENOMEM. */
+int ml_install_download(ml_install_download_result *res, const ml_install_download_opts *opts,
+                        ml_err *err);
+
+/* Frees what res holds and zeroes it. Accepts NULL. */
+void ml_install_download_result_release(ml_install_download_result *res);
+
+/* --- lock -------------------------------------------------------------------- */
+
+typedef struct ml_install_lock_opts {
+	const char *input;          /* loose requirements (INPUT.in; required) */
+	const char *output;         /* the manifest to write (required) */
+	const char *resolver;       /* interpreter whose pip resolves; NULL: python3 */
+	const char *const *pythons; /* target X.Y versions; none: the input's header */
+	size_t n_pythons;
+	const char *const *platforms; /* target OS-ARCH; none: the input's header */
+	size_t n_platforms;
+	ml_index_flags index; /* the command line's index options (borrowed) */
+	ml_install_event_fn on_event;
+	void *event_data;
+} ml_install_lock_opts;
+
+#define ML_INSTALL_LOCK_OPTS_INIT                                                                  \
+	{                                                                                          \
+		NULL                                                                               \
+	}
+
+/* What a lock wrote. */
+typedef struct ml_install_lock_result {
+	size_t n_packages; /* pinned versions */
+	size_t n_files;    /* wheel hashes recorded */
+	size_t n_targets;  /* platform x Python targets */
+} ml_install_lock_result;
+
+/* Regenerates a pinned, hashed manifest: the targets (ml_lock_add_targets),
+ * the index sources (ml_index_config_resolve: flags, environment, pip's
+ * configuration, the input's own --index-url lines), pip's own resolver
+ * once per target (ml_lock_resolve; a STEP event each), the sha256 and
+ * size of every wheel of each pinned version from the indexes
+ * (ml_fetch_lock_files; yanked files are a WARNING), the rendering
+ * (ml_lock_render; the banner names the command as given, never index
+ * URLs) and an atomic write of opts->output (ml_fs_write_atomic). A failed
+ * run never leaves a half-written manifest. Fills *out on success.
+ * Returns 0, or what the steps return (ML_EFAIL when pip fails, ML_ENET,
+ * ML_EINTEGRITY, ML_EPARSE, ML_EUSAGE, ML_EIO, ML_ENOMEM). */
+int ml_install_lock(ml_install_lock_result *out, const ml_install_lock_opts *opts, ml_err *err);
+
+#endif /* MLSETUP_INSTALL_H */

@@ -1,0 +1,268 @@
+/*
+ * wheels.c - the plan's wheels, from the index to the environment: fetch
+ * every wheel the build will read (none that is unpacked in the cache
+ * already), audit the requested packages' binary wheels for this machine's
+ * GPUs before anything is extracted, then build the venv in a staging
+ * directory beside the target, install every wheel into it and swap it
+ * into place.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* --- fetching --------------------------------------------------------------------- */
+
+/* Fetches need[0..k) (the plan's files at where[]) and moves each result
+ * into r->items. */
+static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, size_t k,
+                      ml_err *err)
+{
+	ml_download *sub = calloc(k, sizeof(*sub));
+	if (!sub)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	ml_plan part = *r->res->plan; /* the same plan, only the files still to read */
+	part.files = (ml_artifact *)need;
+	part.n_files = k;
+	ml_fetch_opts fo;
+	mli_fetch_opts(&fo, r);
+	int rc = ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err);
+	if (!rc)
+		rc = ml_fetch_all(sub, k, r->cache, &fo, err);
+	size_t n_failed = 0;
+	for (size_t j = 0; j < k; j++)
+		n_failed += sub[j].result != 0;
+	ml_install_result *res = r->res;
+	for (size_t j = 0; j < k; j++) {
+		/* With one failure the pipeline's error already says it all. */
+		if (rc && n_failed > 1 && sub[j].result && sub[j].err.msg[0]) {
+			ml_install_event ev = {.kind = ML_EV_FETCH_FAILED,
+			                       .err = &sub[j].err,
+			                       .text = sub[j].name};
+			mli_emit(&r->ev, &ev);
+		}
+		res->n_from_cache += sub[j].from_cache;
+		res->n_downloaded += sub[j].done && !sub[j].from_cache;
+		res->bytes_downloaded += sub[j].bytes;
+		r->items[where[j]] = sub[j]; /* moves ownership */
+	}
+	free(sub);
+	return rc;
+}
+
+int mli_fetch_wheels(mli_run *r, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	size_t n = p->n_files;
+	r->items = calloc(n ? n : 1, sizeof(*r->items));
+	r->res->from_cache = calloc(n ? n : 1, sizeof(*r->res->from_cache));
+	ml_artifact *need = calloc(n ? n : 1, sizeof(*need));
+	size_t *where = calloc(n ? n : 1, sizeof(*where));
+	int rc = 0;
+	if (!r->items || !r->res->from_cache || !need || !where)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ml_artifact *a = &p->files[i];
+		/* Wheels already unpacked in the cache are not read at all
+		 * (ml_wheel_unpack uses the unpacked tree): neither fetched nor
+		 * re-hashed. */
+		if (ml_wheel_unpacked_ready(ml_cache_root(r->cache), a->sha256)) {
+			rc = ml_download_init(&r->items[i], a->filename, a->sha256, a->size, err);
+			r->items[i].done = r->items[i].from_cache = true;
+			r->res->n_from_cache++;
+		} else {
+			need[k] = *a;
+			where[k++] = i;
+		}
+	}
+	if (!rc && k)
+		rc = fetch_some(r, need, where, k, err);
+	for (size_t i = 0; r->items && r->res->from_cache && i < n; i++)
+		r->res->from_cache[i] = r->items[i].from_cache;
+	free(need);
+	free(where);
+	return rc;
+}
+
+/* --- the audit before building ---------------------------------------------------- */
+
+/* "requirements_blackwell.txt (driver 570.26 or newer)": the shipped
+ * manifest that covers compute capability major.minor; "" when none. */
+static void covering_manifest(char *dst, size_t sz, int major, int minor, const char *except)
+{
+	ml_manifest *mf = NULL;
+	dst[0] = '\0';
+	if (ml_manifest_covering(&mf, major, minor, except, NULL) == 0 && mf) {
+		const char *drv = mf->min_driver_linux;
+		snprintf(dst, sz, "%s%s%s%s", mf->name, drv ? " (driver " : "", drv ? drv : "",
+		         drv ? " or newer)" : "");
+	}
+	ml_manifest_free(mf);
+}
+
+/* The machine's GPU of compute capability a, or NULL. */
+static const ml_gpu *gpu_of(const ml_machine *m, const ml_cuda_arch *a)
+{
+	for (size_t i = 0; i < m->n_gpus; i++)
+		if (m->gpus[i].cc_major == a->major && m->gpus[i].cc_minor == a->minor)
+			return &m->gpus[i];
+	return NULL;
+}
+
+/* Says, for each device the audit found unable to run the wheels, why:
+ * a warning with force, else the failure (the first device's). */
+static int explain_devices(mli_run *r, const ml_audit *au, ml_err *err)
+{
+	const char *mname = r->res->plan->selection->manifest->name;
+	int rc = 0;
+	for (size_t d = 0; d < au->n_devices && !rc; d++) {
+		if (au->overall[d].runs)
+			continue;
+		const ml_gpu *g = gpu_of(r->res->machine, &au->devices[d]);
+		char sm[16], cover[128];
+		ml_cuda_arch_format(sm, sizeof(sm), &au->devices[d]);
+		if (r->o->force) {
+			mli_say(&r->ev, ML_EV_WARNING,
+			        "%s (%s) cannot run this manifest's CUDA code: %s; building anyway "
+			        "(--force)",
+			        g ? g->name : "GPU", sm, au->overall[d].why);
+			continue;
+		}
+		covering_manifest(cover, sizeof(cover), au->devices[d].major, au->devices[d].minor,
+		                  mname);
+		rc = ml_err_set(err, ML_EGPU,
+		                "%s (%s) cannot run the CUDA code of manifest '%s': %s; expect 'no "
+		                "kernel image is available for execution on the device'",
+		                g ? g->name : "GPU", sm, mname, au->overall[d].why);
+		if (cover[0])
+			ml_err_hint(err,
+			            "install with --manifest %s; nothing was extracted (--force "
+			            "builds anyway)",
+			            cover);
+		else
+			ml_err_hint(err,
+			            "no shipped manifest has code for %s; nothing was extracted "
+			            "(--force builds anyway)",
+			            sm);
+	}
+	return rc;
+}
+
+/* Audits the given wheels (or unpacked trees) and decides with
+ * ml_audit_status(): a GPU that cannot run them stops the build (ML_EGPU)
+ * unless --force; a file the audit could not read is only a detail, the
+ * env stage checks every wheel's integrity itself. */
+static int audit_paths(mli_run *r, const char *const *paths, size_t np, ml_err *err)
+{
+	ml_cuda_arch devs[64];
+	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
+	ao.devices = devs;
+	ao.n_devices = ml_verify_gpu_archs(devs, 64, r->res->machine);
+	int rc = ml_audit_paths(&r->res->audit, paths, np, &ao, err);
+	if (rc)
+		return rc;
+	ml_err aerr = ML_ERR_INIT;
+	int status = ml_audit_status(r->res->audit, &aerr);
+	if (status == ML_EGPU)
+		return explain_devices(r, r->res->audit, err);
+	if (status)
+		mli_say(&r->ev, ML_EV_DETAIL, "the audit before building: %s", aerr.msg);
+	return 0;
+}
+
+int mli_audit_before_build(mli_run *r, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	ml_cuda_arch devs[1];
+	if (!ml_verify_gpu_archs(devs, 1, r->res->machine))
+		return 0;
+	const char **paths = calloc(p->n_files ? p->n_files : 1, sizeof(*paths));
+	char *trees = calloc(p->n_files ? p->n_files : 1, ML_PATH_MAX);
+	int rc = 0;
+	size_t np = 0;
+	if (!paths || !trees)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < p->n_files; i++) {
+		const ml_artifact *a = &p->files[i];
+		if (!a->requested || !a->filename || strstr(a->filename, "-none-any.whl"))
+			continue;
+		if (r->items[i].path[0]) {
+			paths[np++] = r->items[i].path;
+			continue;
+		}
+		/* Already unpacked in the cache: audit the unpacked tree. */
+		char *tree = trees + np * ML_PATH_MAX;
+		if (ml_wheel_unpacked_tree(tree, ML_PATH_MAX, ml_cache_root(r->cache), a->sha256))
+			rc = ml_err_set(err, ML_EFAIL, "no unpacked tree for '%s'", a->filename);
+		paths[np++] = tree;
+	}
+	if (!rc && np) {
+		ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "audit before build"};
+		mli_emit(&r->ev, &ev);
+		rc = audit_paths(r, paths, np, err);
+		ev = (ml_install_event){
+		        .kind = ML_EV_CHECK_END, .text = "audit before build", .ok = rc == 0};
+		mli_emit(&r->ev, &ev);
+	}
+	free(paths);
+	free(trees);
+	return rc;
+}
+
+/* --- building the environment ----------------------------------------------------- */
+
+static void on_wheel_done(void *ctx, size_t index, const ml_wheel_result *w)
+{
+	mli_run *r = ctx;
+	const ml_plan *p = r->res->plan;
+	ml_install_event ev = {.kind = ML_EV_WHEEL,
+	                       .wheel = w,
+	                       .text = p->files[index].filename,
+	                       .n_done = ++r->n_wheels_done,
+	                       .n_total = p->n_files};
+	mli_emit(&r->ev, &ev);
+}
+
+int mli_build_env(mli_run *r, ml_err *err)
+{
+	ml_install_result *res = r->res;
+	int rc = ml_env_stage_begin(&r->stage, r->lock, err);
+	if (rc)
+		return rc;
+	if (r->stage->n_stale_removed || r->stage->recovered)
+		mli_say(&r->ev, ML_EV_DETAIL,
+		        "cleaned up after an interrupted run (%d staging directories%s)",
+		        r->stage->n_stale_removed,
+		        r->stage->recovered ? ", restored the old target" : "");
+	ml_env_layout env;
+	if ((rc = ml_env_layout_init(&env, r->stage->path, r->stage->target, res->python.xy,
+	                             err)) != 0 ||
+	    (rc = ml_venv_create(&env, &res->python, NULL, err)) != 0)
+		return rc;
+	size_t n = res->plan->n_files;
+	ml_wheel_job *jobs = calloc(n ? n : 1, sizeof(*jobs));
+	res->wheels = calloc(n ? n : 1, sizeof(*res->wheels));
+	if (!jobs || !res->wheels) {
+		free(jobs);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		jobs[i] =
+		        (ml_wheel_job){r->items[i].path, r->items[i].sha256,
+		                       res->plan->files[i].filename, res->plan->files[i].requested};
+	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
+	wo.cache_dir = ml_cache_root(r->cache);
+	wo.jobs = r->o->jobs;
+	wo.link = r->o->link;
+	wo.on_done = on_wheel_done;
+	wo.ctx = r;
+	rc = ml_wheels_install_all(res->wheels, jobs, n, &env, &wo, err);
+	free(jobs);
+	if (!rc && r->o->compile_bytecode)
+		rc = ml_env_compile_bytecode(&env, err);
+	if (!rc)
+		rc = ml_env_stage_commit(r->stage, err);
+	return rc;
+}

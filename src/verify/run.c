@@ -1,0 +1,147 @@
+/*
+ * run.c - every check of an environment, and the verdict: the static audit
+ * of its CUDA libraries, the native driver-level smoke test (a SAXPY
+ * kernel on every GPU), the framework smoke test with the environment's
+ * interpreter, and the diagnosis that maps each failure to a cause and a
+ * remedy. verify, doctor and install share it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/verify.h"
+
+size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_gpus && n < cap; i++)
+		if (m->gpus[i].cc_major >= 0)
+			out[n++] =
+			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
+	return n;
+}
+
+/* Fills v (zeroed) for o; returns 0 or the first failure. */
+static int verify_into(ml_verification *v, const ml_machine *m, const ml_verify_env_opts *o,
+                       ml_err *err)
+{
+	struct stat st;
+	if (o->python) {
+		ml_strlcpy(v->python, o->python, sizeof(v->python));
+	} else {
+		const char *target = o->target ? o->target : ".venv";
+		if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			ml_err_set(err, ML_ENOENT, "no environment at '%s'", target);
+			ml_err_hint(err, "give --target DIR of an environment, or --python PATH");
+			return ML_ENOENT;
+		}
+		if (ml_pathf(v->python, sizeof(v->python), "%s/bin/python", target))
+			return ml_err_set(err, ML_EFAIL, "path too long: '%s'", target);
+		/* Static audit: which GPUs could the environment's CUDA code run on? */
+		ml_cuda_arch devs[64];
+		ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
+		ao.devices = devs;
+		ao.n_devices = ml_verify_gpu_archs(devs, 64, m);
+		const char *paths[] = {target};
+		int rc = ml_audit_paths(&v->audit, paths, 1, &ao, err);
+		if (rc)
+			return rc;
+	}
+	ml_err e2 = ML_ERR_INIT;
+	if (ml_smoke_driver(&v->driver, NULL, &e2) == ML_ENOMEM)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = ml_smoke_framework(&v->framework, v->python, &o->framework, err);
+	if (rc == ML_ENOENT || rc == ML_EUSAGE || rc == ML_ENOMEM)
+		return rc;
+	v->framework_ran = rc == 0;
+	ml_diagnose_opts d = ML_DIAGNOSE_OPTS_INIT;
+	d.machine = m;
+	d.driver = &v->driver;
+	d.framework = v->framework_ran ? &v->framework : NULL;
+	d.manifest = o->manifest && o->manifest[0] ? o->manifest : NULL;
+	d.root = o->root;
+	d.require_gpu = o->require_gpu;
+	return ml_diagnose(&v->verdict, &d, err);
+}
+
+int ml_verify_env(ml_verification **out, const ml_machine *m, const ml_verify_env_opts *o,
+                  ml_err *err)
+{
+	ml_verification *v = calloc(1, sizeof(*v));
+	if (!v)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = verify_into(v, m, o, err);
+	if (rc) {
+		ml_verification_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The remedy of the first failed check, machine-wide checks first. */
+static const char *first_remedy(const ml_verdict *vd)
+{
+	for (size_t i = 0; i < vd->n_checks; i++)
+		if (vd->checks[i].status == ML_CHECK_FAIL && vd->checks[i].remedy[0])
+			return vd->checks[i].remedy;
+	for (size_t g = 0; g < vd->n_gpus; g++)
+		for (size_t i = 0; i < vd->gpus[g].n_checks; i++) {
+			const ml_check *c = &vd->gpus[g].checks[i];
+			if (c->status == ML_CHECK_FAIL && c->remedy[0])
+				return c->remedy;
+		}
+	return NULL;
+}
+
+int ml_verification_status(const ml_verification *v, ml_err *err)
+{
+	int code = ml_verdict_exit_code(v->verdict);
+	if (code == ML_EXIT_OK)
+		return 0;
+	int rc = code == ML_EXIT_UNSUPPORTED ? ML_EUNSUPPORTED : ML_EGPU;
+	ml_err_set(err, rc, "verification failed: %s", v->verdict->summary);
+	const char *remedy = first_remedy(v->verdict);
+	if (remedy)
+		ml_err_hint(err, "%s", remedy);
+	return rc;
+}
+
+int ml_verification_add_json(cJSON *obj, const ml_verification *v)
+{
+	cJSON *parts[4] = {NULL, NULL, NULL, NULL};
+	const char *keys[4] = {"audit", "driver_smoke", "framework", "verdict"};
+	bool want[4] = {v->audit != NULL, true, v->framework_ran, v->verdict != NULL};
+	if (want[0])
+		parts[0] = ml_audit_to_json(v->audit);
+	parts[1] = ml_smoke_result_to_json(&v->driver);
+	if (want[2])
+		parts[2] = ml_framework_result_to_json(&v->framework);
+	if (want[3])
+		parts[3] = ml_verdict_to_json(v->verdict);
+	int rc = 0;
+	for (size_t i = 0; i < 4; i++) {
+		if (!want[i])
+			continue;
+		if (!parts[i] || !cJSON_AddItemToObject(obj, keys[i], parts[i])) {
+			cJSON_Delete(parts[i]);
+			rc = ML_ENOMEM;
+		}
+	}
+	return rc;
+}
+
+void ml_verification_free(ml_verification *v)
+{
+	if (!v)
+		return;
+	ml_audit_free(v->audit);
+	ml_smoke_result_release(&v->driver);
+	if (v->framework_ran)
+		ml_framework_result_release(&v->framework);
+	ml_verdict_free(v->verdict);
+	free(v);
+}

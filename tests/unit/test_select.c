@@ -1,0 +1,456 @@
+/*
+ * test_select.c - specs for manifest selection (src/plan/select.c through
+ * ml_select(), with the embedded manifests and selection rules): for
+ * machines built by hand (no GPU, Ampere, Hopper, Blackwell on old and new
+ * drivers, mixed GPUs, Kepler, a driver below the CUDA 12 floor, Windows,
+ * aarch64, an unsupported Python), which manifest is chosen, every rule's
+ * verdict in order, and what the problem and remedy say when nothing fits.
+ * The numbers asserted are the user-visible ones (driver 570.26,
+ * 550.54.14), whatever table they come from.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mlsetup/plan.h"
+
+/* A machine and the storage for its GPUs (m.gpus points into gpus). */
+typedef struct box {
+	ml_machine m;
+	ml_gpu gpus[4];
+} box;
+
+/* A machine with no GPU yet: os "linux"/"windows", arch, driver ("" for
+ * none), glibc 2.36 on Linux. */
+static void machine(box *b, const char *os, const char *arch, const char *driver)
+{
+	memset(b, 0, sizeof(*b));
+	snprintf(b->m.os.name, sizeof(b->m.os.name), "%s", os);
+	snprintf(b->m.os.arch, sizeof(b->m.os.arch), "%s", arch);
+	if (strcmp(os, "linux") == 0) {
+		snprintf(b->m.os.libc_kind, sizeof(b->m.os.libc_kind), "glibc");
+		snprintf(b->m.os.libc_version, sizeof(b->m.os.libc_version), "2.36");
+	}
+	snprintf(b->m.driver.version, sizeof(b->m.driver.version), "%s", driver);
+	b->m.driver.kernel_module = driver[0] != '\0';
+	b->m.gpus = b->gpus;
+}
+
+static void gpu(box *b, const char *name, int major, int minor)
+{
+	ml_gpu *g = &b->gpus[b->m.n_gpus];
+	g->index = (int)b->m.n_gpus++;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->cc_major = major;
+	g->cc_minor = minor;
+	snprintf(g->architecture, sizeof(g->architecture), "%s", ml_cc_architecture(major, minor));
+}
+
+static ml_selection *select_for(const box *b, const char *python, const char *forced)
+{
+	ml_select_opts o = ML_SELECT_OPTS_INIT;
+	o.python_version = python;
+	o.manifest = forced;
+	ml_selection *s = NULL;
+	ml_err err = ML_ERR_INIT;
+	if (ml_select(&s, &b->m, &o, &err) != 0)
+		fail_msg("ml_select: %s", err.msg);
+	return s;
+}
+
+static const char *verdict_name(ml_verdict_kind v)
+{
+	switch (v) {
+	case ML_RULE_OK:
+		return "ok";
+	case ML_RULE_WARN:
+		return "warn";
+	case ML_RULE_FAIL:
+		return "FAIL";
+	case ML_RULE_INFO:
+		return "info";
+	}
+	return "?";
+}
+
+/* Every reason as "manifest rule verdict", one per line, in order. */
+static void assert_verdicts(const ml_selection *s, const char *want)
+{
+	char got[4096] = "";
+	for (size_t i = 0; i < s->n_reasons; i++) {
+		const ml_reason *r = &s->reasons[i];
+		size_t l = strlen(got);
+		snprintf(got + l, sizeof(got) - l, "%s %s %s\n", r->manifest, r->rule,
+		         verdict_name(r->verdict));
+	}
+	assert_string_equal(got, want);
+}
+
+/* Fails unless the nth (0-based) reason for (manifest, rule) contains text. */
+static void assert_reason(const ml_selection *s, const char *manifest, const char *rule, int nth,
+                          const char *text)
+{
+	for (size_t i = 0; i < s->n_reasons; i++) {
+		const ml_reason *r = &s->reasons[i];
+		if (strcmp(r->manifest, manifest) || strcmp(r->rule, rule) || nth-- > 0)
+			continue;
+		if (!strstr(r->detail, text))
+			fail_msg("%s %s: '%s' does not say '%s'", manifest, rule, r->detail, text);
+		return;
+	}
+	fail_msg("no %s reason for %s", rule, manifest);
+}
+
+static void assert_chosen(const ml_selection *s, const char *name)
+{
+	if (!name) {
+		if (s->manifest)
+			fail_msg("chose %s, expected nothing to fit", s->manifest->name);
+		return;
+	}
+	if (!s->manifest)
+		fail_msg("nothing fits (%s), expected %s", s->problem, name);
+	assert_string_equal(s->manifest->name, name);
+	assert_true(s->manifest->embedded);
+	assert_string_equal(s->problem, "");
+}
+
+static bool any_warning(const ml_selection *s, const char *text)
+{
+	for (size_t i = 0; i < s->n_warnings; i++)
+		if (strstr(s->warnings[i], text))
+			return true;
+	return false;
+}
+
+#define REQ "requirements.txt"
+#define BW  "requirements_blackwell.txt"
+
+static void test_no_gpu_selects_the_default_manifest_and_skips_gpu_checks(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "");
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_true(s->gpu_checks_skipped);
+	assert_false(s->overridden);
+	/* No GPU: neither the gpu nor the driver rule is judged. */
+	assert_verdicts(s, REQ " platform ok\n" REQ " python ok\n" REQ " choice info\n");
+	assert_reason(s, REQ, "platform", 0, "linux-x86_64 is supported");
+	assert_reason(s, REQ, "python", 0, "Python 3.12 is supported");
+	assert_reason(s, REQ, "choice", 0, "no NVIDIA GPU");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_rtx3090_on_r550_gets_the_reproducible_stack(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "550.127.05");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_false(s->gpu_checks_skipped);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" REQ " choice info\n");
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA GeForce RTX 3090 (sm_86): SASS sm_86 runs on 8.6");
+	assert_reason(s, REQ, "driver", 0, "driver 550.127.05 >= 550.54.14");
+	assert_reason(s, REQ, "choice", 0, "preferred for reproducibility");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_h100_gets_the_reproducible_stack(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "570.124.06");
+	gpu(&b, "NVIDIA H100 80GB HBM3", 9, 0);
+	ml_selection *s = select_for(&b, "3.11", NULL);
+	assert_chosen(s, REQ);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" REQ " choice info\n");
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA H100 80GB HBM3 (sm_90): SASS sm_90");
+	assert_reason(s, REQ, "python", 0, "Python 3.11 is supported");
+	ml_selection_free(s);
+}
+
+static void test_rtx5090_on_r550_fits_nothing_and_names_driver_570(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "550.54.14");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	/* torch 2.6 has no sm_120 code; the Blackwell build runs but needs R570. */
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu ok\n" BW " driver FAIL\n" BW
+	                       " platform ok\n" BW " python ok\n");
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA GeForce RTX 5090 (sm_120): sm_120: no SASS");
+	assert_reason(s, BW, "gpu", 0, "runs on 12.0");
+	assert_reason(s, BW, "driver", 0, "driver 550.54.14 is below 570.26");
+	assert_non_null(strstr(s->problem, "NVIDIA GeForce RTX 5090 (sm_120)"));
+	assert_non_null(strstr(s->problem, BW));
+	assert_non_null(strstr(s->problem, "driver >= 570.26"));
+	assert_non_null(strstr(s->problem, "this machine has 550.54.14"));
+	assert_string_equal(s->remedy, "upgrade the NVIDIA driver to 570.26 or newer");
+	ml_selection_free(s);
+}
+
+static void test_rtx5090_on_r570_gets_the_blackwell_stack(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "570.124.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, BW);
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu ok\n" BW " driver ok\n" BW
+	                       " platform ok\n" BW " python ok\n" BW " choice info\n");
+	assert_reason(s, BW, "gpu", 0, "NVIDIA GeForce RTX 5090 (sm_120): SASS sm_120");
+	assert_reason(s, BW, "driver", 0, "driver 570.124.04 >= 570.26");
+	assert_reason(s, BW, "choice", 0, "the preferred manifests before it do not");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_mixed_ampere_and_blackwell_need_the_build_both_run(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "570.124.04");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, BW);
+	/* One gpu verdict per GPU, in order. */
+	assert_verdicts(s, REQ " gpu ok\n" REQ " gpu FAIL\n" REQ " driver ok\n" REQ
+	                       " platform ok\n" REQ " python ok\n" BW " gpu ok\n" BW " gpu ok\n" BW
+	                       " driver ok\n" BW " platform ok\n" BW " python ok\n" BW
+	                       " choice info\n");
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA GeForce RTX 3090 (sm_86)");
+	assert_reason(s, REQ, "gpu", 1, "NVIDIA GeForce RTX 5090 (sm_120): sm_120: no SASS");
+	assert_reason(s, BW, "gpu", 0, "NVIDIA GeForce RTX 3090 (sm_86): SASS sm_86 runs on 8.6");
+	assert_reason(s, BW, "gpu", 1, "NVIDIA GeForce RTX 5090 (sm_120): SASS sm_120");
+	ml_selection_free(s);
+}
+
+static void test_kepler_fits_nothing_and_says_the_generation_was_dropped(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "470.256.02");
+	gpu(&b, "NVIDIA Tesla K40m", 3, 5);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver FAIL\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu FAIL\n" BW " driver FAIL\n" BW
+	                       " platform ok\n" BW " python ok\n");
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA Tesla K40m (sm_35)");
+	assert_reason(s, REQ, "driver", 0, "driver 470.256.02 is below 550.54.14");
+	assert_string_equal(s->problem, "no shipped manifest has CUDA code that runs on NVIDIA "
+	                                "Tesla K40m (sm_35) (Kepler)");
+	assert_non_null(strstr(s->remedy, "dropped this GPU generation"));
+	ml_selection_free(s);
+}
+
+static void test_driver_520_is_below_the_cuda12_floor_and_fits_nothing(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "520.61.05");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver FAIL\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu ok\n" BW " driver FAIL\n" BW
+	                       " platform ok\n" BW " python ok\n");
+	assert_reason(s, REQ, "driver", 0,
+	              "driver 520.61.05 is below 550.54.14, the minimum for "
+	              "CUDA 12.4");
+	assert_reason(s, BW, "driver", 0,
+	              "driver 520.61.05 is below 570.26, the minimum for CUDA "
+	              "12.8");
+	/* The preferred manifest is the one to upgrade for, and the problem
+	 * names the GPU (its code runs; only the driver is too old). */
+	assert_non_null(strstr(s->problem, "NVIDIA GeForce RTX 3090 (sm_86) needs"));
+	assert_non_null(strstr(s->problem, REQ ", which need driver >= 550.54.14"));
+	assert_non_null(strstr(s->problem, "this machine has 520.61.05"));
+	assert_string_equal(s->remedy, "upgrade the NVIDIA driver to 550.54.14 or newer");
+	ml_selection_free(s);
+}
+
+static void test_driver_535_runs_under_minor_version_compatibility_with_a_warning(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "535.183.01");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver warn\n" REQ " platform ok\n" REQ
+	                       " python ok\n" REQ " choice info\n");
+	assert_reason(s, REQ, "driver", 0, "driver 535.183.01 is below 550.54.14");
+	assert_reason(s, REQ, "driver", 0, "at least 525.60.13");
+	assert_true(any_warning(s, "minor-version compatibility"));
+	assert_true(any_warning(s, "upgrade to 550.54.14 or newer"));
+	ml_selection_free(s);
+}
+
+static void test_blackwell_below_r570_gets_no_minor_version_grace(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "560.35.03");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	/* 560 is above the CUDA 12 floor, but Blackwell needs an R570 driver. */
+	assert_reason(s, BW, "driver", 0, "driver 560.35.03 is below 570.26");
+	assert_reason(s, BW, "driver", 0, "NVIDIA GeForce RTX 5090 (sm_120) needs an R570+ driver");
+	assert_string_equal(s->remedy, "upgrade the NVIDIA driver to 570.26 or newer");
+	ml_selection_free(s);
+}
+
+static void test_windows_is_not_a_platform_the_manifests_support(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "572.16");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver ok\n" REQ " platform FAIL\n" REQ
+	                       " python ok\n" BW " gpu ok\n" BW " driver ok\n" BW
+	                       " platform FAIL\n" BW " python ok\n");
+	/* Windows drivers are judged against the Windows minimum. */
+	assert_reason(s, REQ, "driver", 0, "driver 572.16 >= 551.61");
+	assert_reason(s, BW, "driver", 0, "driver 572.16 >= 570.65");
+	assert_reason(s, REQ, "platform", 0,
+	              "windows-x86_64 is not supported (manifest: linux-x86_64)");
+	assert_string_equal(s->problem, REQ " fits these GPUs but not this platform");
+	assert_non_null(strstr(s->remedy, "use a supported OS and CPU"));
+	ml_selection_free(s);
+}
+
+static void test_aarch64_is_not_a_platform_the_manifests_support(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "aarch64", "570.124.06");
+	gpu(&b, "NVIDIA GH200 480GB", 9, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
+	assert_reason(s, REQ, "gpu", 0, "NVIDIA GH200 480GB (sm_90)");
+	assert_reason(s, REQ, "platform", 0,
+	              "linux-aarch64 is not supported (manifest: linux-x86_64)");
+	assert_string_equal(s->problem, REQ " fits these GPUs but not this platform");
+	ml_selection_free(s);
+}
+
+static void test_python_313_is_not_supported_by_the_manifests(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "550.127.05");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.13", NULL);
+	assert_chosen(s, NULL);
+	assert_verdicts(s, REQ " gpu ok\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python FAIL\n" BW " gpu ok\n" BW " driver warn\n" BW
+	                       " platform ok\n" BW " python FAIL\n");
+	assert_reason(s, REQ, "python", 0, "Python 3.13 is not supported (manifest: 3.11 3.12)");
+	assert_string_equal(s->problem, REQ " fits these GPUs but not this Python version");
+	assert_non_null(strstr(s->remedy, "--python X.Y"));
+	ml_selection_free(s);
+}
+
+static void test_python_313_without_a_gpu_fits_nothing_either(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "");
+	ml_selection *s = select_for(&b, "3.13", NULL);
+	assert_chosen(s, NULL);
+	assert_verdicts(s, REQ " platform ok\n" REQ " python FAIL\n");
+	assert_string_equal(s->problem, REQ " fits these GPUs but not this Python version");
+	ml_selection_free(s);
+}
+
+static void test_forcing_a_manifest_that_cannot_run_warns_loudly(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "570.124.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", "requirements");
+	assert_chosen(s, REQ);
+	assert_true(s->overridden);
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" REQ " choice info\n");
+	assert_reason(s, REQ, "choice", 0, "although it does not fit this machine");
+	assert_true(any_warning(s, "torch 2.6.0+cu124 has no code for NVIDIA GeForce RTX 5090 "
+	                           "(sm_120)"));
+	assert_true(any_warning(s, "no kernel image is available for execution on the device"));
+	ml_selection_free(s);
+}
+
+static void test_unknown_compute_capability_is_a_warning_not_a_failure(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "550.127.05");
+	gpu(&b, "NVIDIA Graphics Device", -1, -1);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_reason(s, REQ, "gpu", 0, "compute capability unknown");
+	assert_true(any_warning(s, "compute capability unknown"));
+	ml_selection_free(s);
+}
+
+static void test_a_manifest_that_does_not_exist_is_an_error(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "");
+	ml_select_opts o = ML_SELECT_OPTS_INIT;
+	o.manifest = "no-such-manifest.txt";
+	ml_selection *s = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_select(&s, &b.m, &o, &err), ML_ENOENT);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, "no-such-manifest.txt"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_no_gpu_selects_the_default_manifest_and_skips_gpu_checks),
+	        cmocka_unit_test(test_rtx3090_on_r550_gets_the_reproducible_stack),
+	        cmocka_unit_test(test_h100_gets_the_reproducible_stack),
+	        cmocka_unit_test(test_rtx5090_on_r550_fits_nothing_and_names_driver_570),
+	        cmocka_unit_test(test_rtx5090_on_r570_gets_the_blackwell_stack),
+	        cmocka_unit_test(test_mixed_ampere_and_blackwell_need_the_build_both_run),
+	        cmocka_unit_test(test_kepler_fits_nothing_and_says_the_generation_was_dropped),
+	        cmocka_unit_test(test_driver_520_is_below_the_cuda12_floor_and_fits_nothing),
+	        cmocka_unit_test(
+	                test_driver_535_runs_under_minor_version_compatibility_with_a_warning),
+	        cmocka_unit_test(test_blackwell_below_r570_gets_no_minor_version_grace),
+	        cmocka_unit_test(test_windows_is_not_a_platform_the_manifests_support),
+	        cmocka_unit_test(test_aarch64_is_not_a_platform_the_manifests_support),
+	        cmocka_unit_test(test_python_313_is_not_supported_by_the_manifests),
+	        cmocka_unit_test(test_python_313_without_a_gpu_fits_nothing_either),
+	        cmocka_unit_test(test_forcing_a_manifest_that_cannot_run_warns_loudly),
+	        cmocka_unit_test(test_unknown_compute_capability_is_a_warning_not_a_failure),
+	        cmocka_unit_test(test_a_manifest_that_does_not_exist_is_an_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
