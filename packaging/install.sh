@@ -164,8 +164,8 @@ mlsetup_install_sh() {
 	ml_download "$ml_url/SHA256SUMS" "$ml_tmpdir/SHA256SUMS"
 	ml_want=$(awk -v n="$ml_name" '$2 == n || $2 == "*" n { print $1; exit }' "$ml_tmpdir/SHA256SUMS")
 	case $ml_want in
-	[0-9a-f]*) [ ${#ml_want} -eq 64 ] || ml_want= ;;
-	*) ml_want= ;;
+	*[!0-9a-f]*) ml_want= ;;
+	*) [ ${#ml_want} -eq 64 ] || ml_want= ;;
 	esac
 	[ -n "$ml_want" ] || ml_fail "$ml_url/SHA256SUMS has no sha256 for $ml_name"
 	ml_download "$ml_url/$ml_name" "$ml_tmpfile"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh TARGET... - what `make release-check` proves about dist/:
 #   1. each binary needs only glibc's own libraries (NEEDED) and no symbol
-#      version newer than GLIBC_2.17, and says which build it is;
+#      version newer than GLIBC_2.17, holds no path of the build machine,
+#      and says which build it is;
 #   2. the binary for this machine passes the whole test suite
 #      (tests/run-tests.sh, the install.sh tests included and required);
 #   3. the aarch64 binary runs --version, detect and plan --offline under
@@ -43,6 +44,12 @@ for t in "$@"; do
 	else
 		ok "$t: newest glibc symbol version GLIBC_$newest (<= $GLIBC_MAX)"
 	fi
+	# Reproducible means no path of the build machine inside.
+	leaked=
+	for p in "$REL_CACHE" "$REL_TOP" "$HOME"; do
+		[ -n "$p" ] && [ "$p" != / ] && grep -q -a -F "$p/" "$bin" && leaked="$leaked $p"
+	done
+	if [ -n "$leaked" ]; then bad "$t: the binary holds build paths:$leaked"; else ok "$t: no build path inside"; fi
 	interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 	ok "$t: interpreter $interp, $(wc -c <"$bin" | tr -d ' ') bytes"
 done
