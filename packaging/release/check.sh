@@ -6,7 +6,9 @@
 #   2. the binary for this machine passes the whole test suite
 #      (tests/run-tests.sh, the install.sh tests included and required);
 #   3. the aarch64 binary runs --version, detect and plan --offline under
-#      qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu).
+#      qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu);
+#   4. a pinned source version that has left Debian stops the build with
+#      the version to pin instead.
 . "$(dirname "$0")/lib.sh"
 
 set +e # every check runs and reports; the exit status sums them up
@@ -53,6 +55,20 @@ for t in "$@"; do
 	interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 	ok "$t: interpreter $interp, $(wc -c <"$bin" | tr -d ' ') bytes"
 done
+
+# A pinned source version that has left the archive stops the build and
+# names the version to pin (here: curl pinned to a version that never was).
+lock=$REL_TOP/build/release/gone.lock
+curl_now=$(rel_entries | awk '$1 == "curl" { print $3 }')
+mkdir -p "$REL_TOP/build/release"
+sed "s/^\(curl  *curl  *\)[^ ]*/\17.0.0-0gone/" "$REL_LOCK" >"$lock"
+out=$(MLSETUP_RELEASE_LOCK=$lock sh "$REL_DIR/sources.sh" fetch 2>&1)
+if [ $? -ne 0 ] && printf '%s\n' "$out" | grep -qF "pin curl $curl_now instead"; then
+	ok "a pinned version that left Debian stops the build and names $curl_now"
+else
+	bad "a pinned version that left Debian: $out"
+fi
+rm -f "$lock"
 
 host=$(uname -m)-linux-gnu
 for t in "$@"; do
