@@ -36,6 +36,25 @@ void ml_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "error: <msg>" and, when set, "hint: <hint>" on stderr. Always shown. */
 void ml_report_error(const ml_err *err);
 
+/* Warnings, errors and hints on a terminal are wrapped at word boundaries
+ * to its width (ml_wrap, ml_term_width), continuation lines indented under
+ * the text after "warning: " / "error: " / "hint: "; elsewhere (a file, a
+ * pipe) each stays one line, so logs can be searched. */
+
+/* The width of the terminal, in columns, for output on fd: $COLUMNS when
+ * it is a number >= 20, else the terminal's own (TIOCGWINSZ), else 80. */
+int ml_term_width(int fd);
+
+/* Wraps text at word boundaries (spaces) into lines of at most width
+ * columns: the first line starts `used` columns in (after a prefix such
+ * as "warning: " the caller prints), every later line with `indent`
+ * spaces. A newline in text starts a new, indented line; runs of spaces
+ * where a line breaks are dropped; a word longer than a whole line is cut.
+ * Columns are counted in UTF-8 code points. Writes the result,
+ * NUL-terminated and cut to fit, into dst (sz bytes; none when sz is 0) and
+ * returns the length of the whole result in bytes, as snprintf does. */
+size_t ml_wrap(char *dst, size_t sz, const char *text, int width, int used, int indent);
+
 /* Writes the JSON document to stdout (pretty-printed, newline-terminated).
  * Returns 0 or ML_ENOMEM / ML_EIO. Does not take ownership of doc. */
 int ml_out_json(const struct cJSON *doc);
