@@ -111,4 +111,48 @@ void ml_progress_note(ml_progress *p, const char *text);
 /* Erases the display (terminal) and frees p. Accepts NULL. */
 void ml_progress_finish(ml_progress *p);
 
+/* --- live status (src/core/live.c) ----------------------------------------- */
+
+/* What runs now, for a person watching: on a terminal one "live" line at
+ * the bottom of stderr, "fetch: SAXPY on GPU 0... 2.3 s", redrawn in place
+ * at most 10 times a second (a thread keeps the seconds moving while the
+ * work blocks) and erased when the work ends; permanent lines (finished
+ * steps, and everything ml_say, ml_warn, ml_verbose and ml_report_error
+ * print) appear above it. Tasks nest: the line shows the outermost task's
+ * text and the innermost's, and the innermost's seconds. While a terminal
+ * progress display (ml_progress) is drawn, the live line steps aside.
+ * Functions are thread-safe; the stages never call them (they report
+ * through callbacks, the front end calls these). */
+typedef enum ml_live_mode {
+	ML_LIVE_SILENT, /* --no-progress, -q or --json: nothing */
+	ML_LIVE_TTY,    /* stderr is a terminal whose TERM is not "dumb" */
+	ML_LIVE_PLAIN,  /* anything else: the front end prints plain lines */
+} ml_live_mode;
+
+/* Chooses and returns the mode for this command (after ml_out_setup):
+ * silent when enabled is false (--no-progress), with -q or with --json. */
+ml_live_mode ml_live_start(bool enabled);
+
+/* The mode chosen by ml_live_start(); ML_LIVE_SILENT before it. */
+ml_live_mode ml_live_mode_now(void);
+
+/* Begins a task nested in the running ones (at most 4 deep; deeper ones
+ * are counted but not shown) with text (copied), its seconds counted from
+ * now. Only ML_LIVE_TTY draws anything. */
+void ml_live_begin(const char *text);
+
+/* Replaces the innermost task's text, keeping its clock. */
+void ml_live_text(const char *text);
+
+/* Ends the innermost task and returns its seconds (0 when none runs). */
+double ml_live_end(void);
+
+/* A permanent line on stderr (printf-style, a newline added): above the
+ * live line on a terminal; as is in ML_LIVE_PLAIN; nothing when silent. */
+void ml_live_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Ends every task, erases the live line and stops its thread. Safe to call
+ * more than once, and without ml_live_start(). */
+void ml_live_stop(void);
+
 #endif /* MLSETUP_OUT_H */

@@ -1,8 +1,9 @@
 /*
  * out.c - decides between human text, JSON and silence for everything the
- * front end shows; stages hand it data and never print themselves.
- * Warnings, errors and hints are wrapped to the terminal's width when they
- * go to one.
+ * front end shows; stages hand it data and never print themselves. Text
+ * for people goes through the output lock (live.h), so that it lands above
+ * the live status line; warnings, errors and hints are wrapped to the
+ * terminal's width when they go to one.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "live.h"
 #include "mlsetup/out.h"
 
 static ml_out_opts g_opts = {false, 0, ML_COLOR_AUTO};
@@ -45,8 +47,12 @@ void ml_say(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
+	ml_out_lock();
 	vfprintf(stdout, fmt, ap);
 	fputc('\n', stdout);
+	if (ml_live_mode_now() == ML_LIVE_TTY)
+		fflush(stdout); /* before the live line is drawn again on stderr */
+	ml_out_unlock();
 	va_end(ap);
 }
 
@@ -56,9 +62,11 @@ void ml_verbose(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
+	ml_out_lock();
 	fputs("verbose: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	ml_out_unlock();
 	va_end(ap);
 }
 
@@ -186,7 +194,7 @@ size_t ml_wrap(char *dst, size_t sz, const char *text, int width, int used, int 
 
 /* Prints "<prefix><msg>" and a newline on stderr; wrapped to the
  * terminal's width, continuation lines under the text, when stderr is a
- * terminal. */
+ * terminal. Lock held by the caller. */
 static void put_message(const char *prefix, const char *msg)
 {
 	if (!isatty(STDERR_FILENO)) {
@@ -212,16 +220,22 @@ void ml_warn(const char *fmt, ...)
 	char *msg = NULL;
 	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	ml_out_lock();
 	put_message("warning: ", n >= 0 && msg ? msg : fmt);
+	fflush(stderr);
+	ml_out_unlock();
 	if (n >= 0)
 		free(msg);
 }
 
 void ml_report_error(const ml_err *err)
 {
+	ml_out_lock();
 	put_message("error: ", err->msg[0] ? err->msg : ml_strerror(err->code));
 	if (err->hint[0])
 		put_message("hint: ", err->hint);
+	fflush(stderr);
+	ml_out_unlock();
 }
 
 int ml_out_json(const struct cJSON *doc)
