@@ -381,11 +381,22 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 {
 	for (size_t i = 0; i < n; i++) /* a manifest whose code runs but driver is too old */
 		if (fs[i].gpu != ML_RULE_FAIL && fs[i].driver == ML_RULE_FAIL) {
+			/* the GPUs the preferred manifest could not run, else (its code
+			 * ran, only the driver failed) every GPU of the machine */
+			char gpus[256] = "";
+			if (fs[0].gpus_failing[0])
+				ml_strlcpy(gpus, fs[0].gpus_failing, sizeof(gpus));
+			for (size_t g = 0; !fs[0].gpus_failing[0] && g < m->n_gpus; g++) {
+				char label[160];
+				size_t l = strlen(gpus);
+				gpu_label(label, sizeof(label), &m->gpus[g]);
+				snprintf(gpus + l, sizeof(gpus) - l, "%s%s", l ? ", " : "", label);
+			}
 			snprintf(s->problem, sizeof(s->problem),
 			         "%s needs the CUDA builds of %s, which need driver >= %s; this "
 			         "machine has %s",
-			         fs[0].gpus_failing[0] ? fs[0].gpus_failing : "this GPU", names[i],
-			         fs[i].driver_need, m->driver.version);
+			         gpus[0] ? gpus : "this GPU", names[i], fs[i].driver_need,
+			         m->driver.version);
 			snprintf(s->remedy, sizeof(s->remedy),
 			         "upgrade the NVIDIA driver to %s or newer", fs[i].driver_need);
 			return;

@@ -279,7 +279,9 @@ static void test_driver_520_is_below_the_cuda12_floor_and_fits_nothing(void **st
 	assert_reason(s, BW, "driver", 0,
 	              "driver 520.61.05 is below 570.26, the minimum for CUDA "
 	              "12.8");
-	/* The preferred manifest is the one to upgrade for. */
+	/* The preferred manifest is the one to upgrade for, and the problem
+	 * names the GPU (its code runs; only the driver is too old). */
+	assert_non_null(strstr(s->problem, "NVIDIA GeForce RTX 3090 (sm_86) needs"));
 	assert_non_null(strstr(s->problem, REQ ", which need driver >= 550.54.14"));
 	assert_non_null(strstr(s->problem, "this machine has 520.61.05"));
 	assert_string_equal(s->remedy, "upgrade the NVIDIA driver to 550.54.14 or newer");
