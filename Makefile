@@ -19,7 +19,7 @@
 # with pkg-config; the release build makes its own (packaging/release/).
 
 CC      ?= cc
-PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd
+PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd liblz4
 TESTPKGS := cmocka
 PKG_CONFIG ?= pkg-config
 
@@ -30,6 +30,7 @@ hint_openssl    := libssl-dev / openssl-devel
 hint_libcjson   := libcjson-dev / cjson-devel
 hint_libgit2    := libgit2-dev / libgit2-devel
 hint_libzstd    := libzstd-dev / libzstd-devel
+hint_liblz4     := liblz4-dev / lz4-devel
 hint_cmocka     := libcmocka-dev / libcmocka-devel
 
 define check_pkg

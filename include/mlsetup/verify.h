@@ -8,16 +8,19 @@
  * one "will it run?" rule (plan.h). Sources:
  *
  *   fatbin.c  the fatbinary reader: containers and entries (FACTS.md
- *             "Fatbinary", checked against nvcc 13.0 output) and the ELF-64
- *             section lookup for `.nv_fatbin` (System V ABI, "ELF-64 Object
- *             File Format"); pure functions over bytes in memory
+ *             "Fatbinary", checked against nvcc 13.0 output), where each
+ *             container lies (`.nv_fatbin`, `__nv_relfatbin`, data
+ *             sections) and the ELF-64 section lookup (System V ABI,
+ *             "ELF-64 Object File Format"); pure functions over bytes
+ *   cubin.c   one entry's payload: LZ4 (liblz4) or zstd (libzstd)
+ *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
  *             trees; and the "mlsetup.audit/1" JSON document
  *
- * Nothing here prints, decompresses or runs GPU code. Every reader is
- * bounds-checked with overflow-safe arithmetic and is fuzzed
- * (tests/fuzz/fuzz_fatbin.c): malformed, truncated or hostile input gives
+ * Nothing here prints or runs GPU code. Every reader is bounds-checked with
+ * overflow-safe arithmetic and is fuzzed (tests/fuzz/fuzz_fatbin.c,
+ * tests/fuzz/fuzz_cubin.c): malformed, truncated or hostile input gives
  * ML_EPARSE with a message naming the offset, never a crash.
  */
 #ifndef MLSETUP_VERIFY_H
@@ -41,6 +44,21 @@ enum { ML_FATBIN_KIND_PTX = 1, ML_FATBIN_KIND_ELF = 2 };
 #define ML_FATBIN_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a / compute_90a */
 #define ML_FATBIN_FLAG_FAMILY        0x200000ull /* sm_100f / compute_100f */
 
+/* Where a container was found, which decides whether its code counts at
+ * run time (FACTS.md "Which containers count at run time"). */
+typedef enum ml_fatbin_where {
+	ML_FATBIN_EXECUTABLE = 0,  /* `.nv_fatbin` (or found by magic in a PE
+	                            * DLL or an ELF file without sections): what
+	                            * the CUDA runtime loads; what `cuobjdump
+	                            * --list-elf --list-ptx` lists */
+	ML_FATBIN_EMBEDDED = 1,    /* a whole container inside `.data`, `.rodata`
+	                            * or `.data.rel.ro`: loaded by the library
+	                            * itself at run time (cuFFT 11.2, CUPTI); counts */
+	ML_FATBIN_RELOCATABLE = 2, /* `__nv_relfatbin`: relocatable device code,
+	                            * input to a device link, never loaded at run
+	                            * time; never counts */
+} ml_fatbin_where;
+
 /* One code object of a fatbin: SASS (kind 2, an ELF cubin) or PTX (kind 1).
  * Offsets and sizes are in bytes; offsets count from the start of the
  * buffer given to the scan (for ml_fatbin_scan_image(), the file). */
@@ -48,38 +66,73 @@ typedef struct ml_fatbin_entry {
 	ml_cuda_arch arch;          /* sm_90, sm_90a, sm_100f, compute_80 ... */
 	uint16_t kind;              /* ML_FATBIN_KIND_PTX or ML_FATBIN_KIND_ELF */
 	uint64_t flags;             /* ML_FATBIN_FLAG_* and others, as stored */
-	bool compressed;            /* LZ4 or zstd; listed, never decompressed */
+	bool compressed;            /* LZ4 or zstd */
+	ml_fatbin_where where;      /* the container's place in the image */
 	uint64_t offset;            /* of the entry header */
-	uint32_t header_size;       /* entry header bytes (64, 80, 112 seen) */
+	uint32_t header_size;       /* entry header bytes (64, 72, 80, 112 seen) */
 	uint64_t payload_size;      /* payload bytes as stored after the header */
 	uint64_t uncompressed_size; /* when compressed, as the header says; else 0 */
+	int32_t kernels;            /* kernels in the cubin (ml_cubin_count_kernels);
+	                             * -1 when not read: PTX, relocatable code, an
+	                             * architecture another cubin showed to hold
+	                             * kernels, or a cubin that could not be read */
 } ml_fatbin_entry;
 
-/* What one or more scans found. Scans append to it; sass[] and ptx[] stay
- * sorted (major, minor, then plain < 'a' < 'f') without duplicates.
- * Initialise with ML_FATBIN_LIST_INIT; release with ml_fatbin_list_release(). */
+/* What one or more scans found. Scans append to it; every architecture
+ * array stays sorted (major, minor, then plain < 'a' < 'f') without
+ * duplicates. sass[] and ptx[] hold only ML_FATBIN_EXECUTABLE code - the
+ * lists `cuobjdump --list-elf` / `--list-ptx` print; the embedded and
+ * relocatable arrays hold the rest.
+ *
+ * Kernels: when a scan has read its entries, the SASS cubins of counted
+ * code (executable and embedded) are read, smallest first within each
+ * architecture, until the architecture shows a kernel; an architecture
+ * none of whose counted cubins holds one is in kernelless[] (cuFFT's
+ * 872-byte sm_52 cubin). A cubin that cannot be read (bad compression, not
+ * a CUDA ELF, over the size cap) is counted in n_unreadable and treated as
+ * holding kernels. Reading costs what decompressing those cubins costs:
+ * NCCL 2.21.5 ships one device-linked cubin of 37-88 MB per architecture.
+ * Initialise with ML_FATBIN_LIST_INIT; release with
+ * ml_fatbin_list_release(). */
 typedef struct ml_fatbin_list {
 	ml_fatbin_entry *entries; /* every PTX and SASS entry, in file order */
 	size_t n_entries;
 	size_t cap_entries; /* entries allocated (internal) */
-	ml_cuda_arch *sass; /* unique SASS architectures */
+	ml_cuda_arch *sass; /* unique SASS architectures, executable containers */
 	size_t n_sass;
-	ml_cuda_arch *ptx; /* unique PTX architectures */
+	ml_cuda_arch *ptx; /* unique PTX architectures, executable containers */
 	size_t n_ptx;
-	size_t n_containers; /* containers whose header was valid */
-	size_t n_compressed; /* entries with a compressed payload */
-	size_t n_other;      /* entries of other kinds, skipped (not listed) */
+	size_t n_containers;         /* containers whose header was valid (all places) */
+	size_t n_compressed;         /* entries with a compressed payload (all places) */
+	size_t n_other;              /* entries of other kinds, skipped (not listed) */
+	ml_cuda_arch *embedded_sass; /* ML_FATBIN_EMBEDDED: SASS */
+	size_t n_embedded_sass;
+	ml_cuda_arch *embedded_ptx; /* ML_FATBIN_EMBEDDED: PTX */
+	size_t n_embedded_ptx;
+	ml_cuda_arch *relocatable_sass; /* ML_FATBIN_RELOCATABLE: SASS */
+	size_t n_relocatable_sass;
+	ml_cuda_arch *relocatable_ptx; /* ML_FATBIN_RELOCATABLE: PTX */
+	size_t n_relocatable_ptx;
+	ml_cuda_arch *with_kernels; /* counted SASS architectures with a kernel
+	                             * (or an unreadable cubin) */
+	size_t n_with_kernels;
+	ml_cuda_arch *kernelless; /* counted SASS architectures whose every
+	                           * entry holds no kernel */
+	size_t n_kernelless;
+	size_t n_unreadable; /* counted cubins that could not be read */
 } ml_fatbin_list;
 
 #define ML_FATBIN_LIST_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, 0                                              \
+		NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL,   \
+		        0, NULL, 0, 0                                                              \
 	}
 
 /* Scans one fatbin region buf[0..len) - the bytes of a `.nv_fatbin`
- * section, or a fatbin image such as nvcc -fatbin writes - and appends every
- * entry to *out (which the caller initialised; entries read before a failure
- * stay appended, so a truncated fatbin still shows what it had).
+ * section, or a fatbin image such as nvcc -fatbin writes - as executable
+ * code and appends every entry to *out (which the caller initialised;
+ * entries read before a failure stay appended, so a truncated fatbin still
+ * shows what it had).
  *
  * Layout (FACTS.md "Fatbinary", checked with nvcc 13.0): containers follow
  * each other, zero padding between and after them is allowed. A container
@@ -92,8 +145,10 @@ typedef struct ml_fatbin_list {
  * (64..4096, read from the entry, never assumed), then payload_size bytes.
  * arch is 10*major + minor of the compute capability (90 = 9.0, 120 =
  * 12.0); flags mark compression and the `a`/`f` variants. Entries of other
- * kinds are counted in n_other and skipped. Compressed payloads are listed,
- * not decompressed. A zero-filled tail inside a container ends it.
+ * kinds are counted in n_other and skipped. Then SASS payloads are
+ * decompressed and read as cubins to count kernels (see ml_fatbin_list); a
+ * cubin that cannot be read is not a fatbin error. A zero-filled tail inside a
+ * container ends it.
  *
  * Returns 0; ML_EPARSE when the bytes are not a well-formed fatbin (a
  * non-zero byte where a container must start, a bad magic or version, a
@@ -121,15 +176,16 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
  * from the start of buf):
  *
  *   - ELF-64 little-endian with a section table: the `.nv_fatbin` section
- *     (loaded fatbins) and `__nv_relfatbin` (relocatable device code), each
- *     when present, scanned strictly with ml_fatbin_scan(); then `.data`,
- *     `.rodata` and `.data.rel.ro` by magic, counting only candidates that
- *     parse as whole containers (libraries such as cuFFT 11 keep their
- *     kernels there, outside .nv_fatbin);
+ *     (ML_FATBIN_EXECUTABLE) and `__nv_relfatbin` (ML_FATBIN_RELOCATABLE),
+ *     each when present, scanned strictly; then `.data`, `.rodata` and
+ *     `.data.rel.ro` by magic (ML_FATBIN_EMBEDDED), counting only
+ *     candidates that parse as whole containers (libraries such as cuFFT
+ *     11.2 keep their kernels there, outside .nv_fatbin);
  *   - anything else (Windows PE DLLs, where the section name is cut to 8
  *     characters, ELF without a section table): every 8-byte-aligned
  *     offset holding ML_FATBIN_MAGIC followed by version 1 and header size
- *     16 starts a container, which must then be well-formed.
+ *     16 starts a container (ML_FATBIN_EXECUTABLE), which must then be
+ *     well-formed.
  *
  * Returns 0 (also when there is no fatbin at all: out unchanged), ML_EPARSE
  * for a malformed ELF file or fatbin (err names the section or offset), or
@@ -139,13 +195,60 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 /* Frees what l holds and resets it to ML_FATBIN_LIST_INIT. Accepts NULL. */
 void ml_fatbin_list_release(ml_fatbin_list *l);
 
+/* --- one entry's payload (src/verify/cubin.c) ------------------------------- */
+
+/* Largest payload decompressed, in bytes (512 MiB); real cubins stay far
+ * below (NCCL's device-linked ones are about 16 MiB). */
+#define ML_FATBIN_INFLATE_MAX (512ull << 20)
+
+/* Decompresses one entry's payload src[0..src_len) - the compressed_size
+ * bytes after the entry header - according to flags: ML_FATBIN_FLAG_LZ4
+ * (an LZ4 block, liblz4's LZ4_decompress_safe) or ML_FATBIN_FLAG_ZSTD (a
+ * zstd frame, libzstd). The result must be exactly uncompressed_size bytes
+ * (the header's field); nothing is allocated or written beyond that size,
+ * which may not exceed min(cap, ML_FATBIN_INFLATE_MAX) nor 1024 times
+ * src_len plus 64 KiB (no real cubin compresses better). Sets *out (a new
+ * buffer, caller frees) and *out_len. Returns 0; ML_EPARSE for corrupt
+ * data, a size other than the declared one, a size over the bounds, or
+ * flags naming no or both compressions (err says which); ML_ENOMEM. */
+int ml_fatbin_inflate(unsigned char **out, size_t *out_len, const unsigned char *src,
+                      size_t src_len, uint64_t flags, uint64_t uncompressed_size, uint64_t cap,
+                      ml_err *err);
+
+/* Counts the kernels of a cubin buf[0..len): an ELF-64 little-endian image
+ * for the NVIDIA CUDA machine (e_machine 190) whose sections named
+ * `.text.<name>` each hold one kernel (FACTS.md "Kernel-less cubins"). Sets
+ * *out. Returns 0; ML_EPARSE when buf is not such an image or its section
+ * table or name table lies outside it (err says which). Never reads
+ * outside buf[0..len). */
+int ml_cubin_count_kernels(size_t *out, const unsigned char *buf, size_t len, ml_err *err);
+
 /* --- the audit: paths -> answers (src/verify/audit.c) --------------------- */
 
-/* One answer of ml_arch_runs_on() for one device. */
+/* One file's answer for one device. */
+typedef enum ml_audit_state {
+	ML_AUDIT_RUNS = 0,       /* ml_arch_runs_on() says the code runs there */
+	ML_AUDIT_FAILS = 1,      /* it says it does not */
+	ML_AUDIT_UNVERIFIED = 2, /* the file's counted code holds no kernels
+	                          * (kernel-less cubins, or relocatable code
+	                          * only): it keeps its kernels in a form the
+	                          * reader does not see, so nothing can be said;
+	                          * neither runs nor fails */
+} ml_audit_state;
+
+/* Returns "runs", "fails" or "unverified" (static). */
+const char *ml_audit_state_name(ml_audit_state s);
+
+/* The text of every ML_AUDIT_UNVERIFIED answer whose file has kernel-less
+ * cubins only. */
+#define ML_AUDIT_NO_KERNELS_WHY "no kernels visible; stored in another form"
+
+/* One answer for one device. */
 typedef struct ml_audit_answer {
-	bool runs;
-	char why[512]; /* "SASS sm_86 runs on 8.9", "sm_120: no SASS for major 12,
-	                * no PTX ≤ 12.0" */
+	bool runs;            /* state == ML_AUDIT_RUNS (overall: no file fails) */
+	ml_audit_state state; /* per file; overall answers are RUNS or FAILS */
+	char why[512];        /* "SASS sm_86 runs on 8.9", "sm_120: no SASS for major
+	                       * 12, no PTX ≤ 12.0", ML_AUDIT_NO_KERNELS_WHY */
 } ml_audit_answer;
 
 /* One file audited: a library, a wheel member, or a path that failed. */
@@ -153,7 +256,10 @@ typedef struct ml_audit_file {
 	char *path;               /* as given or walked ("env/lib/x.so"); wheel members
 	                           * "w.whl!torch/lib/libtorch_cuda.so" */
 	ml_fatbin_list code;      /* what its fatbins hold (partial after an error) */
-	bool has_code;            /* at least one SASS or PTX entry was found */
+	bool has_code;            /* at least one SASS or PTX entry was found,
+	                           * wherever it lies */
+	bool unverified;          /* has_code, but no counted entry holds a kernel:
+	                           * every answer is ML_AUDIT_UNVERIFIED */
 	int error;                /* 0, or ML_ENOENT / ML_EIO (unreadable), ML_EPARSE
 	                           * (malformed ELF, fatbin or wheel), ML_EFAIL (wheel
 	                           * member over the size cap, directory too deep) */
@@ -186,11 +292,13 @@ typedef struct ml_audit {
 	                       * every library scanned */
 	size_t n_files;
 	size_t n_scanned;         /* libraries read (wheel members included) */
-	size_t n_with_code;       /* of those, with SASS or PTX */
+	size_t n_with_code;       /* of those, with SASS or PTX anywhere */
+	size_t n_unverified;      /* of those, unverified (files[].unverified) */
 	size_t n_errors;          /* files in files[] whose error is set */
-	ml_audit_answer *overall; /* per device: runs iff every file with CUDA
-	                           * code runs there (vacuously true without any);
-	                           * why names the first file that cannot */
+	ml_audit_answer *overall; /* per device: runs iff no file fails there
+	                           * (vacuously true without any; unverified files
+	                           * count as neither); why names the first file
+	                           * that fails */
 } ml_audit;
 
 /* Audits each of paths[0..n_paths):
@@ -207,8 +315,13 @@ typedef struct ml_audit {
  *     symlink loops are harmless; an environment's lib/pythonX.Y/site-packages
  *     and conda's lib/ are covered by this walk.
  *
- * For every file with CUDA code, answers[d] = ml_arch_runs_on(sass + ptx,
- * device d); overall[d] is their conjunction. A path that cannot be read, a
+ * For every file with CUDA code the counted code is its executable and
+ * embedded PTX plus the SASS architectures that hold kernels
+ * (code.with_kernels); relocatable code and kernel-less architectures never
+ * count. answers[d] = ml_arch_runs_on(counted code, device d), or
+ * ML_AUDIT_UNVERIFIED on every device when nothing counts (why:
+ * ML_AUDIT_NO_KERNELS_WHY, or that only relocatable code was found).
+ * overall[d] fails iff some file fails on d. A path that cannot be read, a
  * malformed fatbin or a broken wheel is recorded as a file with error set
  * and the audit goes on. Returns 0 with *out set (even when files failed:
  * see n_errors and ml_audit_status()), or ML_ENOMEM. Caller owns *out; free
@@ -223,18 +336,27 @@ int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
 bool ml_audit_is_library_name(const char *name);
 
 /* Derives the audit's outcome, the one place that decides it: ML_EGPU when
- * some file with CUDA code cannot run on an asked device (err names the
- * file, the device and why, and hints at a build that carries the code),
+ * some file with CUDA code fails on an asked device (err names the device,
+ * the first failing file and why, and up to eight failing files by their
+ * last path component; the hint points at a build that carries the code),
  * else ML_EFAIL when any path or file failed (err says how many and names
- * the first), else 0. Exit codes 5, 1 and 0 (DESIGN.md "Commands"). */
+ * the first), else 0. Unverified files decide nothing. Exit codes 5, 1 and
+ * 0 (DESIGN.md "Commands"). */
 int ml_audit_status(const ml_audit *a, ml_err *err);
 
 /* Builds the "mlsetup.audit/1" JSON document: schema, devices[] ("sm_120"),
- * libraries_scanned, libraries_with_cuda, errors, files[] each with path,
- * sass[], ptx[], containers, entries, compressed, error (string or null),
- * runs_on {"sm_120": bool} and why {"sm_120": text} (empty objects when the
- * file has no code), then the overall runs_on and why. Returns a new cJSON
- * object (caller frees with cJSON_Delete) or NULL when out of memory. */
+ * libraries_scanned, libraries_with_cuda, libraries_unverified, errors,
+ * unverified[] (paths of the unverified files), files[] each with path,
+ * sass[] and ptx[] (executable containers only: what cuobjdump --list-elf
+ * / --list-ptx list), embedded {sass[], ptx[]} (containers in data
+ * sections, loaded by the library at run time; they count), relocatable
+ * {sass[], ptx[]} (`__nv_relfatbin`, device-link input; never counted),
+ * kernelless[] (SASS architectures whose counted entries hold no kernel),
+ * containers, entries, compressed, unreadable_cubins, error (string or
+ * null), runs_on {"sm_120": true | false | "unverified"} and why
+ * {"sm_120": text} (empty objects when the file has no code), then the
+ * overall runs_on (booleans) and why. Returns a new cJSON object (caller
+ * frees with cJSON_Delete) or NULL when out of memory. */
 struct cJSON *ml_audit_to_json(const ml_audit *a);
 
 /* Frees an audit and everything it owns. Accepts NULL. */
@@ -271,6 +393,21 @@ typedef enum ml_check_status {
 
 /* Returns "pass", "fail", "skip" or "warn" (static). */
 const char *ml_check_status_name(ml_check_status s);
+
+/* One step of checking an environment, reported as it happens so that a
+ * front end can show what runs now (a smoke test can take a minute). */
+typedef struct ml_verify_step {
+	const char *name;       /* "auditing the CUDA libraries", "importing torch",
+	                         * "SAXPY on GPU 0", "fp16 matmul on GPU 0" */
+	bool done;              /* false: the step begins; true: it ended */
+	ml_check_status status; /* done: how it went (FAIL also when the
+	                         * program running it died or timed out) */
+	double seconds;         /* done: how long it ran (monotonic clock) */
+} ml_verify_step;
+
+/* Called at the beginning and at the end of every step, from the thread
+ * that runs the check; step and its strings are valid during the call. */
+typedef void (*ml_verify_step_fn)(const ml_verify_step *step, void *data);
 
 /* Returns the CUresult's enumerator name from mlsetup's own table
  * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
@@ -348,11 +485,15 @@ typedef struct ml_smoke_opts {
 	size_t n_floats; /* elements per buffer, 1 .. 2^28; 0: 4 Mi (16 MiB a buffer) */
 	int iterations;  /* timed launches after one warm-up, 1 .. 1000; 0: 10 */
 	int block_size;  /* threads per block, 32 .. 1024; 0: 256 */
+	/* Steps as they run: "starting the CUDA driver" (dlopen, cuInit,
+	 * cuDeviceGetCount), then "SAXPY on GPU N" per device; may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_smoke_opts;
 
 #define ML_SMOKE_OPTS_INIT                                                                         \
 	{                                                                                          \
-		NULL, NULL, 0, 0, 0                                                                \
+		NULL, NULL, 0, 0, 0, NULL, NULL                                                    \
 	}
 
 /* Runs the driver-level smoke test (CUDA Driver API): dlopen the driver
@@ -488,11 +629,17 @@ typedef struct ml_framework_opts {
 	int matmul_size;  /* n of the n x n matmuls (elementwise: n*n elements),
 	                   * 2 .. 16384; 0: 2048 */
 	size_t alloc_mib; /* size of the allocation check, MiB, 1 .. 1048576; 0: 256 */
+	/* Steps as the script reports them while it runs ("importing torch",
+	 * "CPU matmul", "checking CUDA", then per GPU "fp32 matmul on GPU N",
+	 * "fp16 ...", "bf16 ...", "elementwise ...", "allocation on GPU N");
+	 * may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_framework_opts;
 
 #define ML_FRAMEWORK_OPTS_INIT                                                                     \
 	{                                                                                          \
-		0, 0, 0                                                                            \
+		0, 0, 0, NULL, NULL                                                                \
 	}
 
 /* Runs the framework-level smoke test: the embedded script
@@ -504,7 +651,11 @@ typedef struct ml_framework_opts {
  * on the CPU a matmul against an exact reference and on every GPU fp32,
  * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
  * an allocation, timed; it prints one JSON line that this parses (cJSON)
- * and classifies (ml_fw_classify). No GPU: the CPU checks still run and
+ * and classifies (ml_fw_classify). Before and after each step it prints a
+ * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
+ * read as it comes and passed to o->on_step; a step the script never
+ * ended (it crashed or hung) ends as FAIL, and the result's detail names
+ * it. No GPU: the CPU checks still run and
  * gpu_checks_skipped says why. A script that crashes, hangs or prints no
  * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
  * with the output's tail in out->output.
@@ -644,11 +795,16 @@ typedef struct ml_verify_env_opts {
 	const char *root;     /* sysroot for the diagnosis; NULL: the live system */
 	bool require_gpu;     /* no GPU check run is a failure */
 	ml_framework_opts framework;
+	/* Every step as it runs: "auditing the CUDA libraries", the driver
+	 * smoke test's and the framework smoke test's (ml_smoke_opts,
+	 * ml_framework_opts); framework.on_step is not used. May be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_verify_env_opts;
 
 #define ML_VERIFY_ENV_OPTS_INIT                                                                    \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT                              \
+		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT, NULL, NULL                  \
 	}
 
 /* Everything verify learnt about one environment. */

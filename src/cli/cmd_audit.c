@@ -108,9 +108,37 @@ static void arch_list(char *dst, size_t sz, const ml_cuda_arch *v, size_t n)
 	}
 }
 
+/* The code that is not executable fatbin: embedded containers (loaded by
+ * the library itself; they count), relocatable device code (never loaded)
+ * and kernel-less architectures; a line each, only when there is some. */
+static void print_other_code(const ml_fatbin_list *c)
+{
+	char sass[1024], ptx[1024];
+	if (c->n_embedded_sass || c->n_embedded_ptx) {
+		arch_list(sass, sizeof sass, c->embedded_sass, c->n_embedded_sass);
+		arch_list(ptx, sizeof ptx, c->embedded_ptx, c->n_embedded_ptx);
+		ml_say("  embedded (loaded by the library at run time): SASS %s; PTX %s", sass,
+		       ptx);
+	}
+	if (c->n_relocatable_sass || c->n_relocatable_ptx) {
+		arch_list(sass, sizeof sass, c->relocatable_sass, c->n_relocatable_sass);
+		arch_list(ptx, sizeof ptx, c->relocatable_ptx, c->n_relocatable_ptx);
+		ml_say("  relocatable (device-link input, never loaded): SASS %s; PTX %s", sass,
+		       ptx);
+	}
+	if (c->n_kernelless) {
+		arch_list(sass, sizeof sass, c->kernelless, c->n_kernelless);
+		ml_say("  kernel-less (no kernels in these cubins): %s", sass);
+	}
+	if (c->n_unreadable)
+		ml_say("  %zu cubin%s could not be read (counted as holding kernels)",
+		       c->n_unreadable, c->n_unreadable == 1 ? "" : "s");
+}
+
 static void print_human(const ml_audit *a, bool detected)
 {
-	const char *b = ml_c("bold"), *r = ml_c("reset"), *red = ml_c("red"), *g = ml_c("green");
+	const char *b = ml_c("bold"), *r = ml_c("reset"), *red = ml_c("red"), *g = ml_c("green"),
+	           *y = ml_c("yellow");
 	char path[4096], msg[512], sass[1024], ptx[1024], sm[32];
 	for (size_t i = 0; i < a->n_files; i++) {
 		const ml_audit_file *f = &a->files[i];
@@ -126,21 +154,34 @@ static void print_human(const ml_audit *a, bool detected)
 		if (f->code.n_compressed)
 			snprintf(extra, sizeof extra, " (%zu compressed)", f->code.n_compressed);
 		ml_say("%s%s%s: SASS %s; PTX %s%s", b, path, r, sass, ptx, extra);
+		print_other_code(&f->code);
 		if (f->error)
 			ml_say("  %serror:%s %s", red, r, msg);
 		for (size_t d = 0; f->has_code && d < a->n_devices; d++) {
 			ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]);
-			if (f->answers[d].runs)
-				ml_say("  %s: %sruns%s (%s)", sm, g, r, f->answers[d].why);
+			const ml_audit_answer *an = &f->answers[d];
+			if (an->state == ML_AUDIT_RUNS)
+				ml_say("  %s: %sruns%s (%s)", sm, g, r, an->why);
+			else if (an->state == ML_AUDIT_UNVERIFIED)
+				ml_say("  %s: %sunverified:%s %s", sm, y, r, an->why);
 			else
-				ml_say("  %s: %sdoes NOT run:%s %s", sm, red, r, f->answers[d].why);
+				ml_say("  %s: %sdoes NOT run:%s %s", sm, red, r, an->why);
 		}
 	}
-	char errs[64] = "";
+	char errs[64] = "", unver[128] = "";
 	if (a->n_errors)
 		snprintf(errs, sizeof errs, ", %s%zu could not be audited%s", red, a->n_errors, r);
-	ml_say("%ssummary%s: %zu librar%s scanned, %zu with CUDA code%s", b, r, a->n_scanned,
-	       a->n_scanned == 1 ? "y" : "ies", a->n_with_code, errs);
+	if (a->n_unverified)
+		snprintf(unver, sizeof unver,
+		         ", %s%zu unverified%s (no kernels visible; stored in another form)", y,
+		         a->n_unverified, r);
+	ml_say("%ssummary%s: %zu librar%s scanned, %zu with CUDA code%s%s", b, r, a->n_scanned,
+	       a->n_scanned == 1 ? "y" : "ies", a->n_with_code, unver, errs);
+	for (size_t i = 0; i < a->n_files; i++)
+		if (a->files[i].unverified) {
+			safe_copy(path, sizeof path, a->files[i].path);
+			ml_say("  unverified: %s", path);
+		}
 	if (a->n_devices == 0)
 		ml_say("  no GPU detected to answer for; name one with --arch sm_XY");
 	for (size_t d = 0; d < a->n_devices; d++) {

@@ -149,7 +149,7 @@ test_expect_success 'usage errors exit 2' '
 	"$MLSETUP" help audit | grep -q "mlsetup audit PATH" &&
 	"$MLSETUP" --help | grep -q "^  audit "
 '
-test_expect_success 'fatbins kept in .data (as cuFFT does) are found too' '
+test_expect_success 'fatbins kept in .data (as cuFFT 11.2 does): embedded, not executable, and they count' '
 	fb="$top/tests/fuzz/corpus/fuzz_fatbin/sass_only.fatbin" &&
 	{
 		echo "/* fatbin bytes in .data, outside .nv_fatbin */"
@@ -161,7 +161,74 @@ test_expect_success 'fatbins kept in .data (as cuFFT does) are found too' '
 	readelf -SW libdatafat.so | grep -q " .data " &&
 	! readelf -SW libdatafat.so | grep -q nv_fatbin &&
 	"$MLSETUP" audit --arch sm_86 --json libdatafat.so >j &&
-	expect_eq "sm_75 sm_80 sm_86 sm_90" "$(json j "\" \".join(d[\"files\"][0][\"sass\"])")" &&
-	expect_eq true "$(json j "d[\"runs_on\"][\"sm_86\"]")"
+	expect_eq "" "$(json j "\" \".join(d[\"files\"][0][\"sass\"])")" &&
+	expect_eq "sm_75 sm_80 sm_86 sm_90" "$(json j "\" \".join(d[\"files\"][0][\"embedded\"][\"sass\"])")" &&
+	expect_eq true "$(json j "d[\"runs_on\"][\"sm_86\"]")" &&
+	"$MLSETUP" audit --arch sm_86 --json "$FB/data_fatbin.so" >j &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"kernelless\"]")" &&
+	expect_eq "{\"sass\": [\"sm_80\", \"sm_86\"], \"ptx\": [\"compute_86\"]}" "$(json j "d[\"files\"][0][\"embedded\"]")" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_75 "$FB/data_fatbin.so" >/dev/null 2>&1
+'
+test_expect_success 'kernel-less cubins (plain, LZ4, zstd): unverified, not counted, exit 0' '
+	for f in kernelless.so kernelless_lz4.so kernelless_zstd.so; do
+		"$MLSETUP" audit --json --arch sm_86 --arch sm_90 "$FB/$f" >j &&
+		expect_eq "{\"sm_86\": \"unverified\", \"sm_90\": \"unverified\"}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+		expect_eq "no kernels visible; stored in another form" "$(json j "d[\"files\"][0][\"why\"][\"sm_90\"]")" &&
+		expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"kernelless\"]")" &&
+		expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+		expect_eq 1 "$(json j "d[\"libraries_unverified\"]")" &&
+		expect_eq "[\"$FB/$f\"]" "$(json j "d[\"unverified\"]")" &&
+		expect_eq "{\"sm_86\": true, \"sm_90\": true}" "$(json j "d[\"runs_on\"]")" || return 1
+	done &&
+	"$MLSETUP" audit --arch sm_120 "$FB/kernelless_lz4.so" "$FB/sm120.so" >out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 "$FB/kernelless.so" "$FB/sass_only.so" >out 2>err &&
+	grep -q "sass_only.so. cannot run on sm_120" err &&
+	! grep -q "kernelless.so. cannot" err &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_75 "$FB/mixed_kernelless.so" >/dev/null 2>&1 &&
+	"$MLSETUP" audit --arch sm_86 "$FB/mixed_kernelless.so" >/dev/null
+'
+test_expect_success 'relocatable code (__nv_relfatbin) is listed apart and never counted' '
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_75 --arch sm_90 "$FB/reloc_linked.so" >j &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[]" "$(json j "d[\"files\"][0][\"ptx\"]")" &&
+	expect_eq "{\"sass\": [\"sm_75\"], \"ptx\": [\"compute_90\"]}" "$(json j "d[\"files\"][0][\"relocatable\"]")" &&
+	expect_eq "{\"sm_75\": true, \"sm_90\": false}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+	"$MLSETUP" audit --json --arch sm_90 "$FB/reloc_only.so" >j &&
+	expect_eq "unverified" "$(json j "d[\"files\"][0][\"runs_on\"][\"sm_90\"]")" &&
+	json j "d[\"files\"][0][\"why\"][\"sm_90\"]" | grep -q "only relocatable device code"
+'
+test_expect_success 'people see unverified, embedded, relocatable and kernel-less code' '
+	"$MLSETUP" audit --arch sm_86 "$FB/kernelless.so" "$FB/data_fatbin.so" >out &&
+	grep -q "^  kernel-less (no kernels in these cubins): sm_75$" out &&
+	grep -q "^  sm_86: unverified: no kernels visible; stored in another form$" out &&
+	grep -q "^  embedded (loaded by the library at run time): SASS sm_80 sm_86; PTX compute_86$" out &&
+	grep -q "^summary: 2 libraries scanned, 2 with CUDA code, 1 unverified (no kernels visible; stored in another form)$" out &&
+	grep -q "^  unverified: $FB/kernelless.so$" out &&
+	! grep -q "does NOT run" out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_90 "$FB/reloc_linked.so" >out 2>/dev/null &&
+	grep -q "^  relocatable (device-link input, never loaded): SASS sm_75; PTX compute_90$" out
+'
+test_expect_success 'a wheel like nvidia-cufft / nvidia-nccl: unverified cufftw, NCCL without executable PTX' '
+	make_wheel nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl \
+		"nvidia/cufft/lib/libcufftw.so.11=$FB/kernelless_lz4.so" \
+		"nvidia/cufft/lib/libcufft.so.11=$FB/data_fatbin.so" \
+		"nvidia/nccl/lib/libnccl.so.2=$FB/reloc_linked.so" &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_86 nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl >j &&
+	expect_eq "unverified true false" "$(json j "\" \".join(str(f[\"runs_on\"][\"sm_86\"]).lower() for f in d[\"files\"])")" &&
+	expect_eq 3 "$(json j "d[\"libraries_with_cuda\"]")" &&
+	expect_eq 1 "$(json j "d[\"libraries_unverified\"]")" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl >out 2>err &&
+	grep -q "libnccl.so.2. cannot run on sm_120" err &&
+	! grep -q "libcufftw" err
+'
+test_expect_success 'unreadable compressed cubins count as holding kernels (no error, no crash)' '
+	for f in bad_lz4_payload.so bad_zstd_size.so; do
+		"$MLSETUP" audit --json --arch sm_75 "$FB/$f" >j &&
+		expect_eq 1 "$(json j "d[\"files\"][0][\"unreadable_cubins\"]")" &&
+		expect_eq null "$(json j "d[\"files\"][0][\"error\"]")" &&
+		expect_eq "{\"sm_75\": true}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+		expect_exit 5 "$MLSETUP" audit --arch sm_86 "$FB/$f" >/dev/null 2>&1 || return 1
+	done
 '
 test_done
