@@ -27,8 +27,8 @@ typedef struct ml_kvs {
 
 /* Fills out with ("build", ml_version_build()) followed by (library,
  * version) pairs for libcurl (with its TLS, HTTP/2 and zlib libraries),
- * libarchive (with its compression libraries), OpenSSL, cJSON, libgit2 and
- * zstd, as reported by each library at run time; in a release build each
+ * libarchive (with its compression libraries), OpenSSL, cJSON, libgit2,
+ * zstd and lz4, as reported by each library at run time; in a release build each
  * version ends in "[static, Debian <source package version>]". Strings are
  * static and stay valid until the next call. Returns 0. */
 int ml_version_libraries(ml_kvs *out);

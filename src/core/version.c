@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <git2.h>
+#include <lz4.h>
 #include <openssl/crypto.h>
 #include <zstd.h>
 
@@ -73,10 +74,13 @@ static const char *with_origin(char *buf, size_t sz, const char *version, const 
 #ifndef ML_DEB_ZSTD
 #define ML_DEB_ZSTD ""
 #endif
+#ifndef ML_DEB_LZ4
+#define ML_DEB_LZ4 ""
+#endif
 
 int ml_version_libraries(ml_kvs *out)
 {
-	static char curl[256], archive[256], ssl[256], cjson[256], git[256], zstd[256];
+	static char curl[256], archive[256], ssl[256], cjson[256], git[256], zstd[256], lz4[256];
 	char v[160];
 	const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
 	snprintf(v, sizeof(v), "%s (%s%s%s%s%s)", cv->version,
@@ -93,6 +97,7 @@ int ml_version_libraries(ml_kvs *out)
 	snprintf(v, sizeof(v), "%d.%d.%d", maj, min, rev);
 	with_origin(git, sizeof(git), v, ML_DEB_LIBGIT2);
 	with_origin(zstd, sizeof(zstd), ZSTD_versionString(), ML_DEB_ZSTD);
+	with_origin(lz4, sizeof(lz4), LZ4_versionString(), ML_DEB_LZ4);
 
 	const struct {
 		const char *key, *value;
@@ -104,6 +109,7 @@ int ml_version_libraries(ml_kvs *out)
 	        {"cjson", cjson},
 	        {"libgit2", git},
 	        {"zstd", zstd},
+	        {"lz4", lz4},
 	};
 	out->n = 0;
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]) && out->n < ML_KVS_MAX; i++) {
