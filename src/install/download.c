@@ -41,6 +41,17 @@ static int plan_for(ml_install_download_result *res, const ml_install_download_o
 		ml_err_hint(err, "%s", s->remedy);
 		return ML_EUNSUPPORTED;
 	}
+	if (res->plan->needs_resolution) {
+		ml_err_set(err, ML_EUNSUPPORTED,
+		           "manifest '%s' does not pin hashes: download fetches the files a "
+		           "pinned, hashed manifest names",
+		           o->manifest);
+		ml_err_hint(err,
+		            "pin it for the targets with mlsetup lock %s -o pinned.txt (--python, "
+		            "--platform), or install it: <env>/pylock.toml then names every file",
+		            o->manifest);
+		return ML_EUNSUPPORTED;
+	}
 	e = (ml_install_event){.kind = ML_EV_PLAN, .plan = res->plan, .text = ""};
 	mli_emit(ev, &e);
 	for (size_t i = 0; i < s->n_warnings; i++)

@@ -133,6 +133,11 @@ test_expect_success 'plan without the interpreter at hand says the files wait fo
 		--python-pins "$TRASH/pins.json" --manifest loose.txt --json >plan.json 2>err &&
 	expect_eq true "$(json plan.json "d[\"needs_resolution\"]")"
 '
+test_expect_success 'download of a file without hashes says how to pin it' '
+	expect_exit 6 "$MLSETUP" download --sysroot "$SYSROOTS/empty" -r loose.txt -d dl \
+		--python "$PYXY" --cache-dir "$TRASH/cache-dl" --no-progress 2>err &&
+	grep -q "does not pin hashes" err && grep -q "mlsetup lock loose.txt" err
+'
 test_expect_success '--require-hashes and PIP_REQUIRE_HASHES refuse a file without hashes' '
 	expect_exit 1 unh --manifest pinned.txt --require-hashes --target "$TRASH/env6" 2>err &&
 	grep -q "pinned.txt'"'"' line 2: '"'"'purepkg'"'"' has no --hash" err &&
