@@ -56,6 +56,16 @@ test_expect_success '[tool.mlsetup] names the manifest, what was requested and t
 	expect_eq "$PYXY" "$(lock_py "$l" "d[\"tool\"][\"mlsetup\"][\"header\"][\"python\"]")" &&
 	expect_eq "[]" "$(lock_py "$l" "d[\"tool\"][\"mlsetup\"][\"gpus\"]")"
 '
+command -v git >/dev/null 2>&1 || test_skip "no git to make a project repository"
+test_expect_success 'a manifest in a git repository records the project commit' '
+	mkdir -p "$TRASH/gitproj" && cp "$TRASH/m.txt" "$TRASH/gitproj/" &&
+	(cd "$TRASH/gitproj" && git init -q && git add m.txt &&
+		git -c user.name=t -c user.email=t@t commit -q -m m) &&
+	inst --manifest "$TRASH/gitproj/m.txt" --target "$TRASH/genv" >out 2>err &&
+	expect_eq "$(git -C "$TRASH/gitproj" rev-parse HEAD)" \
+		"$(lock_py "$TRASH/genv/pylock.toml" "d[\"tool\"][\"mlsetup\"][\"commit\"]")" &&
+	expect_eq "null" "$(lock_py "$TRASH/env/pylock.toml" "d[\"tool\"][\"mlsetup\"].get(\"commit\")")"
+'
 test_expect_success 'the lock rebuilds the same environment from an empty cache, asking no index' '
 	cp "$TRASH/env/pylock.toml" "$TRASH/elsewhere.pylock.toml" &&
 	faults web "{\"/simple/purepkg/\": \"status:500\", \"/simple/platpkg/\": \"status:500\", \"/simple/datapkg/\": \"status:500\"}" &&
