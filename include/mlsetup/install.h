@@ -203,21 +203,30 @@ typedef struct ml_install_result {
 /* Builds a verified environment at opts->target:
  *
  *   detect (ml_detect; with require_gpu no GPU is ML_EGPU) -> plan
- *   (ml_plan_make; nothing fits: ML_EUNSUPPORTED with the reason and
- *   remedy; files the manifest cannot name: ML_EFAIL) -> the target's lock
- *   -> nothing to do when the target's report matches the plan
+ *   (ml_plan_make with opts->python_preference; nothing fits:
+ *   ML_EUNSUPPORTED with the reason and remedy) -> the target's lock ->
+ *   nothing to do when the target's report matches the plan
  *   (ml_report_matches_plan; unless reinstall) -> index sources
- *   (ml_index_config_for_manifest) -> the interpreter (an existing one, or
- *   the pinned archive fetched, verified and unpacked once) -> every wheel
- *   not yet unpacked in the cache fetched and verified (ml_fetch_resolve,
- *   ml_fetch_all) -> the audit of the requested packages' binary wheels
- *   for this machine's GPUs, before anything is extracted (ML_EGPU when a
- *   GPU cannot run them, unless force; decided by ml_audit_status) -> a
- *   venv built in a staging directory beside the target, wheels unpacked
- *   once into the cache and linked in (ml_wheels_install_all), optional
- *   bytecode, and the atomic swap into place (ml_env_stage_commit) -> the
- *   import check (ml_verify_imports) and, when the plan has torch, the GPU
- *   checks (ml_verify_env; their verdict decides the code:
+ *   (ml_index_config_for_manifest; a lock file needs none) -> the
+ *   interpreter (an existing one, or the pinned archive fetched, verified
+ *   and unpacked once; with preference managed, a network failure plans
+ *   again with a fitting CPython found on the machine: a WARNING, and
+ *   python_source "system" with python_reason) -> the plan completed: a
+ *   file without hashes resolved by the interpreter's pip (ml_pip_resolve;
+ *   the resolution saved as a lock under the cache, resolved_lock, said in
+ *   a WARNING), files named by hash only looked up on the indexes
+ *   (ml_fetch_pin_files; ML_EINTEGRITY when no file has a listed hash),
+ *   unknown sizes asked of the servers -> every wheel not yet unpacked in
+ *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all) ->
+ *   the audit of the requested packages' binary wheels for this machine's
+ *   GPUs, before anything is extracted (ML_EGPU when a GPU cannot run
+ *   them, unless force; decided by ml_audit_status) -> a venv built in a
+ *   staging directory beside the target, wheels unpacked once into the
+ *   cache and linked in (ml_wheels_install_all), optional bytecode, the
+ *   environment's lock file pylock.toml (ml_pylock_write), and the atomic
+ *   swap into place (ml_env_stage_commit) -> the import check
+ *   (ml_verify_imports) and, when the plan has torch, the GPU checks
+ *   (ml_verify_env; their verdict decides the code:
  *   ml_verification_status) -> the report (ml_report_build), written into
  *   the environment when this run put it in place.
  *

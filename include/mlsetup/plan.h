@@ -640,8 +640,10 @@ enum {
 /* Opens a manifest by embedded name ("requirements.txt",
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
  * containing '/' or naming an existing file). Parses it in hash mode
- * (ML_REQ_HASH_MODE) and checks the header: torch_sass/torch_ptx must be
- * architecture names or "none", min_driver_* (optional) dotted versions, python X.Y
+ * (ML_REQ_HASH_MODE; a user's file that pins no hashes is read as
+ * ml_manifest_open_flags() says, a path ending in .toml as a PEP 751 lock
+ * file) and checks the header: torch_sass/torch_ptx must be architecture
+ * names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
  * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
  * ML_EPARSE or ML_ENOMEM. */
