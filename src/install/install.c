@@ -289,14 +289,16 @@ static int pipeline(mli_run *r, ml_err *err)
 	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
 	if (rc || (rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0)
 		return rc;
-	p = res->plan; /* the interpreter step may have planned again for another */
+	bool replanned = res->plan != p; /* planned again for a fallback interpreter */
+	p = res->plan;
 	if (strcmp(res->python.xy, p->python.xy) != 0)
 		return ml_err_set(err, ML_EFAIL,
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
-	if (!mli_plan_complete(p)) {
-		if ((rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, r->interpreter, err))) !=
-		    0)
+	if (!complete || replanned) {
+		if (!mli_plan_complete(p) &&
+		    (rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, r->interpreter, err))) !=
+		            0)
 			return rc;
 		if (!o->reinstall && already_up_to_date(r)) {
 			res->up_to_date = true;

@@ -48,6 +48,12 @@ assert p[\"source\"] == \"system\", p
 assert p[\"executable\"] == sys.argv[2], p
 assert \"could not be fetched\" in p[\"reason\"], p" "$TRASH/env/pylock.toml" "$SYSPY"
 '
+test_expect_success 'the same install again, the host still unreachable, is a no-op' '
+	tree_hash "$TRASH/env" >before &&
+	down --manifest m.txt --target "$TRASH/env" >out 2>err &&
+	grep -q "is up to date" out &&
+	expect_eq "$(cat before)" "$(tree_hash "$TRASH/env")"
+'
 test_expect_success 'only-managed never falls back: exit 4, nothing built' '
 	expect_exit 4 down --manifest m.txt --target "$TRASH/env2" \
 		--python-preference only-managed 2>err &&
