@@ -262,8 +262,12 @@ static int choose_wheel(ml_plan *p, ml_artifact *a, const ml_manifest *mf, const
 		           "%s '%s' line %d: no wheel of %s %s installs on %s",
 		           mf->lock ? "lock file" : "manifest", mf->name, r->line, r->name,
 		           r->version ? r->version : "", target_desc);
-		ml_err_hint(err, "pick a supported interpreter with --python, or a manifest "
-		                 "locked for this platform (mlsetup lock --platform ...)");
+		ml_err_hint(
+		        err,
+		        "pick a supported interpreter with --python, a manifest locked for this "
+		        "platform (mlsetup lock --platform ...), or build a wheel (pip wheel "
+		        "--no-deps %s==%s -w wheelhouse) and add --find-links wheelhouse",
+		        r->name, r->version ? r->version : "VERSION");
 		return ML_EUNSUPPORTED;
 	}
 	return 0;

@@ -103,6 +103,15 @@ test_expect_success 'no file with any listed hash: exit 3 naming package, versio
 	grep -q "offer purepkg-1.0-py3-none-any.whl (sha256 $(sha purepkg-1.0-py3-none-any.whl))" err &&
 	test ! -e "$TRASH/env3" && no_staging "$TRASH"
 '
+test_expect_success 'a package with no wheel for this platform: exit 6, the line and pip wheel' '
+	mkdir -p "$TRASH/win/winonly" && echo "X = 1" >"$TRASH/win/winonly/__init__.py" &&
+	wheel_from_dir winonly 1.0 py3-none-win_amd64 "$TRASH/win" "$TRASH/web/files" &&
+	compiled nowheel.txt &&
+	printf "winonly==1.0 --hash=sha256:%s\n" "$(sha winonly-1.0-py3-none-win_amd64.whl)" >>nowheel.txt &&
+	expect_exit 6 inst --manifest nowheel.txt --target "$TRASH/env9" --cache-dir "$TRASH/cache3" 2>err &&
+	grep -q "nowheel.txt'"'"' line 24: no wheel of winonly 1.0 installs on CPython $PYXY" err &&
+	grep -q "pip wheel --no-deps winonly==1.0 -w wheelhouse" err && test ! -e "$TRASH/env9"
+'
 test_expect_success 'a project no index has is named, exit 1' '
 	compiled missing.txt &&
 	printf "ghostpkg==1.0 --hash=sha256:%s\n" "$NOFILE" >>missing.txt &&
