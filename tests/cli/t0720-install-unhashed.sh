@@ -159,6 +159,31 @@ test_expect_success '-e, paths and VCS lines name the file and line and how to g
 	grep -q "inner.txt'"'"' line 1: invalid requirement" err &&
 	grep -q "find-links" err && test ! -e "$TRASH/env7"
 '
+# A pinned interpreter that ships pip, as python-build-standalone's do:
+# the test archive with a pip wheel unpacked into it (the distribution's
+# copy, or the one ensurepip bundles).
+PIP_WHEEL=$(ls /usr/share/python-wheels/pip-*.whl \
+	"$("$SYSPY" -c 'import ensurepip, os; print(os.path.dirname(ensurepip.__file__))' 2>/dev/null)"/_bundled/pip-*.whl \
+	2>/dev/null | head -1)
+[ -n "$PIP_WHEEL" ] || test_skip "no pip wheel on this machine to put into the test interpreter"
+test_expect_success 'the default: the pinned interpreter resolves with the pip it ships' '
+	a="cpython-$PYXY-pip-x86_64-unknown-linux-gnu-install_only.tar.gz" &&
+	set -- $(PIP_WHEEL="$PIP_WHEEL" sh "$top/tests/fixtures/make_python_archive.sh" \
+		"$TRASH/web/files/$a" "$SYSPY") &&
+	v=$("$SYSPY" -c "import sys; print(\"%d.%d.%d\" % sys.version_info[:3])") &&
+	cat >pins-pip.json <<-EOF &&
+	{"schema": "mlsetup.python/1", "default": "$PYXY", "pythons": [
+	 {"name": "cpython-$v-linux-x86_64-gnu-pip", "version": "$v", "os": "linux",
+	  "arch": "x86_64", "libc": "gnu", "sha256": "$1", "size": $2,
+	  "url": "https://example.org/python-build-standalone/releases/download/$a"}]}
+	EOF
+	XDG_DATA_HOME="$TRASH/data-pip" inst --python-pins pins-pip.json --manifest loose.txt \
+		--target "$TRASH/env9" >out 2>err &&
+	"$TRASH/env9/bin/python" -c "import appkg, verpkg" &&
+	r="$TRASH/env9/mlsetup-report.json" &&
+	expect_eq managed "$(json "$r" "d[\"python\"][\"source\"]")" &&
+	grep -q "does not pin hashes: pip [0-9.]* of $TRASH/data-pip/mlsetup/pythons/cpython-$v-linux-x86_64-gnu-pip/python/bin/python$PYXY .*resolved it" err
+'
 test_expect_success 'an interpreter without pip is a clear error with the fix' '
 	expect_exit 1 inst --manifest pinned.txt --target "$TRASH/env8" 2>err &&
 	grep -q "has no pip" err &&
