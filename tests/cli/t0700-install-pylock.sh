@@ -20,9 +20,10 @@ wheels_of() {
 	json "$1/mlsetup-report.json" 'sorted("%s %s" % (w["filename"], w["sha256"]) for w in d["installed"])'
 }
 
-# lock_py FILE EXPR: EXPR over the lock file parsed by tomllib (as d).
+# lock_py FILE EXPR: EXPR over the lock file parsed by tomllib (as d; the
+# test CPython has it, 3.11+, where python3 may be older).
 lock_py() {
-	python3 -c 'import json, sys, tomllib
+	"$SYSPY" -c 'import json, sys, tomllib
 d = tomllib.load(open(sys.argv[1], "rb"))
 v = eval(sys.argv[2])
 print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1" "$2"

@@ -42,7 +42,7 @@ test_expect_success 'managed: the host unreachable, a fitting CPython here is us
 	grep -q "^home = $(dirname "$SYSPY")" "$TRASH/env/pyvenv.cfg"
 '
 test_expect_success 'the lock file records which interpreter and why' '
-	python3 -c "import sys, tomllib
+	"$SYSPY" -c "import sys, tomllib
 p = tomllib.load(open(sys.argv[1], \"rb\"))[\"tool\"][\"mlsetup\"][\"python\"]
 assert p[\"source\"] == \"system\", p
 assert p[\"executable\"] == sys.argv[2], p

@@ -55,7 +55,7 @@ test_expect_success 'uv pip compile --generate-hashes output installs from the i
 '
 test_expect_success 'the environments lock files name the same files as the producers did' '
 	for e in env1 env2 env3 env4; do
-		python3 -c "import sys, tomllib
+		"$SYSPY" -c "import sys, tomllib
 d = tomllib.load(open(sys.argv[1], \"rb\"))
 print(sorted((w[\"url\"].rsplit(\"/\", 1)[1], w[\"hashes\"][\"sha256\"]) for p in d[\"packages\"] for w in p[\"wheels\"]))" \
 			"$TRASH/$e/pylock.toml" >"$e.files" || exit 1
