@@ -17,6 +17,9 @@
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
  *             trees; and the "mlsetup.audit/1" JSON document
+ *   torchbuild.c  a torch wheel -> its build: the code of torch's own CUDA
+ *             library, its CUDA version (torch/version.py, METADATA), the
+ *             table entry with its hash (plan.h, ml_torch_build_lookup())
  *
  * Nothing here prints or runs GPU code. Every reader is bounds-checked with
  * overflow-safe arithmetic and is fuzzed (tests/fuzz/fuzz_fatbin.c,
@@ -283,6 +286,51 @@ typedef struct ml_audit_opts {
 		NULL, 0, 0, false                                                                  \
 	}
 
+/* --- torch builds from wheels (src/verify/torchbuild.c) ------------------- */
+
+/* A library of a torch wheel that cannot run on some GPU that torch's own
+ * CUDA library runs on (torch 2.11's libtorch_cuda_linalg.so has no code
+ * for sm_75 while libtorch_cuda.so has): what it does fails there. */
+typedef struct ml_torch_gap {
+	char library[256];                       /* member, "torch/lib/libtorch_cuda_linalg.so" */
+	ml_cuda_arch missing[ML_TORCH_MAX_CODE]; /* the devices, as SASS names ("sm_75") */
+	size_t n_missing;
+} ml_torch_gap;
+
+/* What an audit learnt about one torch wheel among its paths: a wheel
+ * whose dist-info is torch's (or that holds torch/version.py). */
+typedef struct ml_torch_wheel {
+	char *path;             /* as given */
+	char sha256[65];        /* of the wheel file; "" when it could not be hashed */
+	ml_torch_build build;   /* derived from the wheel's own bytes; files NULL */
+	char torch_version[96]; /* torch.__version__ in torch/version.py, "2.8.0+cu128"; "" */
+	char hip[48]; /* torch.version.hip ("6.2.41134-65d174c3e") of a ROCm build, else "" */
+	char cuda_source[128]; /* where build.cuda came from: "torch/version.py",
+	                        * "METADATA: cuda-toolkit==13.0.2", "METADATA:
+	                        * nvidia-*-cu12 (major only)"; "" when none */
+	char library[256];     /* the member whose code is the build's:
+	                        * torch/lib/libtorch_cuda.so (Linux) or
+	                        * torch/lib/torch_cuda.dll (Windows); "" when the
+	                        * wheel has neither (then: all its libraries' code) */
+	ml_torch_gap *gaps;    /* other libraries that miss some of its devices */
+	size_t n_gaps;
+	const ml_torch_build *known; /* the torch-build table's build with this
+	                              * sha256 (ml_torch_build_lookup()), or NULL */
+} ml_torch_wheel;
+
+/* Derives the torch build of one wheel, read in place: the SASS and PTX
+ * of torch's own CUDA library (what torch.cuda.get_arch_list() reports;
+ * the nvidia-* wheels' libraries are not torch's), the CUDA version from
+ * torch/version.py (`cuda = '12.8'`, None for a CPU-only build; else from
+ * the METADATA's Requires-Dist: cuda-toolkit==X.Y.Z, or the major of the
+ * nvidia-*-cuXX names), the version, local label, build tag and platform
+ * from the METADATA and the wheel's file name (PEP 427) or WHEEL tags. Use
+ * ml_torch_build_min_driver() (plan.h) for the driver it needs.
+ * Fills *out (files NULL). Returns 0; ML_ENOENT when path is not a torch
+ * wheel ("no torch/version.py or torch dist-info"); ML_ENOENT, ML_EIO or
+ * ML_EPARSE when it cannot be read (err names it); ML_ENOMEM. */
+int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err);
+
 /* The result of an audit. */
 typedef struct ml_audit {
 	ml_cuda_arch *devices; /* copy of opts->devices, duplicates removed */
@@ -299,6 +347,9 @@ typedef struct ml_audit {
 	                           * (vacuously true without any; unverified files
 	                           * count as neither); why names the first file
 	                           * that fails */
+	ml_torch_wheel *torch;    /* every torch wheel among the paths (given as a
+	                           * path or met in a walked directory), in order */
+	size_t n_torch;
 } ml_audit;
 
 /* Audits each of paths[0..n_paths):
@@ -314,6 +365,10 @@ typedef struct ml_audit {
  *     each file once (device and inode), so links like lib64 -> lib and
  *     symlink loops are harmless; an environment's lib/pythonX.Y/site-packages
  *     and conda's lib/ are covered by this walk.
+ *
+ * A torch wheel also gets an ml_torch_wheel in torch[] (its build, read in
+ * the same pass: torch/version.py, the dist-info's METADATA and WHEEL, and
+ * the sha256 of the wheel file for ml_torch_build_lookup()).
  *
  * For every file with CUDA code the counted code is its executable and
  * embedded PTX plus the SASS architectures that hold kernels
@@ -355,7 +410,10 @@ int ml_audit_status(const ml_audit *a, ml_err *err);
  * containers, entries, compressed, unreadable_cubins, error (string or
  * null), runs_on {"sm_120": true | false | "unverified"} and why
  * {"sm_120": text} (empty objects when the file has no code), then the
- * overall runs_on (booleans) and why. Returns a new cJSON object (caller
+ * overall runs_on (booleans) and why, and torch_wheels[] {path, sha256,
+ * torch_version, hip, cuda_source, library, torch_build
+ * (ml_torch_build_to_json()), gaps [{library, missing[]}], known (the
+ * table's build, or null)}. Returns a new cJSON object (caller
  * frees with cJSON_Delete) or NULL when out of memory. */
 struct cJSON *ml_audit_to_json(const ml_audit *a);
 
