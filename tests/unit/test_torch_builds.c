@@ -6,7 +6,8 @@
  * minimum drivers taken from the one driver table (with a lower bound for
  * toolkits it lacks), and the synthetic wheels of
  * tests/fixtures/make_torch_wheels.py (the +cu128 builds of the PyTorch
- * indexes, CPU-only, ROCm, METADATA-only CUDA versions).
+ * indexes, CPU-only, ROCm, METADATA-only CUDA versions); and manifests,
+ * the shipped ones included, taking their torch facts from the table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -289,6 +290,114 @@ static void test_audit_reports_libraries_that_miss_torch_gpus(void **state)
 	ml_audit_free(a);
 }
 
+/* --- manifests take their torch facts from the table ------------------------ */
+
+/* A manifest pinning torch with the given hash, after header lines. */
+static const char *write_manifest(const char *header, const char *version, const char *sha256)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/mlsetup-test-torch-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%storch==%s --hash=sha256:%s\n", header, version, sha256);
+	fclose(f);
+	return path;
+}
+
+static ml_manifest *open_manifest(const char *name_or_path)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_manifest_open(&mf, name_or_path, &err), 0);
+	return mf;
+}
+
+/* The shipped manifests carry no torch_sass/torch_ptx: their code is the
+ * table's for their torch wheels, every one of which the table knows, and
+ * their cuda header says what the table says. */
+static void test_shipped_manifests_take_torch_code_from_the_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *manifest, *torch;
+	} shipped[] = {{"requirements.txt", "2.6.0"}, {"requirements_blackwell.txt", "2.8.0"}};
+	for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+		ml_manifest *mf = open_manifest(shipped[i].manifest);
+		const ml_torch_build *b = build_of(shipped[i].torch);
+		assert_null(ml_requirements_meta(mf->reqs, "torch_sass"));
+		assert_null(ml_requirements_meta(mf->reqs, "torch_ptx"));
+		assert_true(mf->has_gpu_header);
+		assert_int_equal(mf->n_code, b->n_sass + b->n_ptx);
+		assert_string_equal(names(mf->code, b->n_sass), names(b->sass, b->n_sass));
+		assert_string_equal(mf->cuda, b->cuda);
+		size_t torch_hashes = 0;
+		for (size_t r = 0; r < mf->reqs->n_reqs; r++) {
+			const ml_requirement *req = &mf->reqs->reqs[r];
+			if (strcmp(req->normalized, "torch") != 0)
+				continue;
+			for (size_t h = 0; h < req->n_hashes; h++, torch_hashes++)
+				assert_ptr_equal(ml_torch_build_lookup(req->sha256[h]), b);
+		}
+		assert_true(torch_hashes >= 5);
+		ml_manifest_free(mf);
+	}
+}
+
+/* A user's manifest pinning any known build gets its code, CUDA version
+ * and minimum drivers without a header. */
+static void test_user_manifest_without_header_gets_code_cuda_and_driver(void **state)
+{
+	(void)state;
+	const ml_torch_build *b = build_of("2.9.0");
+	const char *path = write_manifest("", "2.9.0", b->files[0].sha256);
+	ml_manifest *mf = open_manifest(path);
+	unlink(path);
+	assert_true(mf->has_gpu_header);
+	assert_string_equal(names(mf->code, mf->n_code), names(b->sass, b->n_sass));
+	assert_string_equal(mf->cuda, "12.8");
+	assert_string_equal(mf->min_driver_linux, ml_toolkit_min_driver("12.8", false));
+	char why[256];
+	assert_true(ml_arch_runs_on(mf->code, mf->n_code, 12, 0, why, sizeof why));
+	assert_false(ml_arch_runs_on(mf->code, mf->n_code, 6, 1, why, sizeof why));
+	ml_manifest_free(mf);
+
+	b = build_of("2.15.0"); /* CUDA 13.2: 13.0's minimum, at least */
+	path = write_manifest("", "2.15.0", b->files[0].sha256);
+	mf = open_manifest(path);
+	unlink(path);
+	assert_string_equal(mf->cuda, b->cuda);
+	assert_string_equal(mf->min_driver_linux, ml_toolkit_min_driver("13.0", false));
+	ml_manifest_free(mf);
+}
+
+/* Header lines stay a user's override; unknown hashes leave the manifest
+ * as it was (the GPU fit cannot be judged). */
+static void test_headers_override_and_unknown_hashes_change_nothing(void **state)
+{
+	(void)state;
+	const ml_torch_build *b = build_of("2.8.0");
+	const char *path = write_manifest("# mlsetup: torch_sass = sm_90\n# mlsetup: cuda = 12.4\n",
+	                                  "2.8.0", b->files[0].sha256);
+	ml_manifest *mf = open_manifest(path);
+	unlink(path);
+	assert_string_equal(names(mf->code, mf->n_code), "sm_90");
+	assert_string_equal(mf->cuda, "12.4");
+	ml_manifest_free(mf);
+
+	char zeros[65];
+	memset(zeros, '0', 64);
+	zeros[64] = '\0';
+	path = write_manifest("", "2.8.0", zeros);
+	mf = open_manifest(path);
+	unlink(path);
+	assert_false(mf->has_gpu_header);
+	assert_int_equal(mf->n_code, 0);
+	assert_null(mf->cuda);
+	ml_manifest_free(mf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest table[] = {
@@ -298,6 +407,9 @@ int main(void)
 	        cmocka_unit_test(test_find_takes_the_highest_build_tag_and_matches_the_local_label),
 	        cmocka_unit_test(test_min_driver_comes_from_the_driver_table),
 	        cmocka_unit_test(test_build_json_names_cuda_code_and_drivers),
+	        cmocka_unit_test(test_shipped_manifests_take_torch_code_from_the_table),
+	        cmocka_unit_test(test_user_manifest_without_header_gets_code_cuda_and_driver),
+	        cmocka_unit_test(test_headers_override_and_unknown_hashes_change_nothing),
 	};
 	const struct CMUnitTest from_wheels[] = {
 	        cmocka_unit_test(test_cu128_wheel_of_the_pytorch_index),
