@@ -343,6 +343,17 @@ int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t m
 int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
                      int timeout_s, ml_err *err);
 
+/* Called for each line of a child's output as it arrives: the line without
+ * its newline, NUL-terminated, cut to 1023 bytes (valid during the call). */
+typedef void (*ml_os_line_fn)(const char *line, void *data);
+
+/* Like ml_os_run_output(), and also calls on_line(line, data) from the
+ * calling thread for every line the child writes, as soon as it is read
+ * (a last line without a newline when the child exits), so a caller can
+ * follow a long-running program's progress. */
+int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
+                    int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err);
+
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or
  * ML_EIO. */

@@ -95,6 +95,10 @@ typedef enum ml_install_event_kind {
 	/* It ended: text, ok; for "gpu" also verification (the verdict, for
 	 * the front end to show). */
 	ML_EV_CHECK_END,
+	/* A step of the "gpu" check begins or ends, as ml_verify_env reports
+	 * it (ml_verify_env_opts.on_step): verify_step, and text = its name
+	 * ("importing torch", "SAXPY on GPU 0", "fp16 matmul on GPU 0"). */
+	ML_EV_VERIFY_STEP,
 } ml_install_event_kind;
 
 /* One event. Every pointer is valid only during the callback. */
@@ -112,6 +116,7 @@ typedef struct ml_install_event {
 	size_t n_done, n_total; /* WHEEL */
 	bool ok;                /* CHECK_END */
 	const ml_verification *verification;
+	const ml_verify_step *verify_step; /* VERIFY_STEP */
 } ml_install_event;
 
 /* The callback every pipeline takes; data is the options' event_data. */

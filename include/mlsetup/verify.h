@@ -452,6 +452,21 @@ typedef enum ml_check_status {
 /* Returns "pass", "fail", "skip" or "warn" (static). */
 const char *ml_check_status_name(ml_check_status s);
 
+/* One step of checking an environment, reported as it happens so that a
+ * front end can show what runs now (a smoke test can take a minute). */
+typedef struct ml_verify_step {
+	const char *name;       /* "auditing the CUDA libraries", "importing torch",
+	                         * "SAXPY on GPU 0", "fp16 matmul on GPU 0" */
+	bool done;              /* false: the step begins; true: it ended */
+	ml_check_status status; /* done: how it went (FAIL also when the
+	                         * program running it died or timed out) */
+	double seconds;         /* done: how long it ran (monotonic clock) */
+} ml_verify_step;
+
+/* Called at the beginning and at the end of every step, from the thread
+ * that runs the check; step and its strings are valid during the call. */
+typedef void (*ml_verify_step_fn)(const ml_verify_step *step, void *data);
+
 /* Returns the CUresult's enumerator name from mlsetup's own table
  * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
  * driver API" and those the smoke test can meet), or NULL when the code is
@@ -528,11 +543,15 @@ typedef struct ml_smoke_opts {
 	size_t n_floats; /* elements per buffer, 1 .. 2^28; 0: 4 Mi (16 MiB a buffer) */
 	int iterations;  /* timed launches after one warm-up, 1 .. 1000; 0: 10 */
 	int block_size;  /* threads per block, 32 .. 1024; 0: 256 */
+	/* Steps as they run: "starting the CUDA driver" (dlopen, cuInit,
+	 * cuDeviceGetCount), then "SAXPY on GPU N" per device; may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_smoke_opts;
 
 #define ML_SMOKE_OPTS_INIT                                                                         \
 	{                                                                                          \
-		NULL, NULL, 0, 0, 0                                                                \
+		NULL, NULL, 0, 0, 0, NULL, NULL                                                    \
 	}
 
 /* Runs the driver-level smoke test (CUDA Driver API): dlopen the driver
@@ -668,11 +687,17 @@ typedef struct ml_framework_opts {
 	int matmul_size;  /* n of the n x n matmuls (elementwise: n*n elements),
 	                   * 2 .. 16384; 0: 2048 */
 	size_t alloc_mib; /* size of the allocation check, MiB, 1 .. 1048576; 0: 256 */
+	/* Steps as the script reports them while it runs ("importing torch",
+	 * "CPU matmul", "checking CUDA", then per GPU "fp32 matmul on GPU N",
+	 * "fp16 ...", "bf16 ...", "elementwise ...", "allocation on GPU N");
+	 * may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_framework_opts;
 
 #define ML_FRAMEWORK_OPTS_INIT                                                                     \
 	{                                                                                          \
-		0, 0, 0                                                                            \
+		0, 0, 0, NULL, NULL                                                                \
 	}
 
 /* Runs the framework-level smoke test: the embedded script
@@ -684,7 +709,11 @@ typedef struct ml_framework_opts {
  * on the CPU a matmul against an exact reference and on every GPU fp32,
  * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
  * an allocation, timed; it prints one JSON line that this parses (cJSON)
- * and classifies (ml_fw_classify). No GPU: the CPU checks still run and
+ * and classifies (ml_fw_classify). Before and after each step it prints a
+ * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
+ * read as it comes and passed to o->on_step; a step the script never
+ * ended (it crashed or hung) ends as FAIL, and the result's detail names
+ * it. No GPU: the CPU checks still run and
  * gpu_checks_skipped says why. A script that crashes, hangs or prints no
  * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
  * with the output's tail in out->output.
@@ -824,11 +853,16 @@ typedef struct ml_verify_env_opts {
 	const char *root;     /* sysroot for the diagnosis; NULL: the live system */
 	bool require_gpu;     /* no GPU check run is a failure */
 	ml_framework_opts framework;
+	/* Every step as it runs: "auditing the CUDA libraries", the driver
+	 * smoke test's and the framework smoke test's (ml_smoke_opts,
+	 * ml_framework_opts); framework.on_step is not used. May be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_verify_env_opts;
 
 #define ML_VERIFY_ENV_OPTS_INIT                                                                    \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT                              \
+		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT, NULL, NULL                  \
 	}
 
 /* Everything verify learnt about one environment. */

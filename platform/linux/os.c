@@ -121,8 +121,29 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-                       int timeout_s, bool with_stderr, ml_err *err)
+/* A child's output cut into lines for an ml_os_line_fn. */
+struct lines {
+	ml_os_line_fn fn;
+	void *data;
+	char line[1024];
+	size_t len;
+};
+
+static void feed_lines(struct lines *l, const char *chunk, size_t n)
+{
+	for (size_t i = 0; l->fn && i < n; i++) {
+		if (chunk[i] == '\n') {
+			l->line[l->len] = '\0';
+			l->fn(l->line, l->data);
+			l->len = 0;
+		} else if (l->len + 1 < sizeof(l->line)) {
+			l->line[l->len++] = chunk[i];
+		}
+	}
+}
+
+static int run_child(char **out, int *status, const char *const *argv, size_t max_bytes,
+                     int timeout_s, bool with_stderr, struct lines *lines, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -171,6 +192,8 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 			continue;
 		if (n <= 0)
 			break;
+		if (lines)
+			feed_lines(lines, chunk, (size_t)n);
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
@@ -181,6 +204,8 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 		}
 	}
 	close(pfd[0]);
+	if (lines && lines->len && !rc)
+		feed_lines(lines, "\n", 1);
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
@@ -193,6 +218,19 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 	if (!*out)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	return 0;
+}
+
+int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
+                    int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err)
+{
+	struct lines l = {on_line, data, "", 0};
+	return run_child(out, status, argv, max_bytes, timeout_s, true, &l, err);
+}
+
+static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+                       int timeout_s, bool with_stderr, ml_err *err)
+{
+	return run_child(out, status, argv, max_bytes, timeout_s, with_stderr, NULL, err);
 }
 
 int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err)

@@ -2,9 +2,11 @@
  * cmd_install.c - `mlsetup install`: a verified environment at the target.
  * The pipeline is the library's (ml_install, src/install/: detect -> plan
  * -> fetch -> audit -> env -> verify -> report); this command parses the
- * options, shows the pipeline's events as they come (warnings, download
- * progress, the GPU verdict) and ends with a summary, or with the report
- * as JSON. main() holds the target's lock while it runs (ML_NEED_LOCK).
+ * options, shows the pipeline's events as they come (stage_ui.c: the
+ * machine and the manifest first, then each stage and step live, the
+ * download bars, warnings, the GPU verdict) and ends with a summary, or
+ * with the report as JSON. main() holds the target's lock while it runs
+ * (ML_NEED_LOCK).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -14,9 +16,9 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "fetch_ui.h"
 #include "index_opts.h"
 #include "mlsetup/install.h"
+#include "stage_ui.h"
 #include "verify_ui.h"
 
 enum {
@@ -183,18 +185,6 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	return 0;
 }
 
-/* Shows the pipeline's events as they come. */
-static void on_event(const ml_install_event *ev, void *data)
-{
-	ml_fetch_ui_event(data, ev);
-	if (ev->kind == ML_EV_WARNING)
-		ml_warn("%s", ev->text);
-	else if (ev->kind == ML_EV_DETAIL)
-		ml_verbose("%s", ev->text);
-	else if (ev->kind == ML_EV_CHECK_END && ev->verification)
-		ml_cli_print_verification(ev->verification);
-}
-
 static void print_summary(const ml_install_result *r, int rc)
 {
 	const char *b = ml_c("bold"), *e = ml_c("reset");
@@ -206,9 +196,7 @@ static void print_summary(const ml_install_result *r, int rc)
 		       r->target, p->selection->manifest->name, p->n_files);
 		return;
 	}
-	const ml_manifest *mf = p->selection->manifest;
-	ml_say("%smanifest%s     %s%s%s", b, e, mf->name, mf->summary ? " - " : "",
-	       mf->summary ? mf->summary : "");
+	/* The machine and the manifest were shown first, as they came. */
 	if (r->python.version[0])
 		ml_say("%spython%s       %s (%s%s)", b, e, r->python.version, r->python.executable,
 		       r->python_cached ? ", already unpacked" : "");
@@ -230,16 +218,17 @@ static void print_summary(const ml_install_result *r, int rc)
 static int run(ml_ctx *ctx, void *args, ml_err *err)
 {
 	struct install_args *a = args;
-	ml_fetch_ui ui = {!a->no_progress, NULL, "downloading", {{0}}};
+	ml_stage_ui ui;
+	ml_stage_ui_start(&ui, !a->no_progress);
 	a->o.sysroot = ctx->sysroot;
 	a->o.offline = ctx->offline;
 	a->o.lock = ctx->lock;
-	a->o.on_event = on_event;
+	a->o.on_event = ml_stage_ui_event;
 	a->o.event_data = &ui;
 	ml_cli_index_flags(&a->ix, &a->o.index);
 	ml_install_result r;
 	int rc = ml_install(&r, &a->o, err);
-	ml_fetch_ui_finish(&ui);
+	ml_stage_ui_finish(&ui);
 	if (ctx->json && r.report)
 		ml_out_json(r.report);
 	print_summary(&r, rc);
@@ -269,7 +258,8 @@ const ml_command ml_cmd_install = {
         "  --retries N             retries per source on network errors (default 3)\n"
         "  --connect-timeout S     connect timeout in seconds (default 10)\n"
         "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds (default 30)\n"
-        "  --no-progress           no progress display\n"
+        "  --no-progress           no progress: neither the live display on a terminal nor\n"
+        "                          the stage lines elsewhere (-q silences them too)\n"
         "  --no-wait               fail at once when another install holds the target\n"
         "  --no-verify             skip the import check after building\n"
         "  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"

@@ -295,6 +295,7 @@ int main(int argc, char **argv)
 			return ML_EXIT_USAGE;
 		}
 		rc = run_command(c, &ctx, argc - 1, argv + 1, &err);
+		ml_live_stop(); /* the error goes below whatever the command drew */
 		if (rc) {
 			if (!err.code)
 				ml_err_set(&err, rc, "%s failed", c->name);

@@ -204,6 +204,13 @@ static int check_imports(mli_run *r, ml_err *err)
 	return rc;
 }
 
+/* Forwards ml_verify_env's steps as VERIFY_STEP events. */
+static void forward_step(const ml_verify_step *step, void *data)
+{
+	ml_install_event ev = {.kind = ML_EV_VERIFY_STEP, .verify_step = step, .text = step->name};
+	mli_emit(data, &ev);
+}
+
 /* The GPU checks of the new environment; their verdict decides. */
 static int check_gpu(mli_run *r, ml_err *err)
 {
@@ -216,6 +223,8 @@ static int check_gpu(mli_run *r, ml_err *err)
 	vo.root = r->o->sysroot;
 	vo.require_gpu = r->o->require_gpu;
 	vo.framework = r->o->framework;
+	vo.on_step = forward_step;
+	vo.step_data = &r->ev;
 	int rc = ml_verify_env(&res->gpu, res->machine, &vo, err);
 	if (!rc)
 		rc = ml_verification_status(res->gpu, err);
@@ -231,6 +240,16 @@ static bool plan_has(const ml_plan *p, const char *name)
 		if (strcmp(p->files[i].name, name) == 0)
 			return true;
 	return false;
+}
+
+/* The checks of the new environment, one span of the verify stage: every
+ * package imports, then, when the plan has torch, the GPU checks. */
+static int check_env(mli_run *r, ml_err *err)
+{
+	int rc = check_imports(r, err);
+	if (!rc && plan_has(r->res->plan, "torch"))
+		rc = check_gpu(r, err);
+	return rc;
 }
 
 static int pipeline(mli_run *r, ml_err *err)
@@ -270,11 +289,7 @@ static int pipeline(mli_run *r, ml_err *err)
 		return rc;
 	if (o->no_verify)
 		return 0;
-	if ((rc = MLI_STAGE(r, ML_STAGE_VERIFY, check_imports(r, err))) != 0)
-		return rc;
-	if (plan_has(p, "torch"))
-		rc = MLI_STAGE(r, ML_STAGE_VERIFY, check_gpu(r, err));
-	return rc;
+	return MLI_STAGE(r, ML_STAGE_VERIFY, check_env(r, err));
 }
 
 /* Builds the report of the run; writes it into the environment when this

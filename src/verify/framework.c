@@ -7,7 +7,8 @@
  * every GPU's compute capability with ml_arch_runs_on(), and each check with
  * its timing and, when it failed, a class from one table of the messages
  * torch gives ("no kernel image is available for execution on the device",
- * "The NVIDIA driver on your system is too old", ...).
+ * "The NVIDIA driver on your system is too old", ...). The script's step
+ * lines are read while it runs and passed on (ml_framework_opts.on_step).
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -23,6 +25,7 @@
 #include "mlsetup/verify.h"
 
 #define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
+#define STEP_MARKER     "MLSETUP-TORCH-SMOKE-STEP: "
 #define MAX_OUTPUT      (16u << 20) /* bytes kept of the interpreter's output */
 #define TAIL_BYTES      4096
 #define DEFAULT_TIMEOUT 600
@@ -376,6 +379,69 @@ static cJSON *find_doc(char *output)
 	return cJSON_Parse(at);
 }
 
+/* --- following the script's steps ------------------------------------- */
+
+/* The step the script is in, from its "begin NAME" / "end STATUS NAME"
+ * lines. */
+struct steps {
+	const ml_framework_opts *o;
+	char name[128]; /* the step begun and not ended, "" when none */
+	struct timespec t0;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void step_end(struct steps *st, ml_check_status status)
+{
+	ml_verify_step s = {st->name, true, status, since(&st->t0)};
+	if (st->o->on_step)
+		st->o->on_step(&s, st->o->step_data);
+	st->name[0] = '\0';
+}
+
+static void on_line(const char *line, void *data)
+{
+	struct steps *st = data;
+	if (strncmp(line, STEP_MARKER, strlen(STEP_MARKER)) != 0)
+		return;
+	line += strlen(STEP_MARKER);
+	if (strncmp(line, "begin ", 6) == 0) {
+		if (st->name[0])
+			step_end(st, ML_CHECK_PASS);
+		ml_strlcpy(st->name, line + 6, sizeof(st->name));
+		clock_gettime(CLOCK_MONOTONIC, &st->t0);
+		ml_verify_step s = {st->name, false, ML_CHECK_PASS, 0};
+		if (st->o->on_step)
+			st->o->on_step(&s, st->o->step_data);
+	} else if (strncmp(line, "end ", 4) == 0 && st->name[0]) {
+		static const struct {
+			const char *word;
+			ml_check_status status;
+		} words[] = {{"pass ", ML_CHECK_PASS},
+		             {"fail ", ML_CHECK_FAIL},
+		             {"skip ", ML_CHECK_SKIP},
+		             {"warn ", ML_CHECK_WARN}};
+		ml_check_status status = ML_CHECK_FAIL;
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strncmp(line + 4, words[i].word, strlen(words[i].word)) == 0)
+				status = words[i].status;
+		step_end(st, status);
+	}
+}
+
+/* " (in 'fp16 matmul on GPU 0')" when the script died inside a step. */
+static void add_step(char *detail, size_t sz, const char *step)
+{
+	size_t n = strlen(detail);
+	if (step[0] && n < sz)
+		snprintf(detail + n, sz - n, " (in '%s')", step);
+}
+
 int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_framework_opts *opts,
                        ml_err *err)
 {
@@ -409,7 +475,13 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 	char *output = NULL;
 	cJSON *doc = NULL;
 	ml_err rerr = ML_ERR_INIT;
-	int rc = ml_os_run_output(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, &rerr);
+	struct steps st = {&o, "", {0, 0}};
+	int rc = ml_os_run_lines(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, on_line, &st,
+	                         &rerr);
+	char open_step[sizeof(st.name)];
+	ml_strlcpy(open_step, st.name, sizeof(open_step));
+	if (st.name[0]) /* the script never ended it: it crashed, hung or was killed */
+		step_end(&st, ML_CHECK_FAIL);
 	if (rc == ML_ENOENT) {
 		ml_err_set(err, ML_ENOENT, "cannot run the interpreter '%s': %s", python, rerr.msg);
 		ml_err_hint(err, "pass the environment's python (--python PATH) or its --target");
@@ -420,6 +492,7 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 		r.exit_status = -1;
 		snprintf(r.detail, sizeof(r.detail),
 		         "the torch smoke test did not finish within %d s and was killed", timeout);
+		add_step(r.detail, sizeof(r.detail), open_step);
 		r.gpu_checks_skipped = true;
 		ml_strlcpy(r.skip_reason, "timed out", sizeof(r.skip_reason));
 		*out = r;
@@ -447,6 +520,7 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 			snprintf(r.detail, sizeof(r.detail),
 			         "'%s' exited with status %d before the smoke script reported",
 			         python, r.exit_status);
+		add_step(r.detail, sizeof(r.detail), open_step);
 		rc = keep_tail(&r, output);
 	}
 	cJSON_Delete(doc);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -22,6 +23,21 @@ size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
 			out[n++] =
 			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
 	return n;
+}
+
+/* Tells o->on_step that the step `name` begins (sets *t0) or ended. */
+static void report_step(const ml_verify_env_opts *o, const char *name, struct timespec *t0,
+                        bool done, ml_check_status st)
+{
+	if (!o->on_step)
+		return;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (!done)
+		*t0 = t;
+	double secs = (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+	ml_verify_step s = {name, done, st, done ? secs : 0};
+	o->on_step(&s, o->step_data);
 }
 
 /* Fills v (zeroed) for o; returns 0 or the first failure. */
@@ -46,14 +62,29 @@ static int verify_into(ml_verification *v, const ml_machine *m, const ml_verify_
 		ao.devices = devs;
 		ao.n_devices = ml_verify_gpu_archs(devs, 64, m);
 		const char *paths[] = {target};
+		const char *step = "auditing the CUDA libraries";
+		struct timespec t0;
+		report_step(o, step, &t0, false, ML_CHECK_PASS);
 		int rc = ml_audit_paths(&v->audit, paths, 1, &ao, err);
+		ml_err aerr = ML_ERR_INIT;
+		int status = rc ? rc : ml_audit_status(v->audit, &aerr);
+		report_step(o, step, &t0, true,
+		            !status                   ? ML_CHECK_PASS
+		            : status == ML_EGPU || rc ? ML_CHECK_FAIL
+		                                      : ML_CHECK_WARN);
 		if (rc)
 			return rc;
 	}
 	ml_err e2 = ML_ERR_INIT;
-	if (ml_smoke_driver(&v->driver, NULL, &e2) == ML_ENOMEM)
+	ml_smoke_opts so = ML_SMOKE_OPTS_INIT;
+	so.on_step = o->on_step;
+	so.step_data = o->step_data;
+	if (ml_smoke_driver(&v->driver, &so, &e2) == ML_ENOMEM)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	int rc = ml_smoke_framework(&v->framework, v->python, &o->framework, err);
+	ml_framework_opts fo = o->framework;
+	fo.on_step = o->on_step;
+	fo.step_data = o->step_data;
+	int rc = ml_smoke_framework(&v->framework, v->python, &fo, err);
 	if (rc == ML_ENOENT || rc == ML_EUSAGE || rc == ML_ENOMEM)
 		return rc;
 	v->framework_ran = rc == 0;

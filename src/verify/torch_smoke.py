@@ -19,8 +19,11 @@ its type and message, and mlsetup classifies the messages ("no kernel image
 is available for execution on the device", "The NVIDIA driver on your
 system is too old", ...). The one result is printed as a single line
 "MLSETUP-TORCH-SMOKE-JSON: {...}" on standard output, after whatever torch
-itself printed. Only the API a stub can provide is used (see
-tests/fixtures/stub_torch): keep the two in step.
+itself printed. While it runs, each step is announced on standard output as
+it begins and ends ("MLSETUP-TORCH-SMOKE-STEP: begin fp16 matmul on GPU 0",
+"... end pass fp16 matmul on GPU 0"), flushed at once: mlsetup reads them as
+they come to show what runs now. Only the API a stub can provide is used
+(see tests/fixtures/stub_torch): keep the two in step.
 """
 import json
 import os
@@ -30,7 +33,26 @@ import time
 import warnings
 
 MARKER = "MLSETUP-TORCH-SMOKE-JSON: "
+STEP = "MLSETUP-TORCH-SMOKE-STEP: "
 CPU_CHECK_SIZE = 64  # the pure-Python reference costs size**3 steps
+
+
+def step_line(text):
+    sys.stdout.write(STEP + text + "\n")
+    sys.stdout.flush()
+
+
+def step(name, fn, *args):
+    """Runs fn(*args), which returns a check, as the step `name`: announces
+    it before and reports its outcome after."""
+    step_line("begin " + name)
+    check = fn(*args)
+    if check["skipped"]:
+        status = "skip"
+    else:
+        status = "pass" if check["ok"] else "fail"
+    step_line("end %s %s" % (status, name))
+    return check
 
 
 def error_text(exc):
@@ -226,16 +248,19 @@ def gpu_checks(torch, index, opts, a, b, refs):
         except Exception as exc:  # noqa: BLE001
             gpu["error"] = error_text(exc)
         checks = gpu["checks"]
-        checks.append(matmul_check(torch, index, "fp32_matmul", torch.float32, 5e-3, a, b, refs))
-        checks.append(matmul_check(torch, index, "fp16_matmul", torch.float16, 1e-2, a, b, refs))
+        on = " on GPU %d" % index
+        checks.append(step("fp32 matmul" + on, matmul_check, torch, index, "fp32_matmul",
+                           torch.float32, 5e-3, a, b, refs))
+        checks.append(step("fp16 matmul" + on, matmul_check, torch, index, "fp16_matmul",
+                           torch.float16, 1e-2, a, b, refs))
         if gpu["capability"] and gpu["capability"][0] >= 8:
-            checks.append(
-                matmul_check(torch, index, "bf16_matmul", torch.bfloat16, 3e-2, a, b, refs)
-            )
+            checks.append(step("bf16 matmul" + on, matmul_check, torch, index, "bf16_matmul",
+                               torch.bfloat16, 3e-2, a, b, refs))
         else:
-            checks.append(skipped("bf16_matmul", "bf16 needs compute capability 8.0 or newer"))
-        checks.append(elementwise_check(torch, index, a))
-        checks.append(alloc_check(torch, index, opts["alloc_mib"]))
+            checks.append(step("bf16 matmul" + on, skipped, "bf16_matmul",
+                               "bf16 needs compute capability 8.0 or newer"))
+        checks.append(step("elementwise" + on, elementwise_check, torch, index, a))
+        checks.append(step("allocation" + on, alloc_check, torch, index, opts["alloc_mib"]))
     gpu["warnings"] = messages(caught)
     return gpu
 
@@ -245,14 +270,17 @@ def run(out, opts):
         del sys.path[0]  # never import a torch/ directory from the cwd
     check = new_check("import")
     t0 = time.perf_counter()
+    step_line("begin importing torch")
     try:
         import torch
     except BaseException as exc:  # noqa: BLE001 - ImportError, OSError, SystemExit
+        step_line("end fail importing torch")
         out["import_error"] = error_text(exc)
         out["checks"].append(fail_check(check, exc))
         out["gpu_checks_skipped"] = True
         out["skip_reason"] = "torch does not import"
         return
+    step_line("end pass importing torch")
     check["ok"] = True
     check["ms"] = (time.perf_counter() - t0) * 1e3
     out["checks"].append(check)
@@ -261,8 +289,9 @@ def run(out, opts):
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     out["torch_cuda"] = str(cuda) if cuda else None
     torch.manual_seed(0)
-    out["checks"].append(cpu_checks(torch, opts["size"]))
+    out["checks"].append(step("CPU matmul", cpu_checks, torch, opts["size"]))
 
+    step_line("begin checking CUDA")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -278,8 +307,10 @@ def run(out, opts):
             except BaseException as exc:  # noqa: BLE001 - AssertionError for CPU builds
                 out["cuda_error"] = error_text(exc)
     out["cuda_warnings"] = messages(caught)
+    usable = out["cuda_available"] and out["device_count"] > 0
+    step_line("end %s checking CUDA" % ("pass" if usable else "skip"))
 
-    if not out["cuda_available"] or out["device_count"] <= 0:
+    if not usable:
         out["gpu_checks_skipped"] = True
         if not out["torch_cuda"]:
             out["skip_reason"] = "torch %s is a CPU-only build" % out["torch"]

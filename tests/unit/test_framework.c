@@ -492,6 +492,142 @@ static void test_hanging_interpreter_is_killed_after_the_timeout(void **state)
 	rmdir(dir);
 }
 
+/* What an on_step callback heard: "begin NAME" / "end STATUS NAME". */
+struct heard {
+	char lines[32][96];
+	size_t n;
+	const char *touch; /* a file created when a step begins; NULL: none */
+};
+
+static void hear(const ml_verify_step *s, void *data)
+{
+	struct heard *h = data;
+	assert_true(s->seconds >= 0);
+	if (h->n < 32)
+		snprintf(h->lines[h->n++], sizeof(h->lines[0]), "%s %s%s%s",
+		         s->done ? "end" : "begin", s->done ? ml_check_status_name(s->status) : "",
+		         s->done ? " " : "", s->name);
+	if (!s->done && h->touch) {
+		FILE *f = fopen(h->touch, "w");
+		if (f)
+			fclose(f);
+	}
+}
+
+static void test_steps_are_reported_in_order_with_their_outcome(void **state)
+{
+	(void)state;
+	struct heard h = {{{0}}, 0, NULL};
+	setenv("PYTHONPATH", stub_path, 1);
+	setenv("MLSETUP_STUB_TORCH", "healthy", 1);
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.matmul_size = 8;
+	o.alloc_mib = 1;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	const char *names[] = {"importing torch",      "CPU matmul",
+	                       "checking CUDA",        "fp32 matmul on GPU 0",
+	                       "fp16 matmul on GPU 0", "bf16 matmul on GPU 0",
+	                       "elementwise on GPU 0", "allocation on GPU 0"};
+	assert_int_equal(h.n, 16);
+	for (size_t i = 0; i < 8; i++) {
+		char begin[96], end[96];
+		snprintf(begin, sizeof(begin), "begin %s", names[i]);
+		snprintf(end, sizeof(end), "end pass %s", names[i]);
+		assert_string_equal(h.lines[2 * i], begin);
+		assert_string_equal(h.lines[2 * i + 1], end);
+	}
+	ml_framework_result_release(&r);
+
+	/* A GPU without bf16 skips that step; a CPU-only build stops after
+	 * "checking CUDA", which it skips. */
+	h.n = 0;
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla T4=7.5", 1);
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_string_equal(h.lines[11], "end skip bf16 matmul on GPU 0");
+	ml_framework_result_release(&r);
+	unsetenv("MLSETUP_STUB_TORCH_DEVICES");
+	h.n = 0;
+	setenv("MLSETUP_STUB_TORCH", "cpu_only", 1);
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_int_equal(h.n, 6);
+	assert_string_equal(h.lines[5], "end skip checking CUDA");
+	ml_framework_result_release(&r);
+	unsetenv("PYTHONPATH");
+	unsetenv("MLSETUP_STUB_TORCH");
+}
+
+/* Writes an executable shell script standing in for python into dir. */
+static void fake_python(char *path, size_t sz, const char *dir, const char *body)
+{
+	snprintf(path, sz, "%s/python", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	chmod(path, 0755);
+}
+
+static void test_a_step_arrives_while_the_script_still_runs(void **state)
+{
+	(void)state;
+	/* The script waits, after beginning its step, until the callback has
+	 * heard that step (it creates `seen`), and ends the step only then: if
+	 * steps came only after the script exited, the step would end failed. */
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64], seen[64], body[512];
+	assert_non_null(mkdtemp(dir));
+	snprintf(seen, sizeof(seen), "%s/seen", dir);
+	snprintf(body, sizeof(body),
+	         "echo 'MLSETUP-TORCH-SMOKE-STEP: begin waiting for mlsetup'\n"
+	         "i=0; while [ ! -f %s ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	         "[ -f %s ] && echo 'MLSETUP-TORCH-SMOKE-STEP: end pass waiting for mlsetup'\n"
+	         "exit 0\n",
+	         seen, seen);
+	fake_python(path, sizeof(path), dir, body);
+	struct heard h = {{{0}}, 0, seen};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[0], "begin waiting for mlsetup");
+	assert_string_equal(h.lines[1], "end pass waiting for mlsetup");
+	ml_framework_result_release(&r);
+	unlink(seen);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_a_step_the_script_never_ended_fails_and_is_named(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	fake_python(path, sizeof(path), dir,
+	            "echo 'MLSETUP-TORCH-SMOKE-STEP: begin fp16 matmul on GPU 0'\n"
+	            "kill -SEGV $$\n");
+	struct heard h = {{{0}}, 0, NULL};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[1], "end fail fp16 matmul on GPU 0");
+	assert_int_equal(r.exit_status, -1);
+	assert_non_null(strstr(r.detail, "killed by a signal"));
+	assert_non_null(strstr(r.detail, "(in 'fp16 matmul on GPU 0')"));
+	ml_framework_result_release(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_classifier_knows_torch_messages(void **state)
 {
 	(void)state;
@@ -579,6 +715,9 @@ int main(void)
 	        cmocka_unit_test(test_missing_interpreter_is_an_error),
 	        cmocka_unit_test(test_interpreter_without_a_result_is_other_with_its_output),
 	        cmocka_unit_test(test_hanging_interpreter_is_killed_after_the_timeout),
+	        cmocka_unit_test(test_steps_are_reported_in_order_with_their_outcome),
+	        cmocka_unit_test(test_a_step_arrives_while_the_script_still_runs),
+	        cmocka_unit_test(test_a_step_the_script_never_ended_fails_and_is_named),
 	        cmocka_unit_test(test_classifier_knows_torch_messages),
 	        cmocka_unit_test(test_framework_json_carries_classes_and_timings),
 	        cmocka_unit_test(test_embedded_script_matches_its_source),

@@ -374,6 +374,48 @@ static void test_each_gpu_is_judged_on_its_own(void **state)
 	ml_smoke_result_release(&r);
 }
 
+/* What an on_step callback heard: "begin NAME" / "end STATUS NAME". */
+struct heard {
+	char lines[16][96];
+	size_t n;
+};
+
+static void hear(const ml_verify_step *s, void *data)
+{
+	struct heard *h = data;
+	assert_true(s->seconds >= 0);
+	if (h->n < 16)
+		snprintf(h->lines[h->n++], sizeof(h->lines[0]), "%s %s%s%s",
+		         s->done ? "end" : "begin", s->done ? ml_check_status_name(s->status) : "",
+		         s->done ? " " : "", s->name);
+}
+
+static void test_steps_are_reported_as_they_run(void **state)
+{
+	(void)state;
+	struct heard h = {{{0}}, 0};
+	ml_smoke_opts o = ML_SMOKE_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_smoke_result r = run_on("smoke-mixed-fault.json", &o);
+	const char *want[] = {
+	        "begin starting the CUDA driver", "end pass starting the CUDA driver",
+	        "begin SAXPY on GPU 0",           "end pass SAXPY on GPU 0",
+	        "begin SAXPY on GPU 1",           "end fail SAXPY on GPU 1",
+	};
+	assert_int_equal(h.n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(h.lines[i], want[i]);
+	ml_smoke_result_release(&r);
+
+	/* No device: the driver step ends skipped, no GPU step. */
+	h.n = 0;
+	r = run_on("smoke-no-gpus.json", &o);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[1], "end skip starting the CUDA driver");
+	ml_smoke_result_release(&r);
+}
+
 static void test_options_out_of_range_are_usage_errors(void **state)
 {
 	(void)state;
@@ -737,6 +779,7 @@ int main(void)
 	        cmocka_unit_test(test_module_load_error_names_both_attempts),
 	        cmocka_unit_test(test_device_memory_exhaustion_is_out_of_memory),
 	        cmocka_unit_test(test_each_gpu_is_judged_on_its_own),
+	        cmocka_unit_test(test_steps_are_reported_as_they_run),
 	        cmocka_unit_test(test_options_out_of_range_are_usage_errors),
 	        cmocka_unit_test(test_json_carries_error_names_and_timings),
 	        cmocka_unit_test(test_own_error_table_names_the_facts_codes),
