@@ -352,6 +352,8 @@ static int audit_wheel(audit_run *r, const char *path)
 		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
 	archive_read_support_format_zip(ar);
 	int rc = 0;
+	ml_wheel_meta meta = {NULL, NULL, NULL};
+	size_t first_file = r->a->n_files;
 	if (archive_read_open_filename(ar, path, 1 << 16) != ARCHIVE_OK) {
 		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
 		                  archive_error_string(ar));
@@ -359,8 +361,6 @@ static int audit_wheel(audit_run *r, const char *path)
 	}
 	struct archive_entry *ent;
 	int ar_rc;
-	ml_wheel_meta meta = {NULL, NULL, NULL};
-	size_t first_file = r->a->n_files;
 	while ((ar_rc = archive_read_next_header(ar, &ent)) == ARCHIVE_OK) {
 		const char *name = archive_entry_pathname(ent);
 		if (!name || archive_entry_filetype(ent) != AE_IFREG)
