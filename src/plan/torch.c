@@ -145,7 +145,7 @@ static bool load_build(ml_torch_build *b, const cJSON *e, char **strp)
 }
 
 /* Counts files and the bytes their strings need, to allocate once. */
-static bool measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
+static void measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
 {
 	const cJSON *e, *f;
 	*n_files = *n_bytes = 0;
@@ -159,7 +159,6 @@ static bool measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
 			*n_bytes += (cJSON_IsString(name) ? strlen(name->valuestring) : 0) + 66;
 		}
 	}
-	return true;
 }
 
 static bool load_doc(const cJSON *doc)
@@ -256,11 +255,14 @@ const ml_torch_build *ml_torch_build_find(const char *version, const char *platf
 	const char *plus = strchr(version, '+');
 	size_t vlen = plus ? (size_t)(plus - version) : strlen(version);
 	const char *local = plus ? plus + 1 : "";
+	char pub[64];
+	if (vlen >= sizeof pub)
+		return NULL;
+	memcpy(pub, version, vlen);
+	pub[vlen] = '\0';
 	const ml_torch_build *best = NULL;
 	for (size_t i = 0; i < table.n_builds; i++) {
 		const ml_torch_build *b = &table.builds[i];
-		char pub[64];
-		snprintf(pub, sizeof pub, "%.*s", (int)(vlen < sizeof pub ? vlen : 0), version);
 		if (ml_version_cmp(b->version, pub) != 0 || strcmp(b->local, local) != 0 ||
 		    strcmp(b->platform, platform) != 0)
 			continue;
