@@ -345,6 +345,12 @@ cJSON *ml_torch_build_to_json(const ml_torch_build *b)
 
 /* --- manifests ---------------------------------------------------------------- */
 
+static bool same_arch(const ml_cuda_arch *a, const ml_cuda_arch *b)
+{
+	return a->major == b->major && a->minor == b->minor && a->variant == b->variant &&
+	       a->ptx == b->ptx;
+}
+
 /* Keeps in *code only the entries also in other (two builds of one pin
  * that disagree: what runs must run with either). */
 static void intersect(ml_cuda_arch *code, size_t *n, const ml_cuda_arch *other, size_t n_other)
@@ -352,7 +358,7 @@ static void intersect(ml_cuda_arch *code, size_t *n, const ml_cuda_arch *other, 
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++)
 		for (size_t j = 0; j < n_other; j++)
-			if (memcmp(&code[i], &other[j], sizeof code[i]) == 0) {
+			if (same_arch(&code[i], &other[j])) {
 				code[k++] = code[i];
 				break;
 			}
