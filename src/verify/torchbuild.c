@@ -94,10 +94,14 @@ static bool py_assign_line(const char *line, size_t len, void *arg)
 {
 	struct py_assign *a = arg;
 	size_t k = strlen(a->key);
-	if (len <= k || memcmp(line, a->key, k) != 0 ||
-	    (line[k] != ' ' && line[k] != '=' && line[k] != ':'))
+	if (len <= k || memcmp(line, a->key, k) != 0)
 		return true;
-	const char *eq = memchr(line + k, '=', len - k);
+	size_t j = k;
+	while (j < len && line[j] == ' ')
+		j++;
+	if (j == len || (line[j] != '=' && line[j] != ':')) /* `key =` or `key: T =` */
+		return true;
+	const char *eq = memchr(line + j, '=', len - j);
 	if (!eq)
 		return true;
 	const char *v = eq + 1, *end = line + len;
@@ -401,15 +405,30 @@ static void name_facts(ml_torch_build *b, const char *path, const ml_wheel_meta 
 	}
 }
 
+/* "12.8", "13": digits, separated by single dots. */
+static bool dotted(const char *s)
+{
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+			return false;
+	return true;
+}
+
 static void cuda_facts(ml_torch_wheel *w, const ml_wheel_meta *m)
 {
 	bool none = false;
 	py_value(m->version_py, "__version__", w->torch_version, sizeof w->torch_version, NULL);
 	py_value(m->version_py, "hip", w->hip, sizeof w->hip, NULL);
 	if (py_value(m->version_py, "cuda", w->build.cuda, sizeof w->build.cuda, &none)) {
-		if (!none)
+		if (none)
+			return; /* a CPU-only (or ROCm) build */
+		if (dotted(w->build.cuda)) {
 			snprintf(w->cuda_source, sizeof w->cuda_source, "torch/version.py");
-		return;
+			return;
+		}
+		w->build.cuda[0] = '\0'; /* not a CUDA version: ask METADATA */
 	}
 	struct cuda_deps d = {"", "", false};
 	if (m->metadata)

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "../../src/verify/internal.h"
 #include "env_testutil.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/verify.h"
@@ -398,6 +399,46 @@ static void test_headers_override_and_unknown_hashes_change_nothing(void **state
 	ml_manifest_free(mf);
 }
 
+/* The metadata readers on their own: what counts as torch/version.py's
+ * `cuda`, and when METADATA decides instead. */
+static const char *cuda_of(const char *version_py, const char *metadata)
+{
+	static char cuda[16];
+	ml_wheel_meta m = {version_py ? strdup(version_py) : NULL,
+	                   metadata ? strdup(metadata) : NULL, NULL};
+	ml_audit a;
+	memset(&a, 0, sizeof a);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(
+	        ml_torch_wheel_add(&a, "/nonexistent/torch-1.0-py3-none-any.whl", &m, 0, &err), 0);
+	assert_int_equal(a.n_torch, 1);
+	snprintf(cuda, sizeof cuda, "%s", a.torch[0].build.cuda);
+	ml_torch_wheel_release(&a.torch[0]);
+	free(a.torch);
+	ml_wheel_meta_release(&m);
+	return cuda;
+}
+
+static void test_version_py_and_metadata_readers(void **state)
+{
+	(void)state;
+	static const char cu12[] = "Name: torch\nVersion: 2.5.1\n"
+	                           "Requires-Dist: nvidia-cublas-cu12==12.4.5.8\n";
+	assert_string_equal(cuda_of("cuda: Optional[str] = \"12.6\"\n", NULL), "12.6");
+	assert_string_equal(cuda_of("cuda='12.1'\r\n", NULL), "12.1");
+	assert_string_equal(cuda_of("cuda = None\n", cu12), ""); /* version.py wins */
+	/* not an assignment of cuda, or not a CUDA version: METADATA decides */
+	assert_string_equal(cuda_of("cuda_home = '12.8'\ncuda linux= '2.8'\n", cu12), "12");
+	assert_string_equal(cuda_of("cuda = 'abc'\n", cu12), "12");
+	assert_string_equal(cuda_of("cuda = '12.8' # comment\n", cu12), "12");
+	assert_string_equal(cuda_of(NULL,
+	                            "Name: torch\nRequires-Dist: cuda-toolkit[cublas]==13.0.2; "
+	                            "platform_system == \"Linux\"\nRequires-Dist: nvidia-x-cu13\n"),
+	                    "13.0");
+	/* Requires-Dist after the headers' end is the body, not a dependency */
+	assert_string_equal(cuda_of(NULL, "Name: torch\n\nRequires-Dist: nvidia-x-cu12\n"), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest table[] = {
@@ -416,6 +457,7 @@ int main(void)
 	        cmocka_unit_test(test_cuda_version_from_metadata_when_version_py_has_none),
 	        cmocka_unit_test(test_cpu_only_and_rocm_wheels_have_no_cuda),
 	        cmocka_unit_test(test_a_wheel_that_is_not_torch_is_refused),
+	        cmocka_unit_test(test_version_py_and_metadata_readers),
 	        cmocka_unit_test(test_audit_reports_libraries_that_miss_torch_gpus),
 	};
 	int failed = cmocka_run_group_tests_name("table", table, NULL, NULL);
