@@ -570,8 +570,15 @@ typedef struct ml_fw_check {
 	char name[32];
 	ml_check_status status; /* PASS, FAIL or SKIP (e.g. bf16 unsupported) */
 	ml_fw_class cls;        /* why it failed; ML_FW_OK otherwise */
-	double ms;              /* time of the timed run, milliseconds; 0 unknown */
+	double ms;              /* one run, milliseconds; 0 unknown. GPU checks:
+	                         * the mean of `reps` runs timed with CUDA events
+	                         * after one warm-up run and a synchronize */
+	int n;                  /* GPU matmuls: n of the n x n matmul; 0 n/a */
+	int reps;               /* GPU checks: runs in the timed batch; 0 n/a */
 	double gflops;          /* 10^9 floating-point operations per second; 0 n/a */
+	double tflops;          /* GPU matmuls: 2 n^3 / (ms / 10^3) / 10^12, the
+	                         * 10^12 floating-point operations per second of
+	                         * this dtype on this GPU; 0 n/a */
 	double gbps;            /* elementwise/alloc: 10^9 bytes per second; 0 n/a */
 	double max_abs_error;   /* against the CPU reference, -1 when not compared */
 	double tolerance;       /* the bound max_abs_error was held to, -1 n/a */
@@ -650,7 +657,9 @@ typedef struct ml_framework_opts {
  * capability against the arch list (here, with ml_arch_runs_on), and runs
  * on the CPU a matmul against an exact reference and on every GPU fp32,
  * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
- * an allocation, timed; it prints one JSON line that this parses (cJSON)
+ * an allocation, timed (GPU checks: one warm-up run, a synchronize, then a
+ * batch of runs between CUDA events; a matmul's rate is 2 n^3 / seconds
+ * per run, in TFLOP/s); it prints one JSON line that this parses (cJSON)
  * and classifies (ml_fw_classify). Before and after each step it prints a
  * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
  * read as it comes and passed to o->on_step; a step the script never
@@ -669,9 +678,20 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 void ml_framework_result_release(ml_framework_result *r);
 
 /* Builds the JSON object for a framework result (class, versions,
- * availability, arch_list, checks[], gpus[] with their checks[]).
+ * availability, arch_list, checks[], gpus[] with their checks[] - each
+ * with ms, n, reps, gflops, tflops, gbps, null where they do not apply - and
+ * matmul[]: per dtype run {dtype "fp32"/"fp16"/"bf16", status, n, ms,
+ * tflops}, the numbers null unless it passed).
  * Returns a new cJSON object (caller frees) or NULL when out of memory. */
 struct cJSON *ml_framework_result_to_json(const ml_framework_result *r);
+
+/* The GPU check of fg called name ("bf16_matmul"), or NULL. */
+const ml_fw_check *ml_fw_gpu_check(const ml_fw_gpu *fg, const char *name);
+
+/* Writes a rate in TFLOP/s with three significant digits and no exponent
+ * ("0.0123", "1.23", "12.3", "312", "2250") into dst (sz bytes); "?" when
+ * it is not a positive number. */
+void ml_tflops_format(char *dst, size_t sz, double tflops);
 
 /* The framework smoke script src/verify/torch_smoke.py, embedded at build
  * time (EMBED_FILES in the Makefile) byte for byte. Static, NUL-terminated,

@@ -125,7 +125,10 @@ static void read_check(ml_fw_check *c, const cJSON *o)
 	memset(c, 0, sizeof(*c));
 	ml_strlcpy(c->name, jstr(o, "name") ? jstr(o, "name") : "?", sizeof(c->name));
 	c->ms = jnum(o, "ms", 0);
+	c->n = (int)jnum(o, "n", 0);
+	c->reps = (int)jnum(o, "reps", 0);
 	c->gflops = jnum(o, "gflops", 0);
+	c->tflops = jnum(o, "tflops", 0);
 	c->gbps = jnum(o, "gbps", 0);
 	c->max_abs_error = jnum(o, "max_abs_error", -1);
 	c->tolerance = jnum(o, "tolerance", -1);
@@ -135,10 +138,23 @@ static void read_check(ml_fw_check *c, const cJSON *o)
 		first_line(c->detail, sizeof(c->detail), jstr(o, "reason"));
 	} else if (jtrue(o, "ok")) {
 		c->status = ML_CHECK_PASS;
-		int n = snprintf(c->detail, sizeof(c->detail), "%.3f ms", c->ms);
-		if (c->gflops > 0)
+		int n = 0;
+		if (c->n > 0)
+			n = snprintf(c->detail, sizeof(c->detail), "%d x %d: ", c->n, c->n);
+		n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+		              c->reps > 0 ? "%.3g ms" : "%.3f ms", c->ms);
+		if (c->reps > 1)
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+			              " (mean of %d runs after a warm-up)", c->reps);
+		if (c->tflops > 0) {
+			char rate[32];
+			ml_tflops_format(rate, sizeof(rate), c->tflops);
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n, ", %s TFLOP/s",
+			              rate);
+		} else if (c->gflops > 0) {
 			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
 			              ", %.1f GFLOP/s", c->gflops);
+		}
 		if (c->gbps > 0)
 			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n, ", %.1f GB/s",
 			              c->gbps);
@@ -570,7 +586,10 @@ static cJSON *checks_json(const ml_fw_check *c, size_t n)
 		else
 			cJSON_AddNullToObject(j, "class");
 		add_num_or_null(j, "ms", c[i].ms, c[i].ms > 0);
+		add_num_or_null(j, "n", c[i].n, c[i].n > 0);
+		add_num_or_null(j, "reps", c[i].reps, c[i].reps > 0);
 		add_num_or_null(j, "gflops", c[i].gflops, c[i].gflops > 0);
+		add_num_or_null(j, "tflops", c[i].tflops, c[i].tflops > 0);
 		add_num_or_null(j, "gbps", c[i].gbps, c[i].gbps > 0);
 		add_num_or_null(j, "max_abs_error", c[i].max_abs_error, c[i].max_abs_error >= 0);
 		add_num_or_null(j, "tolerance", c[i].tolerance, c[i].tolerance >= 0);
@@ -578,6 +597,58 @@ static cJSON *checks_json(const ml_fw_check *c, size_t n)
 		cJSON_AddItemToArray(arr, j);
 	}
 	return arr;
+}
+
+/* The matmul checks that were run, with their speed:
+ * [{"dtype": "fp32", "status": "pass", "n": 2048, "ms": 0.35, "tflops":
+ * 49.1}, ...]; a failed or skipped dtype has null n, ms and tflops. */
+static cJSON *matmul_json(const ml_fw_gpu *g)
+{
+	static const char *const dtypes[] = {"fp32", "fp16", "bf16"};
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < sizeof(dtypes) / sizeof(dtypes[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s_matmul", dtypes[i]);
+		const ml_fw_check *c = ml_fw_gpu_check(g, name);
+		if (!c)
+			continue;
+		bool timed = c->status == ML_CHECK_PASS;
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "dtype", dtypes[i]);
+		cJSON_AddStringToObject(j, "status", ml_check_status_name(c->status));
+		add_num_or_null(j, "n", c->n, timed && c->n > 0);
+		add_num_or_null(j, "ms", c->ms, timed && c->ms > 0);
+		add_num_or_null(j, "tflops", c->tflops, timed && c->tflops > 0);
+		cJSON_AddItemToArray(arr, j);
+	}
+	return arr;
+}
+
+const ml_fw_check *ml_fw_gpu_check(const ml_fw_gpu *fg, const char *name)
+{
+	for (size_t i = 0; fg && i < fg->n_checks; i++) {
+		if (strcmp(fg->checks[i].name, name) == 0)
+			return &fg->checks[i];
+	}
+	return NULL;
+}
+
+void ml_tflops_format(char *dst, size_t sz, double tflops)
+{
+	if (!(tflops > 0) || !isfinite(tflops))
+		snprintf(dst, sz, "?");
+	else if (tflops >= 100)
+		snprintf(dst, sz, "%.0f", tflops);
+	else if (tflops >= 10)
+		snprintf(dst, sz, "%.1f", tflops);
+	else if (tflops >= 1)
+		snprintf(dst, sz, "%.2f", tflops);
+	else { /* three significant digits after the leading zeros */
+		int decimals = 2;
+		for (double x = tflops; x < 1 && decimals < 12; x *= 10)
+			decimals++;
+		snprintf(dst, sz, "%.*f", decimals, tflops);
+	}
 }
 
 cJSON *ml_framework_result_to_json(const ml_framework_result *r)
@@ -617,6 +688,7 @@ cJSON *ml_framework_result_to_json(const ml_framework_result *r)
 		cJSON_AddStringToObject(o, "arch_why", g->arch_why);
 		cJSON_AddStringToObject(o, "warning", g->warning);
 		cJSON_AddItemToObject(o, "checks", checks_json(g->checks, g->n_checks));
+		cJSON_AddItemToObject(o, "matmul", matmul_json(g));
 		cJSON_AddItemToArray(gpus, o);
 	}
 	if (r->output)

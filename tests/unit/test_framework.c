@@ -9,6 +9,7 @@
  * import_error).
  */
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -676,6 +677,74 @@ static void test_framework_json_carries_classes_and_timings(void **state)
 	assert_int_equal(ml_verdict_exit_code(NULL), 1);
 }
 
+static void test_matmul_speed_is_tflops_per_dtype_without_the_warm_up(void **state)
+{
+	(void)state;
+	/* The stub's GPU clock runs every matmul at these rates, and charges
+	 * the first matmul of each dtype half a second more (cuBLAS set-up):
+	 * timing that first call would show here as a far lower rate. */
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "NVIDIA A100-SXM4-80GB=8.0", 1);
+	setenv("MLSETUP_STUB_TORCH_TFLOPS", "fp32=19.5,fp16=312,bf16=156", 1);
+	ml_framework_result r = run_mode("healthy");
+	unsetenv("MLSETUP_STUB_TORCH_TFLOPS");
+	assert_int_equal(r.cls, ML_FW_OK);
+	const char *names[] = {"fp32_matmul", "fp16_matmul", "bf16_matmul"};
+	const double rates[] = {19.5, 312, 156};
+	const char *shown[] = {", 19.5 TFLOP/s", ", 312 TFLOP/s", ", 156 TFLOP/s"};
+	for (size_t i = 0; i < 3; i++) {
+		const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, names[i]);
+		assert_int_equal(c->status, ML_CHECK_PASS);
+		assert_int_equal(c->n, 16);
+		assert_true(c->reps >= 1 && c->reps <= 200);
+		/* 2 n^3 operations per n x n matmul, over the time of one run. */
+		double want = 2.0 * 16 * 16 * 16 / (c->ms / 1e3) / 1e12;
+		assert_true(fabs(c->tflops - want) <= 1e-9 * want);
+		assert_true(fabs(c->tflops - rates[i]) <= 1e-4 * rates[i]);
+		assert_true(fabs(c->gflops - 1e3 * c->tflops) <= 1e-6 * c->gflops);
+		if (!strstr(c->detail, shown[i]))
+			fail_msg("%s detail '%s' lacks '%s'", names[i], c->detail, shown[i]);
+		assert_non_null(strstr(c->detail, "16 x 16: "));
+	}
+
+	cJSON *j = ml_framework_result_to_json(&r);
+	const cJSON *mm = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0),
+	                                      "matmul");
+	assert_int_equal(cJSON_GetArraySize(mm), 3);
+	const char *dtypes[] = {"fp32", "fp16", "bf16"};
+	for (int i = 0; i < 3; i++) {
+		const cJSON *m = cJSON_GetArrayItem(mm, i);
+		assert_string_equal(cJSON_GetObjectItem(m, "dtype")->valuestring, dtypes[i]);
+		assert_string_equal(cJSON_GetObjectItem(m, "status")->valuestring, "pass");
+		assert_int_equal(cJSON_GetObjectItem(m, "n")->valueint, 16);
+		double t = cJSON_GetObjectItem(m, "tflops")->valuedouble;
+		assert_true(fabs(t - rates[i]) <= 1e-4 * rates[i]);
+	}
+	/* Checks keep their fields and gain the new ones. */
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(text, "\"name\":\"fp32_matmul\",\"status\":\"pass\""));
+	assert_non_null(strstr(text, "\"gflops\":"));
+	assert_non_null(strstr(text, "\"tflops\":"));
+	free(text);
+	cJSON_Delete(j);
+	ml_framework_result_release(&r);
+}
+
+static void test_tflops_are_written_with_three_digits_and_no_exponent(void **state)
+{
+	(void)state;
+	const struct {
+		double v;
+		const char *want;
+	} cases[] = {{2250.4, "2250"},    {312.0, "312"}, {19.46, "19.5"},
+	             {1.234, "1.23"},     {0.5, "0.500"}, {0.01234, "0.0123"},
+	             {1e-5, "0.0000100"}, {0, "?"},       {-1, "?"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[32];
+		ml_tflops_format(buf, sizeof(buf), cases[i].v);
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
 /* The build embeds src/verify/torch_smoke.py byte for byte, followed by a
  * NUL: a script left out of EMBED_FILES (Makefile) or a stale
  * build/gen/embedded.c fails here. */
@@ -720,6 +789,8 @@ int main(void)
 	        cmocka_unit_test(test_a_step_the_script_never_ended_fails_and_is_named),
 	        cmocka_unit_test(test_classifier_knows_torch_messages),
 	        cmocka_unit_test(test_framework_json_carries_classes_and_timings),
+	        cmocka_unit_test(test_matmul_speed_is_tflops_per_dtype_without_the_warm_up),
+	        cmocka_unit_test(test_tflops_are_written_with_three_digits_and_no_exponent),
 	        cmocka_unit_test(test_embedded_script_matches_its_source),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
