@@ -704,22 +704,24 @@ const char *ml_torch_smoke_script(void);
 /* The cause a failed (or warned) check is attributed to. */
 typedef enum ml_cause {
 	ML_CAUSE_NONE = 0,
-	ML_CAUSE_NO_KERNEL_IMAGE, /* the build has no code for this GPU's architecture */
-	ML_CAUSE_DRIVER_TOO_OLD,  /* driver older than the CUDA the code needs */
-	ML_CAUSE_CPU_ONLY_BUILD,  /* torch without CUDA on a machine with a GPU */
-	ML_CAUSE_GPU_NOT_VISIBLE, /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
-	                           * container without the GPU runtime, WSL without
-	                           * the driver libraries, no driver loaded */
-	ML_CAUSE_DRIVER_BROKEN,   /* stub library, driver/kernel module mismatch */
-	ML_CAUSE_WRONG_RESULTS,   /* computed, but wrong */
-	ML_CAUSE_OOM,             /* out of device memory */
-	ML_CAUSE_IMPORT_ERROR,    /* torch does not import */
+	ML_CAUSE_NO_KERNEL_IMAGE,  /* the build has no code for this GPU's architecture */
+	ML_CAUSE_DRIVER_TOO_OLD,   /* driver older than the CUDA the code needs */
+	ML_CAUSE_CPU_ONLY_BUILD,   /* torch without CUDA on a machine with a GPU */
+	ML_CAUSE_GPU_NOT_VISIBLE,  /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
+	                            * container without the GPU runtime, WSL without
+	                            * the driver libraries, no driver loaded */
+	ML_CAUSE_DRIVER_BROKEN,    /* stub library, driver/kernel module mismatch */
+	ML_CAUSE_WRONG_RESULTS,    /* computed, but wrong */
+	ML_CAUSE_OOM,              /* out of device memory */
+	ML_CAUSE_IMPORT_ERROR,     /* torch does not import */
+	ML_CAUSE_PRECISION_FAILED, /* a precision the GPU has in hardware fails
+	                            * (bf16 on compute capability 8.0+) */
 	ML_CAUSE_OTHER,
 } ml_cause;
 
 /* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
  * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
- * "import_error" or "other" (static). */
+ * "import_error", "precision_failed" or "other" (static). */
 const char *ml_cause_name(ml_cause c);
 
 /* One check of the verdict. */
@@ -780,7 +782,11 @@ typedef struct ml_diagnose_opts {
  *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty or -1,
  *   container without /dev/nvidia*, WSL without
  *   /usr/lib/wsl/lib/libcuda.so.1, no driver loaded), wrong results, out of
- *   memory, a broken driver installation.
+ *   memory, a broken driver installation;
+ *   bf16 failing     on a GPU with bf16 in hardware (a bf16 failure on an
+ *                    older GPU arrives as a skip, see ml_smoke_framework):
+ *                    names the GPU, its architecture, and the CUDA
+ *                    libraries torch loads as the suspect.
  * Caller owns *out; free with ml_verdict_free(). Returns 0 or ML_ENOMEM. */
 int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *o, ml_err *err);
 

@@ -14,6 +14,8 @@
  *   GPU not visible   CUDA_VISIBLE_DEVICES, a container without /dev/nvidia*,
  *                     WSL without /usr/lib/wsl/lib/libcuda.so.1, no driver
  *   driver broken     the CUDA stub library, library/kernel module mismatch
+ *   bf16 failing      on a GPU with bf16 in hardware (compute capability
+ *                     8.0+): the CUDA libraries torch loads are the suspect
  *   wrong results, out of memory, import errors, anything else
  *
  * The exit code is derived from the verdict here and nowhere else.
@@ -43,6 +45,7 @@ const char *ml_cause_name(ml_cause c)
 	        "wrong_results",
 	        "oom",
 	        "import_error",
+	        "precision_failed",
 	        "other",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
@@ -599,6 +602,32 @@ static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
 		ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
 }
 
+/* The remedy for a bf16 matmul that failed (class OTHER) on a GPU with
+ * bf16 in hardware: the GPU can do it, so the libraries torch loads are
+ * the suspect, and fp16 is the way to train meanwhile. */
+static void remedy_bf16(char *dst, size_t sz, const ml_fw_gpu *fg, const ml_fw_check *failed)
+{
+	char sm[16];
+	ml_cc_sm(sm, sizeof(sm), fg->cc_major, fg->cc_minor);
+	const char *arch = ml_cc_architecture(fg->cc_major, fg->cc_minor);
+	const ml_fw_check *fp16 = ml_fw_gpu_check(fg, "fp16_matmul");
+	const char *lib = getenv("LD_LIBRARY_PATH");
+	bool cublas = strstr(failed->detail, "CUBLAS") != NULL;
+	put(dst, sz,
+	    "%s (%s%s%s) has bf16 in hardware (compute capability 8.0 or newer), so the failure "
+	    "is in the %s torch loads%s: %s%.120s%sreinstall the environment (mlsetup install) "
+	    "so torch gets the CUDA libraries it was built with%s",
+	    fg->name[0] ? fg->name : "this GPU", arch, arch[0] ? ", " : "", sm,
+	    cublas ? "cuBLAS" : "CUDA libraries",
+	    fp16 && fp16->status == ML_CHECK_PASS ? " (fp16 works)" : "",
+	    lib && lib[0] ? "LD_LIBRARY_PATH is set (" : "", lib && lib[0] ? lib : "",
+	    lib && lib[0] ? "): remove other CUDA installations from it, and " : "",
+	    fp16 && fp16->status == ML_CHECK_PASS
+	            ? "; meanwhile train in fp16 (torch.autocast(\"cuda\", "
+	              "dtype=torch.float16))"
+	            : "");
+}
+
 static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
 {
 	ml_verdict_gpu *g = gpu_slot(c, fg->index, fg->name, fg->cc_major, fg->cc_minor);
@@ -641,6 +670,10 @@ static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
 			cause = ML_CAUSE_GPU_NOT_VISIBLE;
 			break;
 		default:
+			/* The framework result fails bf16 only on a GPU with bf16
+			 * in hardware (ml_smoke_framework). */
+			if (strcmp(fc->name, "bf16_matmul") == 0)
+				cause = ML_CAUSE_PRECISION_FAILED;
 			break;
 		}
 		k = add_gpu(c, g, fc->name, fc->status, cause, fc->detail);
@@ -664,6 +697,9 @@ static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
 			break;
 		case ML_CAUSE_DRIVER_TOO_OLD:
 			remedy_driver(k->remedy, sizeof(k->remedy), c);
+			break;
+		case ML_CAUSE_PRECISION_FAILED:
+			remedy_bf16(k->remedy, sizeof(k->remedy), fg, fc);
 			break;
 		default:
 			put(k->remedy, sizeof(k->remedy),

@@ -205,6 +205,38 @@ static int read_checks(ml_fw_check **out, size_t *n_out, const cJSON *o, const c
 	return 0;
 }
 
+/* Does a GPU of compute capability major.minor have bf16 in hardware?
+ * bf16 (and TF32) tensor cores come with Ampere, 8.0 (FACTS.md "Precision
+ * by compute capability"). TODO: replace with detect's per-GPU precision
+ * features (include/mlsetup/detect.h) once they are on main, so that one
+ * table answers it. */
+static bool gpu_has_bf16(int major, int minor)
+{
+	(void)minor;
+	return major >= 8;
+}
+
+/* A bf16 matmul that failed on a GPU without bf16 in hardware is expected:
+ * it becomes a skip that says so, and only a failure on a GPU that has it
+ * counts. */
+static void judge_bf16(ml_fw_gpu *g)
+{
+	for (size_t i = 0; i < g->n_checks; i++) {
+		ml_fw_check *c = &g->checks[i];
+		if (strcmp(c->name, "bf16_matmul") != 0 || c->status != ML_CHECK_FAIL ||
+		    g->cc_major < 0 || gpu_has_bf16(g->cc_major, g->cc_minor))
+			continue;
+		char seen[sizeof(c->detail)];
+		ml_strlcpy(seen, c->detail, sizeof(seen));
+		snprintf(c->detail, sizeof(c->detail),
+		         "bf16 needs compute capability 8.0 or newer, this GPU is %d.%d: expected "
+		         "to fail (%.300s)",
+		         g->cc_major, g->cc_minor, seen);
+		c->status = ML_CHECK_SKIP;
+		c->cls = ML_FW_OK;
+	}
+}
+
 /* Checks the GPU's capability against torch's arch list with THE rule. */
 static void arch_check(ml_fw_gpu *g, char *const *archs, size_t n_archs)
 {
@@ -263,6 +295,7 @@ static int read_gpus(ml_framework_result *r, const cJSON *doc)
 		arch_check(g, r->arch_list, r->n_arch_list);
 		if (read_checks(&g->checks, &g->n_checks, o, "checks"))
 			return ML_ENOMEM;
+		judge_bf16(g);
 	}
 	return 0;
 }
@@ -637,15 +670,15 @@ void ml_tflops_format(char *dst, size_t sz, double tflops)
 {
 	if (!(tflops > 0) || !isfinite(tflops))
 		snprintf(dst, sz, "?");
-	else if (tflops >= 100)
+	else if (tflops >= 99.95) /* the bounds are where rounding adds a digit */
 		snprintf(dst, sz, "%.0f", tflops);
-	else if (tflops >= 10)
+	else if (tflops >= 9.995)
 		snprintf(dst, sz, "%.1f", tflops);
-	else if (tflops >= 1)
+	else if (tflops >= 0.9995)
 		snprintf(dst, sz, "%.2f", tflops);
 	else { /* three significant digits after the leading zeros */
 		int decimals = 2;
-		for (double x = tflops; x < 1 && decimals < 12; x *= 10)
+		for (double x = tflops; x < 0.9995 && decimals < 12; x *= 10)
 			decimals++;
 		snprintf(dst, sz, "%.*f", decimals, tflops);
 	}
