@@ -549,20 +549,35 @@ typedef enum ml_fw_class {
 	ML_FW_OOM,              /* "CUDA out of memory" */
 	ML_FW_WRONG_RESULTS,    /* ran, but the result differs from the CPU reference */
 	ML_FW_IMPORT_ERROR,     /* `import torch` failed */
+	ML_FW_SYSTEM_NOT_READY, /* CUDA error 802 "system not yet initialized":
+	                         * an NVSwitch system without its Fabric Manager */
+	ML_FW_DEVICES_BUSY,     /* CUDA error 46 "all CUDA-capable devices are busy
+	                         * or unavailable": exclusive-process compute mode */
 	ML_FW_OTHER,
 } ml_fw_class;
 
 /* Returns "ok", "no_kernel_image", "cpu_only_build", "cuda_unavailable",
- * "driver_too_old", "oom", "wrong_results", "import_error" or "other". */
+ * "driver_too_old", "oom", "wrong_results", "import_error",
+ * "system_not_ready", "devices_busy" or "other". */
 const char *ml_fw_class_name(ml_fw_class c);
 
 /* Classifies an error message torch (or Python) gave, case-insensitively,
- * by the first matching entry of one table of known phrases ("no kernel
- * image is available", "not compatible with the current PyTorch
- * installation", "driver on your system is too old", "out of memory",
- * "Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
- * "ModuleNotFoundError", ...). NULL or no match gives ML_FW_OTHER. */
+ * by the first matching entry of one table of known phrases, each quoted
+ * from the torch or CUDA source that prints it ("no kernel image is
+ * available", "not compatible with the current PyTorch installation",
+ * "driver on your system is too old", "system not yet initialized" (802),
+ * "busy or unavailable" (46), "out of memory", "Torch not compiled with
+ * CUDA enabled", "No CUDA GPUs are available", "invalid device ordinal",
+ * "Found no NVIDIA driver", "ModuleNotFoundError", ...). NULL or no match
+ * gives ML_FW_OTHER. */
 ml_fw_class ml_fw_classify(const char *message);
+
+/* True when message is torch's "Found no NVIDIA driver on your system"
+ * (c10/cuda/CUDAFunctions.cpp device_count_impl(): the CUDA runtime found
+ * no libcuda.so.1 to load), classified ML_FW_CUDA_UNAVAILABLE like every
+ * "no usable GPU" text, but telling that the driver's library itself is
+ * missing (a container started without the NVIDIA container runtime). */
+bool ml_fw_says_no_driver_library(const char *message);
 
 /* One framework check: machine-wide "import" and "cpu_matmul", per GPU
  * "fp32_matmul", "fp16_matmul", "bf16_matmul", "elementwise", "alloc". */
@@ -714,6 +729,10 @@ typedef enum ml_cause {
 	ML_CAUSE_WRONG_RESULTS,    /* computed, but wrong */
 	ML_CAUSE_OOM,              /* out of device memory */
 	ML_CAUSE_IMPORT_ERROR,     /* torch does not import */
+	ML_CAUSE_SYSTEM_NOT_READY, /* CUDA error 802: an NVSwitch system whose
+	                            * Fabric Manager is not running */
+	ML_CAUSE_GPU_BUSY,         /* CUDA error 46: a GPU in exclusive-process (or
+	                            * prohibited) compute mode, held elsewhere */
 	ML_CAUSE_PRECISION_FAILED, /* a precision the GPU has in hardware fails
 	                            * (bf16 on compute capability 8.0+) */
 	ML_CAUSE_OTHER,
@@ -721,7 +740,8 @@ typedef enum ml_cause {
 
 /* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
  * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
- * "import_error", "precision_failed" or "other" (static). */
+ * "import_error", "system_not_ready", "gpu_busy", "precision_failed" or
+ * "other" (static). */
 const char *ml_cause_name(ml_cause c);
 
 /* One check of the verdict. */
@@ -778,11 +798,23 @@ typedef struct ml_diagnose_opts {
  *                       it (ml_manifest_open + ml_arch_runs_on, in
  *                       selection.json's preference order);
  *   driver too old   -> names the minimum driver (the manifest's, else the
- *                       one torch's CUDA version needs, else the GPU's);
- *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty or -1,
- *   container without /dev/nvidia*, WSL without
- *   /usr/lib/wsl/lib/libcuda.so.1, no driver loaded), wrong results, out of
- *   memory, a broken driver installation;
+ *                       one torch's CUDA version needs, else the GPU's) and
+ *                       the CUDA version torch found the driver to have;
+ *   system not ready -> CUDA error 802 (cuInit, or torch's "Error 802:
+ *                       system not yet initialized"): the Fabric Manager of
+ *                       the driver's version, to install and start;
+ *   GPU busy         -> CUDA error 46 (a context refused, or torch's "all
+ *                       CUDA-capable devices are busy or unavailable"):
+ *                       free the GPU or `nvidia-smi -c DEFAULT`;
+ *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty, -1 or a
+ *   MIG UUID CUDA does not find; a container without the GPU runtime, with
+ *   no /dev/nvidia* or no libcuda.so.1 (torch: "Found no NVIDIA driver on
+ *   your system"); WSL without /usr/lib/wsl/lib/libcuda.so.1; no driver
+ *   loaded; a MIG-capable GPU - compute capability 8.0, 9.x, 10.x - that
+ *   CUDA does not see: MIG mode without a MIG device), wrong results, out
+ *   of memory, a broken driver installation; detected GPUs no smoke test
+ *   reached take the cause of a machine-wide failure that explains it
+ *   (802, 46, a driver too old or broken);
  *   bf16 failing     on a GPU with bf16 in hardware (a bf16 failure on an
  *                    older GPU arrives as a skip, see ml_smoke_framework):
  *                    names the GPU, its architecture, and the CUDA

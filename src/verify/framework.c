@@ -32,28 +32,95 @@
 #define DEFAULT_SIZE    2048
 #define DEFAULT_ALLOC   256
 
-/* Known phrases in torch's and Python's error messages, first match wins
- * (compared case-insensitively). Sources: torch/cuda/__init__.py
- * (_check_capability, _lazy_init, _raw_device_count), c10/cuda error
- * strings, CUDA runtime error texts. */
+/* torch's text when libcuda.so.1 cannot be loaded (see phrases[]). */
+#define NO_DRIVER_PHRASE "Found no NVIDIA driver"
+
+/* Known phrases in the error texts torch, the CUDA runtime and driver, and
+ * Python print, first match wins (compared case-insensitively). Each entry
+ * quotes the text it matches and says where that text comes from: torch's
+ * c10/cuda/CUDAFunctions.cpp device_count_impl() and
+ * device_count_ensure_non_zero() (CUDA initialization), c10/cuda/
+ * CUDAException.h C10_CUDA_CHECK ("CUDA error: " + cudaGetErrorString()),
+ * torch/cuda/__init__.py, and the CUDA runtime's cudaGetErrorString() and
+ * the driver's cuGetErrorString() for the error codes named. */
 static const struct {
 	const char *phrase;
 	ml_fw_class cls;
 } phrases[] = {
+        /* cudaErrorNoKernelImageForDevice (209) / CUDA_ERROR_NO_BINARY_FOR_GPU
+         * (209): "no kernel image is available for execution on the
+         * device", raised by torch as "CUDA error: no kernel image is
+         * available for execution on the device" (C10_CUDA_CHECK). */
         {"no kernel image is available", ML_FW_NO_KERNEL_IMAGE},
         {"cudaErrorNoKernelImageForDevice", ML_FW_NO_KERNEL_IMAGE},
+        {"CUDA_ERROR_NO_BINARY_FOR_GPU", ML_FW_NO_KERNEL_IMAGE},
+        /* torch/cuda/__init__.py _check_capability(), a warning at CUDA
+         * initialization: "<GPU> with CUDA capability sm_120 is not
+         * compatible with the current PyTorch installation." */
         {"not compatible with the current PyTorch installation", ML_FW_NO_KERNEL_IMAGE},
+        /* device_count_impl(), cudaErrorInsufficientDriver with a driver
+         * present: "The NVIDIA driver on your system is too old (found
+         * version 11040). Please update your GPU driver ..." (torch 1.x:
+         * torch/cuda/__init__.py _check_driver()). */
         {"driver on your system is too old", ML_FW_DRIVER_TOO_OLD},
+        /* cudaGetErrorString(cudaErrorInsufficientDriver = 35): "CUDA driver
+         * version is insufficient for CUDA runtime version". */
         {"driver version is insufficient", ML_FW_DRIVER_TOO_OLD},
         {"cudaErrorInsufficientDriver", ML_FW_DRIVER_TOO_OLD},
+        {"CUDA_ERROR_INSUFFICIENT_DRIVER", ML_FW_DRIVER_TOO_OLD},
+        /* cudaGetErrorString(cudaErrorSystemNotReady = 802) and
+         * cuGetErrorString(CUDA_ERROR_SYSTEM_NOT_READY): "system not yet
+         * initialized"; torch's device_count_impl() reports it as
+         * "Unexpected error from cudaGetDeviceCount(). Did you run some cuda
+         * functions before calling NumCudaDevices() that might have already
+         * set an error? Error 802: system not yet initialized" (a warning
+         * from torch.cuda.is_available(), an error from torch.cuda.init()).
+         * Seen on NVSwitch systems whose Fabric Manager is not running. */
+        {"system not yet initialized", ML_FW_SYSTEM_NOT_READY},
+        {"cudaErrorSystemNotReady", ML_FW_SYSTEM_NOT_READY},
+        {"CUDA_ERROR_SYSTEM_NOT_READY", ML_FW_SYSTEM_NOT_READY},
+        /* cudaGetErrorString(cudaErrorDevicesUnavailable = 46): "all
+         * CUDA-capable devices are busy or unavailable" (before CUDA 10:
+         * "CUDA-capable device(s) is/are busy or unavailable", which is also
+         * the driver's text for CUDA_ERROR_DEVICE_UNAVAILABLE = 46); torch:
+         * "CUDA error: all CUDA-capable devices are busy or unavailable".
+         * cuda.h: devices in CU_COMPUTEMODE_EXCLUSIVE_PROCESS or
+         * CU_COMPUTEMODE_PROHIBITED. */
+        {"busy or unavailable", ML_FW_DEVICES_BUSY},
+        {"cudaErrorDevicesUnavailable", ML_FW_DEVICES_BUSY},
+        {"CUDA_ERROR_DEVICE_UNAVAILABLE", ML_FW_DEVICES_BUSY},
+        /* torch.cuda.OutOfMemoryError: "CUDA out of memory. Tried to
+         * allocate ..." (c10/cuda/CUDACachingAllocator.cpp);
+         * cudaGetErrorString(cudaErrorMemoryAllocation = 2): "out of
+         * memory"; cuBLAS handle or workspace allocation. */
         {"out of memory", ML_FW_OOM},
         {"OutOfMemoryError", ML_FW_OOM},
         {"CUBLAS_STATUS_ALLOC_FAILED", ML_FW_OOM},
+        /* torch/cuda/__init__.py _lazy_init(): "Torch not compiled with CUDA
+         * enabled" (an AssertionError). */
         {"Torch not compiled with CUDA enabled", ML_FW_CPU_ONLY_BUILD},
+        /* device_count_ensure_non_zero(): "No CUDA GPUs are available" -
+         * a driver, but no device CUDA may use (CUDA_VISIBLE_DEVICES, MIG
+         * mode without a MIG device, a container given no GPU). */
         {"No CUDA GPUs are available", ML_FW_CUDA_UNAVAILABLE},
-        {"Found no NVIDIA driver", ML_FW_CUDA_UNAVAILABLE},
+        /* cudaGetErrorString(cudaErrorInvalidDevice = 101): "invalid device
+         * ordinal" - a device index CUDA does not have (CUDA_VISIBLE_DEVICES
+         * or a MIG UUID that names no visible device). */
+        {"invalid device ordinal", ML_FW_CUDA_UNAVAILABLE},
+        /* device_count_impl(), cudaErrorInsufficientDriver with no driver
+         * version at all (no libcuda.so.1): "Found no NVIDIA driver on your
+         * system. Please check that you have an NVIDIA GPU and installed a
+         * driver from http://www.nvidia.com/Download/index.aspx" - also what
+         * a container started without the NVIDIA container runtime says. */
+        {NO_DRIVER_PHRASE, ML_FW_CUDA_UNAVAILABLE},
+        /* cudaGetErrorString(cudaErrorNoDevice = 100): "no CUDA-capable
+         * device is detected". */
         {"no CUDA-capable device is detected", ML_FW_CUDA_UNAVAILABLE},
+        /* device_count_impl(), cudaErrorUnknown: "CUDA unknown error - this
+         * may be due to an incorrectly set up environment, e.g. changing env
+         * variable CUDA_VISIBLE_DEVICES after program start." */
         {"CUDA unknown error", ML_FW_CUDA_UNAVAILABLE},
+        /* Python: import errors, missing or mismatched shared libraries. */
         {"ModuleNotFoundError", ML_FW_IMPORT_ERROR},
         {"ImportError", ML_FW_IMPORT_ERROR},
         {"cannot open shared object file", ML_FW_IMPORT_ERROR},
@@ -63,14 +130,8 @@ static const struct {
 const char *ml_fw_class_name(ml_fw_class c)
 {
 	static const char *const names[] = {
-	        "ok",
-	        "no_kernel_image",
-	        "cpu_only_build",
-	        "cuda_unavailable",
-	        "driver_too_old",
-	        "oom",
-	        "wrong_results",
-	        "import_error",
+	        "ok",    "no_kernel_image", "cpu_only_build", "cuda_unavailable", "driver_too_old",
+	        "oom",   "wrong_results",   "import_error",   "system_not_ready", "devices_busy",
 	        "other",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
@@ -85,6 +146,11 @@ ml_fw_class ml_fw_classify(const char *message)
 			return phrases[i].cls;
 	}
 	return ML_FW_OTHER;
+}
+
+bool ml_fw_says_no_driver_library(const char *message)
+{
+	return message && strcasestr(message, NO_DRIVER_PHRASE);
 }
 
 /* --- reading the script's JSON ------------------------------------------ */
@@ -353,8 +419,12 @@ static void classify_result(ml_framework_result *r, const cJSON *doc)
 		return;
 	}
 	if (!r->cuda_available || r->device_count <= 0) {
+		/* Why CUDA is unusable, when the error says so; else unavailable. */
 		ml_fw_class c = ml_fw_classify(r->cuda_error);
-		r->cls = c == ML_FW_DRIVER_TOO_OLD ? c : ML_FW_CUDA_UNAVAILABLE;
+		r->cls = c == ML_FW_DRIVER_TOO_OLD || c == ML_FW_SYSTEM_NOT_READY ||
+		                         c == ML_FW_DEVICES_BUSY
+		                 ? c
+		                 : ML_FW_CUDA_UNAVAILABLE;
 		snprintf(r->detail, sizeof(r->detail), "torch.cuda.is_available() is %s%s%.900s",
 		         r->cuda_available ? "True but no device is visible" : "False",
 		         r->cuda_error[0] ? ": " : "", r->cuda_error);
