@@ -679,7 +679,10 @@ typedef struct ml_framework_opts {
  * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
  * read as it comes and passed to o->on_step; a step the script never
  * ended (it crashed or hung) ends as FAIL, and the result's detail names
- * it. No GPU: the CPU checks still run and
+ * it. A bf16 matmul that failed on a GPU without bf16 in hardware
+ * (compute capability below 8.0; the script does not try it there) is
+ * expected: it becomes a skip whose detail says so, so a bf16 FAIL means a
+ * GPU that has bf16. No GPU: the CPU checks still run and
  * gpu_checks_skipped says why. A script that crashes, hangs or prints no
  * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
  * with the output's tail in out->output.
