@@ -124,7 +124,7 @@ typedef struct ml_http_response {
  * http(s). Plain http is refused unless ml_http_insecure_allowed() says
  * yes (hint: --trusted-host). TLS 1.2 or newer with peer and host
  * verification always on, CA bundle from req->cert, else $SSL_CERT_FILE /
- * $SSL_CERT_DIR, else libcurl's default. Proxies from the usual
+ * $SSL_CERT_DIR, else the distribution's (ml_os_ca_file()). Proxies from the usual
  * environment variables (libcurl: http_proxy, https_proxy, no_proxy,
  * ALL_PROXY). Credentials from user:password@ in the URL or from ~/.netrc
  * ($NETRC when set; optional). Connect timeout 10 s; a transfer slower than

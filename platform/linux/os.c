@@ -1,7 +1,9 @@
 /*
  * os.c (Linux) - the operating-system interface core.h declares: reading
  * files under a root directory, dlopen, spawning a program with a timeout
- * and captured output, free disk space and CPU count.
+ * and captured output, free disk space and CPU count, and the system calls
+ * that the oldest glibc mlsetup supports (2.17, the manylinux2014 baseline)
+ * has no wrapper for, and where each distribution keeps its CA certificates.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,4 +273,111 @@ int ml_os_run_output(char **out, int *status, const char *const *argv, size_t ma
                      int timeout_s, ml_err *err)
 {
 	return run_capture(out, status, argv, max_bytes, timeout_s, true, err);
+}
+
+int ml_os_random(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+#ifdef SYS_getrandom
+	while (got < n) {
+		long r = syscall(SYS_getrandom, p + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+#endif
+	if (got == n)
+		return 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : EIO;
+			close(fd);
+			return -e;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
+long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)
+{
+#ifdef SYS_copy_file_range
+	long r;
+	do
+		r = syscall(SYS_copy_file_range, in_fd, NULL, out_fd, NULL, n, 0u);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -(long long)errno : (long long)r;
+#else
+	(void)in_fd, (void)out_fd, (void)n;
+	return -ENOSYS;
+#endif
+}
+
+/* CA bundles, most common first: Debian/Ubuntu (and Gentoo, Arch's
+ * compatibility link); RHEL/CentOS/Fedora/Amazon Linux and the file it
+ * links to; openSUSE/SLES and the file it links to; Arch (p11-kit); Alpine
+ * and others. */
+static const char *const ca_files[] = {
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+        "/etc/ssl/ca-bundle.pem",
+        "/var/lib/ca-certificates/ca-bundle.pem",
+        "/etc/ca-certificates/extracted/tls-ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+        "/etc/pki/tls/cacert.pem",
+        NULL,
+};
+
+/* Hashed certificate directories (c_rehash / update-ca-certificates). */
+static const char *const ca_dirs[] = {
+        "/etc/ssl/certs",
+        "/var/lib/ca-certificates/openssl",
+        "/etc/pki/tls/certs",
+        NULL,
+};
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] ? v : NULL;
+}
+
+static const char *first_existing(const char *const *paths, bool dir)
+{
+	struct stat st;
+	for (size_t i = 0; paths[i]; i++)
+		if (stat(paths[i], &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+			return paths[i];
+	return NULL;
+}
+
+const char *ml_os_ca_file(void)
+{
+	const char *env = env_nonempty("SSL_CERT_FILE");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_DIR"))
+		return NULL;
+	return first_existing(ca_files, false);
+}
+
+const char *ml_os_ca_dir(void)
+{
+	const char *env = env_nonempty("SSL_CERT_DIR");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_FILE") || first_existing(ca_files, false))
+		return NULL;
+	return first_existing(ca_dirs, true);
 }

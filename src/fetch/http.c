@@ -616,10 +616,10 @@ static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errb
 	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = req->cert && req->cert[0] ? req->cert : getenv("SSL_CERT_FILE");
+	const char *ca = req->cert && req->cert[0] ? req->cert : ml_os_ca_file();
 	if (ca && ca[0])
 		SET(CURLOPT_CAINFO, ca);
-	const char *capath = getenv("SSL_CERT_DIR");
+	const char *capath = ml_os_ca_dir();
 	if (!(req->cert && req->cert[0]) && capath && capath[0])
 		SET(CURLOPT_CAPATH, capath);
 	SET(CURLOPT_CONNECTTIMEOUT,
