@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/verify.h"
 
@@ -272,14 +273,12 @@ static int read_checks(ml_fw_check **out, size_t *n_out, const cJSON *o, const c
 }
 
 /* Does a GPU of compute capability major.minor have bf16 in hardware?
- * bf16 (and TF32) tensor cores come with Ampere, 8.0 (FACTS.md "Precision
- * by compute capability"). TODO: replace with detect's per-GPU precision
- * features (include/mlsetup/detect.h) once they are on main, so that one
- * table answers it. */
+ * detect's precision table answers (ml_gpu_precision). */
 static bool gpu_has_bf16(int major, int minor)
 {
-	(void)minor;
-	return major >= 8;
+	ml_precision p;
+	ml_gpu_precision(&p, major, minor);
+	return p.bf16;
 }
 
 /* A bf16 matmul that failed on a GPU without bf16 in hardware is expected:
