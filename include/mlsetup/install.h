@@ -219,14 +219,16 @@ void ml_install_result_release(ml_install_result *res);
 /* --- download ---------------------------------------------------------------- */
 
 typedef struct ml_install_download_opts {
-	const char *manifest;  /* the pinned, hashed manifest (required) */
-	const char *dest;      /* directory the files go to (required) */
-	const char *python;    /* plan for this X.Y; NULL: the pins' default */
-	const char *platform;  /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
-	const char *cache_dir; /* NULL: ml_cache_dir()'s default */
-	const char *sysroot;   /* NULL: the live system */
-	ml_index_flags index;  /* the command line's index options (borrowed) */
-	int jobs, retries;     /* as ml_fetch_opts */
+	const char *manifest;    /* the pinned, hashed manifest (required) */
+	const char *dest;        /* directory the files go to (required) */
+	const char *python;      /* plan for this X.Y; NULL: the pins' default */
+	const char *platform;    /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
+	const char *python_pins; /* interpreter pins file; NULL: $MLSETUP_PYTHON_PINS,
+	                          * embedded */
+	const char *cache_dir;   /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;     /* NULL: the live system */
+	ml_index_flags index;    /* the command line's index options (borrowed) */
+	int jobs, retries;       /* as ml_fetch_opts */
 	long connect_timeout_s, low_speed_time_s;
 	bool offline; /* the cache and local --find-links only; list what is missing */
 	ml_install_event_fn on_event;
