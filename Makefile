@@ -6,6 +6,7 @@
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
+#   make torch-builds  regenerate manifests/torch-builds.json (package index)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
 #                   install.sh, SHA256SUMS; RELEASE_URL=URL names the release
@@ -55,10 +56,10 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
-# Shipped manifests, interpreter pins, selection rules and the CUDA toolkit ->
-# minimum driver table, compiled in.
+# Shipped manifests, interpreter pins, selection rules, the CUDA toolkit ->
+# minimum driver table and the table of known torch builds, compiled in.
 EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
-	manifests/drivers.json
+	manifests/drivers.json manifests/torch-builds.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 
@@ -83,7 +84,7 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims unit fuzz valgrind clean e2e release release-bins release-check
+.PHONY: all check shims unit fuzz valgrind clean e2e release release-bins release-check torch-builds
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -149,6 +150,14 @@ fuzz: $(FUZZ_BIN)
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
+
+# Regenerates manifests/torch-builds.json from the package index: one wheel
+# per torch build downloaded (~0.5-0.9 GB each, deleted after), audited with
+# build/mlsetup; builds already in the table are kept without a download.
+# TORCH_BUILDS_FLAGS: e.g. --full (audit everything again), --local DIR.
+torch-builds: build/mlsetup
+	python3 manifests/make_torch_builds.py --mlsetup build/mlsetup \
+		-o manifests/torch-builds.json $(TORCH_BUILDS_FLAGS)
 
 # The main job on real packages (network, ~20 GB disk); not part of check.
 e2e: build/mlsetup

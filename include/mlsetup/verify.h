@@ -17,6 +17,9 @@
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
  *             trees; and the "mlsetup.audit/1" JSON document
+ *   torchbuild.c  a torch wheel -> its build: the code of torch's own CUDA
+ *             library, its CUDA version (torch/version.py, METADATA), the
+ *             table entry with its hash (plan.h, ml_torch_build_lookup())
  *
  * Nothing here prints or runs GPU code. Every reader is bounds-checked with
  * overflow-safe arithmetic and is fuzzed (tests/fuzz/fuzz_fatbin.c,
@@ -283,6 +286,51 @@ typedef struct ml_audit_opts {
 		NULL, 0, 0, false                                                                  \
 	}
 
+/* --- torch builds from wheels (src/verify/torchbuild.c) ------------------- */
+
+/* A library of a torch wheel that cannot run on some GPU that torch's own
+ * CUDA library runs on (torch 2.11's libtorch_cuda_linalg.so has no code
+ * for sm_75 while libtorch_cuda.so has): what it does fails there. */
+typedef struct ml_torch_gap {
+	char library[256];                       /* member, "torch/lib/libtorch_cuda_linalg.so" */
+	ml_cuda_arch missing[ML_TORCH_MAX_CODE]; /* the devices, as SASS names ("sm_75") */
+	size_t n_missing;
+} ml_torch_gap;
+
+/* What an audit learnt about one torch wheel among its paths: a wheel
+ * whose dist-info is torch's (or that holds torch/version.py). */
+typedef struct ml_torch_wheel {
+	char *path;             /* as given */
+	char sha256[65];        /* of the wheel file; "" when it could not be hashed */
+	ml_torch_build build;   /* derived from the wheel's own bytes; files NULL */
+	char torch_version[96]; /* torch.__version__ in torch/version.py, "2.8.0+cu128"; "" */
+	char hip[48]; /* torch.version.hip ("6.2.41134-65d174c3e") of a ROCm build, else "" */
+	char cuda_source[128]; /* where build.cuda came from: "torch/version.py",
+	                        * "METADATA: cuda-toolkit==13.0.2", "METADATA:
+	                        * nvidia-*-cu12 (major only)"; "" when none */
+	char library[256];     /* the member whose code is the build's:
+	                        * torch/lib/libtorch_cuda.so (Linux) or
+	                        * torch/lib/torch_cuda.dll (Windows); "" when the
+	                        * wheel has neither (then: all its libraries' code) */
+	ml_torch_gap *gaps;    /* other libraries that miss some of its devices */
+	size_t n_gaps;
+	const ml_torch_build *known; /* the torch-build table's build with this
+	                              * sha256 (ml_torch_build_lookup()), or NULL */
+} ml_torch_wheel;
+
+/* Derives the torch build of one wheel, read in place: the SASS and PTX
+ * of torch's own CUDA library (what torch.cuda.get_arch_list() reports;
+ * the nvidia-* wheels' libraries are not torch's), the CUDA version from
+ * torch/version.py (`cuda = '12.8'`, None for a CPU-only build; else from
+ * the METADATA's Requires-Dist: cuda-toolkit==X.Y.Z, or the major of the
+ * nvidia-*-cuXX names), the version, local label, build tag and platform
+ * from the METADATA and the wheel's file name (PEP 427) or WHEEL tags. Use
+ * ml_torch_build_min_driver() (plan.h) for the driver it needs.
+ * Fills *out (files NULL). Returns 0; ML_ENOENT when path is not a torch
+ * wheel ("no torch/version.py or torch dist-info"); ML_ENOENT, ML_EIO or
+ * ML_EPARSE when it cannot be read (err names it); ML_ENOMEM. */
+int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err);
+
 /* The result of an audit. */
 typedef struct ml_audit {
 	ml_cuda_arch *devices; /* copy of opts->devices, duplicates removed */
@@ -299,6 +347,9 @@ typedef struct ml_audit {
 	                           * (vacuously true without any; unverified files
 	                           * count as neither); why names the first file
 	                           * that fails */
+	ml_torch_wheel *torch;    /* every torch wheel among the paths (given as a
+	                           * path or met in a walked directory), in order */
+	size_t n_torch;
 } ml_audit;
 
 /* Audits each of paths[0..n_paths):
@@ -314,6 +365,10 @@ typedef struct ml_audit {
  *     each file once (device and inode), so links like lib64 -> lib and
  *     symlink loops are harmless; an environment's lib/pythonX.Y/site-packages
  *     and conda's lib/ are covered by this walk.
+ *
+ * A torch wheel also gets an ml_torch_wheel in torch[] (its build, read in
+ * the same pass: torch/version.py, the dist-info's METADATA and WHEEL, and
+ * the sha256 of the wheel file for ml_torch_build_lookup()).
  *
  * For every file with CUDA code the counted code is its executable and
  * embedded PTX plus the SASS architectures that hold kernels
@@ -355,7 +410,10 @@ int ml_audit_status(const ml_audit *a, ml_err *err);
  * containers, entries, compressed, unreadable_cubins, error (string or
  * null), runs_on {"sm_120": true | false | "unverified"} and why
  * {"sm_120": text} (empty objects when the file has no code), then the
- * overall runs_on (booleans) and why. Returns a new cJSON object (caller
+ * overall runs_on (booleans) and why, and torch_wheels[] {path, sha256,
+ * torch_version, hip, cuda_source, library, torch_build
+ * (ml_torch_build_to_json()), gaps [{library, missing[]}], known (the
+ * table's build, or null)}. Returns a new cJSON object (caller
  * frees with cJSON_Delete) or NULL when out of memory. */
 struct cJSON *ml_audit_to_json(const ml_audit *a);
 
@@ -549,20 +607,35 @@ typedef enum ml_fw_class {
 	ML_FW_OOM,              /* "CUDA out of memory" */
 	ML_FW_WRONG_RESULTS,    /* ran, but the result differs from the CPU reference */
 	ML_FW_IMPORT_ERROR,     /* `import torch` failed */
+	ML_FW_SYSTEM_NOT_READY, /* CUDA error 802 "system not yet initialized":
+	                         * an NVSwitch system without its Fabric Manager */
+	ML_FW_DEVICES_BUSY,     /* CUDA error 46 "all CUDA-capable devices are busy
+	                         * or unavailable": exclusive-process compute mode */
 	ML_FW_OTHER,
 } ml_fw_class;
 
 /* Returns "ok", "no_kernel_image", "cpu_only_build", "cuda_unavailable",
- * "driver_too_old", "oom", "wrong_results", "import_error" or "other". */
+ * "driver_too_old", "oom", "wrong_results", "import_error",
+ * "system_not_ready", "devices_busy" or "other". */
 const char *ml_fw_class_name(ml_fw_class c);
 
 /* Classifies an error message torch (or Python) gave, case-insensitively,
- * by the first matching entry of one table of known phrases ("no kernel
- * image is available", "not compatible with the current PyTorch
- * installation", "driver on your system is too old", "out of memory",
- * "Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
- * "ModuleNotFoundError", ...). NULL or no match gives ML_FW_OTHER. */
+ * by the first matching entry of one table of known phrases, each quoted
+ * from the torch or CUDA source that prints it ("no kernel image is
+ * available", "not compatible with the current PyTorch installation",
+ * "driver on your system is too old", "system not yet initialized" (802),
+ * "busy or unavailable" (46), "out of memory", "Torch not compiled with
+ * CUDA enabled", "No CUDA GPUs are available", "invalid device ordinal",
+ * "Found no NVIDIA driver", "ModuleNotFoundError", ...). NULL or no match
+ * gives ML_FW_OTHER. */
 ml_fw_class ml_fw_classify(const char *message);
+
+/* True when message is torch's "Found no NVIDIA driver on your system"
+ * (c10/cuda/CUDAFunctions.cpp device_count_impl(): the CUDA runtime found
+ * no libcuda.so.1 to load), classified ML_FW_CUDA_UNAVAILABLE like every
+ * "no usable GPU" text, but telling that the driver's library itself is
+ * missing (a container started without the NVIDIA container runtime). */
+bool ml_fw_says_no_driver_library(const char *message);
 
 /* One framework check: machine-wide "import" and "cpu_matmul", per GPU
  * "fp32_matmul", "fp16_matmul", "bf16_matmul", "elementwise", "alloc". */
@@ -570,8 +643,15 @@ typedef struct ml_fw_check {
 	char name[32];
 	ml_check_status status; /* PASS, FAIL or SKIP (e.g. bf16 unsupported) */
 	ml_fw_class cls;        /* why it failed; ML_FW_OK otherwise */
-	double ms;              /* time of the timed run, milliseconds; 0 unknown */
+	double ms;              /* one run, milliseconds; 0 unknown. GPU checks:
+	                         * the mean of `reps` runs timed with CUDA events
+	                         * after one warm-up run and a synchronize */
+	int n;                  /* GPU matmuls: n of the n x n matmul; 0 n/a */
+	int reps;               /* GPU checks: runs in the timed batch; 0 n/a */
 	double gflops;          /* 10^9 floating-point operations per second; 0 n/a */
+	double tflops;          /* GPU matmuls: 2 n^3 / (ms / 10^3) / 10^12, the
+	                         * 10^12 floating-point operations per second of
+	                         * this dtype on this GPU; 0 n/a */
 	double gbps;            /* elementwise/alloc: 10^9 bytes per second; 0 n/a */
 	double max_abs_error;   /* against the CPU reference, -1 when not compared */
 	double tolerance;       /* the bound max_abs_error was held to, -1 n/a */
@@ -650,12 +730,17 @@ typedef struct ml_framework_opts {
  * capability against the arch list (here, with ml_arch_runs_on), and runs
  * on the CPU a matmul against an exact reference and on every GPU fp32,
  * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
- * an allocation, timed; it prints one JSON line that this parses (cJSON)
+ * an allocation, timed (GPU checks: one warm-up run, a synchronize, then a
+ * batch of runs between CUDA events; a matmul's rate is 2 n^3 / seconds
+ * per run, in TFLOP/s); it prints one JSON line that this parses (cJSON)
  * and classifies (ml_fw_classify). Before and after each step it prints a
  * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
  * read as it comes and passed to o->on_step; a step the script never
  * ended (it crashed or hung) ends as FAIL, and the result's detail names
- * it. No GPU: the CPU checks still run and
+ * it. A bf16 matmul that failed on a GPU without bf16 in hardware
+ * (compute capability below 8.0; the script does not try it there) is
+ * expected: it becomes a skip whose detail says so, so a bf16 FAIL means a
+ * GPU that has bf16. No GPU: the CPU checks still run and
  * gpu_checks_skipped says why. A script that crashes, hangs or prints no
  * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
  * with the output's tail in out->output.
@@ -669,9 +754,20 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 void ml_framework_result_release(ml_framework_result *r);
 
 /* Builds the JSON object for a framework result (class, versions,
- * availability, arch_list, checks[], gpus[] with their checks[]).
+ * availability, arch_list, checks[], gpus[] with their checks[] - each
+ * with ms, n, reps, gflops, tflops, gbps, null where they do not apply - and
+ * matmul[]: per dtype run {dtype "fp32"/"fp16"/"bf16", status, n, ms,
+ * tflops}, the numbers null unless it passed).
  * Returns a new cJSON object (caller frees) or NULL when out of memory. */
 struct cJSON *ml_framework_result_to_json(const ml_framework_result *r);
+
+/* The GPU check of fg called name ("bf16_matmul"), or NULL. */
+const ml_fw_check *ml_fw_gpu_check(const ml_fw_gpu *fg, const char *name);
+
+/* Writes a rate in TFLOP/s with three significant digits and no exponent
+ * ("0.0123", "1.23", "12.3", "312", "2250") into dst (sz bytes); "?" when
+ * it is not a positive number. */
+void ml_tflops_format(char *dst, size_t sz, double tflops);
 
 /* The framework smoke script src/verify/torch_smoke.py, embedded at build
  * time (EMBED_FILES in the Makefile) byte for byte. Static, NUL-terminated,
@@ -684,22 +780,29 @@ const char *ml_torch_smoke_script(void);
 /* The cause a failed (or warned) check is attributed to. */
 typedef enum ml_cause {
 	ML_CAUSE_NONE = 0,
-	ML_CAUSE_NO_KERNEL_IMAGE, /* the build has no code for this GPU's architecture */
-	ML_CAUSE_DRIVER_TOO_OLD,  /* driver older than the CUDA the code needs */
-	ML_CAUSE_CPU_ONLY_BUILD,  /* torch without CUDA on a machine with a GPU */
-	ML_CAUSE_GPU_NOT_VISIBLE, /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
-	                           * container without the GPU runtime, WSL without
-	                           * the driver libraries, no driver loaded */
-	ML_CAUSE_DRIVER_BROKEN,   /* stub library, driver/kernel module mismatch */
-	ML_CAUSE_WRONG_RESULTS,   /* computed, but wrong */
-	ML_CAUSE_OOM,             /* out of device memory */
-	ML_CAUSE_IMPORT_ERROR,    /* torch does not import */
+	ML_CAUSE_NO_KERNEL_IMAGE,  /* the build has no code for this GPU's architecture */
+	ML_CAUSE_DRIVER_TOO_OLD,   /* driver older than the CUDA the code needs */
+	ML_CAUSE_CPU_ONLY_BUILD,   /* torch without CUDA on a machine with a GPU */
+	ML_CAUSE_GPU_NOT_VISIBLE,  /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
+	                            * container without the GPU runtime, WSL without
+	                            * the driver libraries, no driver loaded */
+	ML_CAUSE_DRIVER_BROKEN,    /* stub library, driver/kernel module mismatch */
+	ML_CAUSE_WRONG_RESULTS,    /* computed, but wrong */
+	ML_CAUSE_OOM,              /* out of device memory */
+	ML_CAUSE_IMPORT_ERROR,     /* torch does not import */
+	ML_CAUSE_SYSTEM_NOT_READY, /* CUDA error 802: an NVSwitch system whose
+	                            * Fabric Manager is not running */
+	ML_CAUSE_GPU_BUSY,         /* CUDA error 46: a GPU in exclusive-process (or
+	                            * prohibited) compute mode, held elsewhere */
+	ML_CAUSE_PRECISION_FAILED, /* a precision the GPU has in hardware fails
+	                            * (bf16 on compute capability 8.0+) */
 	ML_CAUSE_OTHER,
 } ml_cause;
 
 /* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
  * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
- * "import_error" or "other" (static). */
+ * "import_error", "system_not_ready", "gpu_busy", "precision_failed" or
+ * "other" (static). */
 const char *ml_cause_name(ml_cause c);
 
 /* One check of the verdict. */
@@ -756,11 +859,27 @@ typedef struct ml_diagnose_opts {
  *                       it (ml_manifest_open + ml_arch_runs_on, in
  *                       selection.json's preference order);
  *   driver too old   -> names the minimum driver (the manifest's, else the
- *                       one torch's CUDA version needs, else the GPU's);
- *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty or -1,
- *   container without /dev/nvidia*, WSL without
- *   /usr/lib/wsl/lib/libcuda.so.1, no driver loaded), wrong results, out of
- *   memory, a broken driver installation.
+ *                       one torch's CUDA version needs, else the GPU's) and
+ *                       the CUDA version torch found the driver to have;
+ *   system not ready -> CUDA error 802 (cuInit, or torch's "Error 802:
+ *                       system not yet initialized"): the Fabric Manager of
+ *                       the driver's version, to install and start;
+ *   GPU busy         -> CUDA error 46 (a context refused, or torch's "all
+ *                       CUDA-capable devices are busy or unavailable"):
+ *                       free the GPU or `nvidia-smi -c DEFAULT`;
+ *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty, -1 or a
+ *   MIG UUID CUDA does not find; a container without the GPU runtime, with
+ *   no /dev/nvidia* or no libcuda.so.1 (torch: "Found no NVIDIA driver on
+ *   your system"); WSL without /usr/lib/wsl/lib/libcuda.so.1; no driver
+ *   loaded; a MIG-capable GPU - compute capability 8.0, 9.x, 10.x - that
+ *   CUDA does not see: MIG mode without a MIG device), wrong results, out
+ *   of memory, a broken driver installation; detected GPUs no smoke test
+ *   reached take the cause of a machine-wide failure that explains it
+ *   (802, 46, a driver too old or broken);
+ *   bf16 failing     on a GPU with bf16 in hardware (a bf16 failure on an
+ *                    older GPU arrives as a skip, see ml_smoke_framework):
+ *                    names the GPU, its architecture, and the CUDA
+ *                    libraries torch loads as the suspect.
  * Caller owns *out; free with ml_verdict_free(). Returns 0 or ML_ENOMEM. */
 int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *o, ml_err *err);
 

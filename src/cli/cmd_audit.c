@@ -2,8 +2,10 @@
  * cmd_audit.c - `mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]`:
  * which CUDA code (SASS, PTX) do these libraries, wheels or environments
  * carry, and does it run on these GPUs? Without --arch the detected GPUs
- * are asked about. Exit 5 when some library cannot run on an asked GPU, 1
- * when a path could not be audited (5 wins), 0 otherwise.
+ * are asked about. A torch wheel also gets one line: its CUDA version, the
+ * SASS and PTX of torch's own CUDA library and the driver that needs. Exit
+ * 5 when some library cannot run on an asked GPU, 1 when a path could not
+ * be audited (5 wins), 0 otherwise.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -135,6 +137,93 @@ static void print_other_code(const ml_fatbin_list *c)
 		       c->n_unreadable, c->n_unreadable == 1 ? "" : "s");
 }
 
+/* The driver part of a torch build's line: "needs driver ≥ 570.26
+ * (Linux)"; both OSes when the wheel's platform names neither; a lower
+ * bound or an unknown minimum says why. */
+static void driver_needs(char *dst, size_t sz, const ml_torch_build *b)
+{
+	bool lin = strncmp(b->platform, "linux", 5) == 0,
+	     win = strncmp(b->platform, "windows", 7) == 0;
+	if (!lin && !win)
+		lin = win = true;
+	const char *os[2] = {"Linux", "Windows"};
+	bool want[2] = {lin, win}, lower = false, unknown = false;
+	size_t len = (size_t)snprintf(dst, sz, "needs driver");
+	for (int i = 0; i < 2 && len < sz; i++) {
+		if (!want[i])
+			continue;
+		bool at_least = false;
+		const char *v = ml_torch_build_min_driver(b, i == 1, &at_least);
+		lower |= at_least;
+		unknown |= !v;
+		len += (size_t)snprintf(dst + len, sz - len, "%s ≥ %s (%s)%s",
+		                        i == 1 && lin ? "," : "", v ? v : "?", os[i],
+		                        at_least ? " at least" : "");
+	}
+	if (len < sz && (lower || unknown))
+		snprintf(dst + len, sz - len, " (mlsetup's driver table has %s for CUDA %s)",
+		         lower ? "no row" : "no minimum", b->cuda);
+}
+
+static bool same_code(const ml_cuda_arch *a, const ml_cuda_arch *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].major != b[i].major || a[i].minor != b[i].minor ||
+		    a[i].variant != b[i].variant || a[i].ptx != b[i].ptx)
+			return false;
+	return true;
+}
+
+/* Whether the table's entry says what the wheel itself says. */
+static bool same_build(const ml_torch_build *a, const ml_torch_build *b)
+{
+	return strcmp(a->cuda, b->cuda) == 0 && a->n_sass == b->n_sass && a->n_ptx == b->n_ptx &&
+	       same_code(a->sass, b->sass, a->n_sass) && same_code(a->ptx, b->ptx, a->n_ptx);
+}
+
+/* One line per torch wheel: its CUDA version, the SASS and PTX of torch's
+ * own CUDA library and the driver that needs; then the libraries that
+ * miss some of those GPUs, and whether mlsetup's table knows the file. */
+static void print_torch_wheels(const ml_audit *a)
+{
+	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow");
+	char name[1024], sass[1024], ptx[1024], drv[512], lib[512];
+	for (size_t i = 0; i < a->n_torch; i++) {
+		const ml_torch_wheel *w = &a->torch[i];
+		const ml_torch_build *tb = &w->build;
+		const char *slash = strrchr(w->path, '/');
+		safe_copy(name, sizeof name, slash ? slash + 1 : w->path);
+		arch_list(sass, sizeof sass, tb->sass, tb->n_sass);
+		arch_list(ptx, sizeof ptx, tb->ptx, tb->n_ptx);
+		if (w->hip[0] && !tb->cuda[0])
+			ml_say("%s%s%s: ROCm build (HIP %s), no CUDA code", b, name, r, w->hip);
+		else if (!tb->cuda[0] && tb->n_sass + tb->n_ptx == 0)
+			ml_say("%s%s%s: CPU-only build (CUDA none), needs no NVIDIA driver", b,
+			       name, r);
+		else {
+			driver_needs(drv, sizeof drv, tb);
+			ml_say("%s%s%s: CUDA %s%s, SASS %s, PTX %s, %s", b, name, r,
+			       tb->cuda[0] ? tb->cuda : "unknown",
+			       tb->cuda[0] && !strchr(tb->cuda, '.') ? ".x" : "", sass, ptx, drv);
+		}
+		for (size_t g = 0; g < w->n_gaps; g++) {
+			safe_copy(lib, sizeof lib, w->gaps[g].library);
+			arch_list(sass, sizeof sass, w->gaps[g].missing, w->gaps[g].n_missing);
+			ml_say("  %s%s: no code for %s%s (what it does fails on those GPUs)", y,
+			       lib, sass, r);
+		}
+		if (w->known)
+			ml_say("  in mlsetup's torch-build table: torch %s%s%s%s%s (%s)%s",
+			       w->known->version, w->known->local[0] ? "+" : "", w->known->local,
+			       w->known->build_tag[0] ? ", build " : "", w->known->build_tag,
+			       w->known->platform,
+			       same_build(tb, w->known)
+			               ? ""
+			               : ", which says other CUDA or code: regenerate it (make "
+			                 "torch-builds)");
+	}
+}
+
 static void print_human(const ml_audit *a, bool detected)
 {
 	const char *b = ml_c("bold"), *r = ml_c("reset"), *red = ml_c("red"), *g = ml_c("green"),
@@ -168,6 +257,7 @@ static void print_human(const ml_audit *a, bool detected)
 				ml_say("  %s: %sdoes NOT run:%s %s", sm, red, r, an->why);
 		}
 	}
+	print_torch_wheels(a);
 	char errs[64] = "", unver[128] = "";
 	if (a->n_errors)
 		snprintf(errs, sizeof errs, ", %s%zu could not be audited%s", red, a->n_errors, r);
@@ -270,7 +360,9 @@ const ml_command ml_cmd_audit = {
         "list the CUDA code (SASS, PTX) in libraries, wheels or environments; say where it runs",
         "mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]",
         "  PATH                  a shared library (.so, .dll), a wheel (read in place), or a\n"
-        "                        directory: every library below it (an environment)\n"
+        "                        directory: every library below it (an environment); a\n"
+        "                        torch wheel also gets its build: CUDA version, SASS/PTX of\n"
+        "                        torch's CUDA library, the driver it needs\n"
         "  --arch sm_XY|X.Y      GPU to answer for; repeatable or comma-separated (default:\n"
         "                        the GPUs detected here)\n"
         "  --all                 also list libraries without CUDA code\n"

@@ -1,7 +1,8 @@
 /*
  * manifest.c - opens a manifest (embedded by name, or a file by path),
  * parses it as a hashed requirements file, and reads the `# mlsetup:`
- * header that selection needs (torch's SASS/PTX list, the CUDA version,
+ * header that selection needs (torch's SASS/PTX list - else taken from the
+ * torch-build table by torch's wheel hashes, src/plan/torch.c - the CUDA version,
  * whose minimum drivers come from the driver table, supported Pythons and
  * platforms) and the `# mlsetup-file:` lines that `mlsetup lock` writes so
  * plans can name wheel files offline.
@@ -135,6 +136,8 @@ static int check_header(ml_manifest *mf, ml_err *err)
 	int rc = read_code(mf, "torch_sass", false, err);
 	if (!rc)
 		rc = read_code(mf, "torch_ptx", true, err);
+	if (!rc)
+		rc = ml_manifest_torch_facts(mf, err); /* no header: the torch-build table */
 	if (rc)
 		return rc;
 	const char *py = ml_requirements_meta(mf->reqs, "python");

@@ -10,7 +10,7 @@
  * cannot be read or holds a malformed fatbin is recorded and the audit goes
  * on; ml_audit_status() turns the whole into one outcome.
  */
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -315,6 +315,36 @@ static int read_member(unsigned char **out, size_t *out_len, struct archive *ar,
 	return 0;
 }
 
+/* Keeps the current member, a small metadata file, NUL-terminated in
+ * *slot; one that cannot be read or is too large is left out (the wheel
+ * is then not recognised as torch's by it). Returns 0 or ML_ENOMEM. */
+static int keep_meta(audit_run *r, char **slot, struct archive *ar, struct archive_entry *ent)
+{
+	int64_t size = archive_entry_size_is_set(ent) ? archive_entry_size(ent) : -1;
+	if (size > (int64_t)ML_WHEEL_META_MAX)
+		return 0;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char msg[400];
+	int rc = read_member(&buf, &len, ar, size, ML_WHEEL_META_MAX, msg, sizeof msg);
+	if (rc == ML_ENOMEM)
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	if (rc)
+		return 0;
+	char *text = realloc(buf, len + 1);
+	if (!text) {
+		free(buf);
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) { /* a NUL inside: not a text file */
+		free(text);
+		return 0;
+	}
+	*slot = text;
+	return 0;
+}
+
 static int audit_wheel(audit_run *r, const char *path)
 {
 	struct archive *ar = archive_read_new();
@@ -322,6 +352,8 @@ static int audit_wheel(audit_run *r, const char *path)
 		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
 	archive_read_support_format_zip(ar);
 	int rc = 0;
+	ml_wheel_meta meta = {NULL, NULL, NULL};
+	size_t first_file = r->a->n_files;
 	if (archive_read_open_filename(ar, path, 1 << 16) != ARCHIVE_OK) {
 		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
 		                  archive_error_string(ar));
@@ -331,8 +363,15 @@ static int audit_wheel(audit_run *r, const char *path)
 	int ar_rc;
 	while ((ar_rc = archive_read_next_header(ar, &ent)) == ARCHIVE_OK) {
 		const char *name = archive_entry_pathname(ent);
-		if (!name || archive_entry_filetype(ent) != AE_IFREG ||
-		    !ml_audit_is_library_name(name))
+		if (!name || archive_entry_filetype(ent) != AE_IFREG)
+			continue;
+		char **slot = ml_wheel_meta_slot(&meta, name);
+		if (slot && !*slot) { /* torch/version.py, torch's METADATA and WHEEL */
+			if ((rc = keep_meta(r, slot, ar, ent)) != 0)
+				goto out;
+			continue;
+		}
+		if (!ml_audit_is_library_name(name))
 			continue;
 		char *shown = ml_asprintf("%s!%s", path, name);
 		if (!shown) {
@@ -368,7 +407,10 @@ static int audit_wheel(audit_run *r, const char *path)
 	if (ar_rc != ARCHIVE_EOF && ar_rc != ARCHIVE_OK)
 		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
 		                  archive_error_string(ar));
+	else if (!rc)
+		rc = ml_torch_wheel_add(r->a, path, &meta, first_file, r->err);
 out:
+	ml_wheel_meta_release(&meta);
 	archive_read_free(ar);
 	return rc;
 }
@@ -827,6 +869,50 @@ static bool add_file(cJSON *files, const ml_audit *a, const ml_audit_file *f)
 	       add_answers(o, a, f->has_code ? f->answers : NULL);
 }
 
+static bool add_torch_wheel(cJSON *arr, const ml_torch_wheel *w)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	cJSON *build = ml_torch_build_to_json(&w->build);
+	if (!build || !cJSON_AddItemToObject(o, "torch_build", build)) {
+		cJSON_Delete(build);
+		return false;
+	}
+	cJSON *known = w->known ? ml_torch_build_to_json(w->known) : cJSON_CreateNull();
+	if (!known || !cJSON_AddItemToObject(o, "known", known)) {
+		cJSON_Delete(known);
+		return false;
+	}
+	cJSON *gaps = cJSON_AddArrayToObject(o, "gaps");
+	for (size_t i = 0; gaps && i < w->n_gaps; i++) {
+		cJSON *g = cJSON_CreateObject();
+		if (!g || !cJSON_AddItemToArray(gaps, g) ||
+		    !cJSON_AddStringToObject(g, "library", w->gaps[i].library) ||
+		    !add_archs(g, "missing", w->gaps[i].missing, w->gaps[i].n_missing))
+			return false;
+	}
+	return gaps && cJSON_AddStringToObject(o, "path", w->path) &&
+	       (w->sha256[0] ? cJSON_AddStringToObject(o, "sha256", w->sha256)
+	                     : cJSON_AddNullToObject(o, "sha256")) &&
+	       cJSON_AddStringToObject(o, "torch_version", w->torch_version) &&
+	       cJSON_AddStringToObject(o, "hip", w->hip) &&
+	       cJSON_AddStringToObject(o, "cuda_source", w->cuda_source) &&
+	       cJSON_AddStringToObject(o, "library", w->library);
+}
+
+/* Adds "torch_wheels": one object per torch wheel audited. */
+static bool add_torch_wheels(cJSON *doc, const ml_audit *a)
+{
+	cJSON *arr = cJSON_AddArrayToObject(doc, "torch_wheels");
+	for (size_t i = 0; arr && i < a->n_torch; i++)
+		if (!add_torch_wheel(arr, &a->torch[i]))
+			return false;
+	return arr != NULL;
+}
+
 cJSON *ml_audit_to_json(const ml_audit *a)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -848,7 +934,7 @@ cJSON *ml_audit_to_json(const ml_audit *a)
 		if (!add_file(files, a, f))
 			goto fail;
 	}
-	if (!add_answers(doc, a, a->overall))
+	if (!add_answers(doc, a, a->overall) || !add_torch_wheels(doc, a))
 		goto fail;
 	return doc;
 fail:
@@ -863,6 +949,9 @@ void ml_audit_free(ml_audit *a)
 	for (size_t i = 0; i < a->n_files; i++)
 		file_release(&a->files[i]);
 	free(a->files);
+	for (size_t i = 0; i < a->n_torch; i++)
+		ml_torch_wheel_release(&a->torch[i]);
+	free(a->torch);
 	free(a->devices);
 	free(a->overall);
 	free(a);

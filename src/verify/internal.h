@@ -56,4 +56,35 @@ const char *ml_elf_section_name(const ml_elf_table *t, size_t i, size_t *name_le
 int ml_elf_section_bytes(size_t *off, size_t *size, const ml_elf_table *t, size_t i,
                          const char *what, ml_err *err);
 
+/* --- torch wheels (torchbuild.c), fed by the wheel reader in audit.c ----- */
+
+/* The small metadata members of a wheel that tell a torch build apart,
+ * kept by audit.c while it reads the wheel's libraries (each NUL-terminated,
+ * owned; NULL when the wheel has no such member). */
+typedef struct ml_wheel_meta {
+	char *version_py; /* torch/version.py */
+	char *metadata;   /* torch-<version>.dist-info/METADATA */
+	char *wheel;      /* torch-<version>.dist-info/WHEEL */
+} ml_wheel_meta;
+
+/* Largest metadata member kept, in bytes. */
+#define ML_WHEEL_META_MAX (4u << 20)
+
+/* Returns where member `name` of a wheel is kept in m, or NULL when it is
+ * not one of those members. */
+char **ml_wheel_meta_slot(ml_wheel_meta *m, const char *name);
+
+/* Frees what m holds and zeroes it. */
+void ml_wheel_meta_release(ml_wheel_meta *m);
+
+/* When m shows that the wheel at path is torch's, appends its
+ * ml_torch_wheel to a->torch: its build from m, the wheel's file name and
+ * the code of a->files[first_file..a->n_files) (the wheel's libraries), and
+ * the sha256 of the file. Returns 0 or ML_ENOMEM. */
+int ml_torch_wheel_add(ml_audit *a, const char *path, const ml_wheel_meta *m, size_t first_file,
+                       ml_err *err);
+
+/* Frees what w owns. */
+void ml_torch_wheel_release(ml_torch_wheel *w);
+
 #endif

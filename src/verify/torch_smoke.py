@@ -12,7 +12,11 @@ get_arch_list), then computes:
                     a timed N x N matmul;
   on every GPU      fp32, fp16 and bf16 (compute capability 8.0+) N x N
                     matmuls against CPU references, an elementwise kernel
-                    and an allocation of M MiB, each timed.
+                    and an allocation of M MiB, each timed: after one
+                    warm-up run and a synchronize, a batch of runs between
+                    two CUDA events (the GPU's clock), so a matmul's speed,
+                    2 N^3 / seconds per run / 10^12, is reported in TFLOP/s
+                    per dtype.
 
 It never lets an exception escape: every error is caught and reported with
 its type and message, and mlsetup classifies the messages ("no kernel image
@@ -67,7 +71,10 @@ def new_check(name):
         "skipped": False,
         "reason": "",
         "ms": None,
+        "n": None,
+        "reps": None,
         "gflops": None,
+        "tflops": None,
         "gbps": None,
         "max_abs_error": None,
         "tolerance": None,
@@ -139,14 +146,45 @@ def cpu_checks(torch, n):
     return check
 
 
-def timed(torch, index, fn):
-    """Runs fn once to warm up, then once timed; returns (result, seconds)."""
-    fn()
+# How long the timed batch of a GPU check should run, and its bounds.
+BATCH_SECONDS = 0.02
+MAX_REPS = 200
+
+
+def gpu_seconds(torch, index, fn, reps):
+    """Seconds one run of fn takes on GPU index: `reps` runs back to back
+    between two CUDA events on the device's current stream (the GPU's own
+    clock, no host overhead), divided by reps. Falls back to the host clock
+    around a synchronized batch when torch has no CUDA events."""
+    if hasattr(torch.cuda, "Event") and hasattr(torch.cuda, "current_stream"):
+        stream = torch.cuda.current_stream(index)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        for _ in range(reps):
+            fn()
+        end.record(stream)
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / reps  # elapsed_time: ms
     torch.cuda.synchronize(index)
     t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize(index)
+    return (time.perf_counter() - t0) / reps
+
+
+def timed(torch, index, fn):
+    """Runs fn once to warm up - the first call pays for cuBLAS handles,
+    kernel selection and lazy module loading - and synchronizes; then times
+    one run to size a batch of about BATCH_SECONDS (1 .. MAX_REPS runs) and
+    times that batch. Returns (the warm-up's result, seconds per run, runs
+    in the batch)."""
     out = fn()
     torch.cuda.synchronize(index)
-    return out, time.perf_counter() - t0
+    one = gpu_seconds(torch, index, fn, 1)
+    reps = MAX_REPS if one <= 0 else max(1, min(MAX_REPS, int(BATCH_SECONDS / one)))
+    return out, gpu_seconds(torch, index, fn, reps), reps
 
 
 def matmul_check(torch, index, name, dtype, rel_tol, a, b, refs):
@@ -164,11 +202,15 @@ def matmul_check(torch, index, name, dtype, rel_tol, a, b, refs):
         dev = "cuda:%d" % index
         da = a.to(dtype).to(dev)
         db = b.to(dtype).to(dev)
-        out, dt = timed(torch, index, lambda: torch.matmul(da, db))
+        out, dt, reps = timed(torch, index, lambda: torch.matmul(da, db))
         err, scale = max_error(torch, out, ref)
         tol = rel_tol * max(scale, 1.0)
+        check["n"] = n
+        check["reps"] = reps
         check["ms"] = dt * 1e3
+        # An n x n matmul is n^3 multiply-adds: 2 n^3 floating-point operations.
         check["gflops"] = 2.0 * n ** 3 / dt / 1e9 if dt > 0 else None
+        check["tflops"] = 2.0 * n ** 3 / dt / 1e12 if dt > 0 else None
         check["max_abs_error"] = err
         check["tolerance"] = tol
         check["ok"] = err <= tol
@@ -183,10 +225,11 @@ def elementwise_check(torch, index, a):
     try:
         ref = a * 2.0 + 1.0
         dx = a.to("cuda:%d" % index)
-        out, dt = timed(torch, index, lambda: dx * 2.0 + 1.0)
+        out, dt, reps = timed(torch, index, lambda: dx * 2.0 + 1.0)
         err, scale = max_error(torch, out, ref)
         tol = 1e-6 * max(scale, 1.0)
         elements = a.shape[0] * a.shape[1]
+        check["reps"] = reps
         check["ms"] = dt * 1e3
         check["gbps"] = 16.0 * elements / dt / 1e9 if dt > 0 else None
         check["max_abs_error"] = err

@@ -231,4 +231,53 @@ test_expect_success 'unreadable compressed cubins count as holding kernels (no e
 		expect_exit 5 "$MLSETUP" audit --arch sm_86 "$FB/$f" >/dev/null 2>&1 || return 1
 	done
 '
+test_expect_success 'a torch wheel gets one line: CUDA version, SASS/PTX of libtorch_cuda.so, driver' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	"$MLSETUP" audit --arch sm_80 tw/torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "^torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl: CUDA 12.8, SASS sm_80 sm_120, PTX compute_120, needs driver ≥ 570.26 (Linux)$" out &&
+	grep -q "^  torch/lib/libtorch_cuda_linalg.so: no code for sm_120 (what it does fails on those GPUs)$" out &&
+	! grep -q "torch-build table" out &&
+	"$MLSETUP" audit --arch sm_120 tw/torch-2.7.0+cu128-cp312-cp312-win_amd64.whl >out &&
+	grep -q "^torch-2.7.0+cu128-cp312-cp312-win_amd64.whl: CUDA 12.8, SASS sm_80 sm_120, PTX compute_120, needs driver ≥ 570.65 (Windows)$" out
+'
+test_expect_success 'CPU-only and ROCm builds say so; CUDA from METADATA; toolkits the driver table lacks' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	"$MLSETUP" audit --arch sm_90 tw/torch-2.8.0-cp311-none-macosx_11_0_arm64.whl \
+		tw/torch-2.6.0+rocm6.2.4-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "^torch-2.8.0-cp311-none-macosx_11_0_arm64.whl: CPU-only build (CUDA none), needs no NVIDIA driver$" out &&
+	grep -q "^torch-2.6.0+rocm6.2.4-cp311-cp311-linux_x86_64.whl: ROCm build (HIP 6.2.41134-65d174c3e), no CUDA code$" out &&
+	"$MLSETUP" audit --arch sm_120 tw/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl >out &&
+	grep -q "^torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl: CUDA 13.0, SASS sm_120, PTX none, needs driver ≥ 580.65.06 (Linux)$" out &&
+	"$MLSETUP" audit --arch sm_100 tw/torch-2.9.0+cu130-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "CUDA 13.9, SASS sm_100f, PTX none, needs driver ≥ 580.65.06 (Linux) at least (mlsetup.s driver table has no row for CUDA 13.9)$" out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 tw/torch-2.5.1-1-cp311-cp311-manylinux1_x86_64.whl >out 2>/dev/null &&
+	grep -q ": CUDA 12.x, SASS sm_75 sm_80 sm_86 sm_90, PTX none, needs driver ≥ 525.60.13 (Linux) at least" out
+'
+test_expect_success 'JSON: torch_wheels[] with torch_build, sha256, cuda_source, gaps; none for other wheels' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	w=tw/torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_80 "$w" tw/notorch-1.0-py3-none-any.whl >j 2>/dev/null &&
+	expect_eq 1 "$(json j "len(d[\"torch_wheels\"])")" &&
+	expect_eq "$w" "$(json j "d[\"torch_wheels\"][0][\"path\"]")" &&
+	expect_eq "$(sha256sum "$w" | cut -d" " -f1)" "$(json j "d[\"torch_wheels\"][0][\"sha256\"]")" &&
+	expect_eq "2.8.0 cu128 linux-x86_64 12.8" "$(json j "\" \".join(d[\"torch_wheels\"][0][\"torch_build\"][k] for k in (\"version\", \"local\", \"platform\", \"cuda\"))")" &&
+	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"sass\"]")" &&
+	expect_eq "[\"compute_120\"]" "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"ptx\"]")" &&
+	expect_eq 570.26 "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"min_driver\"][\"linux\"]")" &&
+	expect_eq 570.65 "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"min_driver\"][\"windows\"]")" &&
+	expect_eq torch/version.py "$(json j "d[\"torch_wheels\"][0][\"cuda_source\"]")" &&
+	expect_eq torch/lib/libtorch_cuda.so "$(json j "d[\"torch_wheels\"][0][\"library\"]")" &&
+	expect_eq 2.8.0+cu128 "$(json j "d[\"torch_wheels\"][0][\"torch_version\"]")" &&
+	expect_eq "[{\"library\": \"torch/lib/libtorch_cuda_linalg.so\", \"missing\": [\"sm_120\"]}]" "$(json j "d[\"torch_wheels\"][0][\"gaps\"]")" &&
+	expect_eq null "$(json j "d[\"torch_wheels\"][0][\"known\"]")" &&
+	"$MLSETUP" audit --json --arch sm_120 tw/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl >j &&
+	expect_eq "METADATA: cuda-toolkit==13.0.2" "$(json j "d[\"torch_wheels\"][0][\"cuda_source\"]")" &&
+	"$MLSETUP" audit --json --arch sm_120 "$FB/sm120.so" >j &&
+	expect_eq "[]" "$(json j "d[\"torch_wheels\"]")"
+'
+test_expect_success 'torch wheels inside an audited directory are found too' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 tw >j 2>/dev/null &&
+	expect_eq 7 "$(json j "len(d[\"torch_wheels\"])")"
+'
 test_done
