@@ -151,8 +151,10 @@ static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
 		f->gpu = ML_RULE_WARN;
 		return add_reason(
 		        s, mf->name, "gpu", ML_RULE_WARN,
-		        "manifest has no torch_sass/torch_ptx header: cannot tell whether "
-		        "its CUDA code runs on these GPUs");
+		        "neither mlsetup's table of torch builds nor a torch_sass/torch_ptx "
+		        "header says which GPUs this manifest's torch runs on: cannot tell "
+		        "whether its CUDA code runs on these GPUs (the wheels are audited "
+		        "before anything is unpacked)");
 	}
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		const ml_gpu *g = &m->gpus[i];
