@@ -69,6 +69,9 @@ LIB_SRC += $(GEN_SRC)
 EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc \
 	src/verify/torch_smoke.py
 
+# The install script `mlsetup bundle` writes into every bundle.
+EMBED_FILES += packaging/bundle-install.sh
+
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
 SAN_CLI_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(CLI_SRC))

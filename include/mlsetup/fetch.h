@@ -772,6 +772,20 @@ int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *fl
  * the path) or ML_ENOMEM. */
 int ml_fetch_place(const char *dir, const ml_download *items, size_t n, bool index, ml_err *err);
 
+/* Writes a static PEP 503 "simple" repository over the done items, which
+ * ml_fetch_place() put in dir/files_rel: dir/simple/index.html lists every
+ * project, dir/simple/<project>/index.html (PEP 503 normalized name, from
+ * the wheel file name's distribution) links each of its files as
+ * ../../<files_rel>/<name>#sha256=<hex>. Every link is relative, so the
+ * tree is an index wherever dir is: a file:// --index-url, or any static
+ * web server that answers a directory with its index.html. Items of the
+ * same name and sha256 are listed once. Names are sorted; pages are
+ * written atomically (ml_fs_write_atomic). Returns 0, ML_EINTEGRITY (two
+ * items of one name and different sha256), ML_EIO (err names the path) or
+ * ML_ENOMEM. */
+int ml_fetch_place_simple(const char *dir, const char *files_rel, const ml_download *items,
+                          size_t n, ml_err *err);
+
 /* --- the files of a lock (src/fetch/lock_files.c) ---------------------------- */
 
 struct ml_lock;

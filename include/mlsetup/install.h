@@ -14,12 +14,16 @@
  *                          manifest (`mlsetup lock`)
  *   ml_install_export()    an environment's lock file as PEP 751 or as a
  *                          hashed requirements file (`mlsetup export`)
+ *   ml_install_bundle()    every candidate manifest's plan for a platform
+ *                          -> a self-contained directory that installs
+ *                          offline, or serves a fleet as a static index
+ *                          (`mlsetup bundle`)
  *
  * Each source file under src/install/ holds one part: install.c (the
  * install pipeline and its result), interpreter.c (the pinned
  * interpreter), wheels.c (fetching, auditing and installing the plan's
- * wheels), lockfile.c (the environment's pylock.toml), download.c, lock.c
- * and export.c (the other pipelines).
+ * wheels), lockfile.c (the environment's pylock.toml), download.c, lock.c,
+ * export.c and bundle.c (the other pipelines).
  *
  * Like the stages, nothing here prints or exits: progress, warnings and
  * details reach the caller as events (ml_install_event) through the
@@ -258,14 +262,16 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 /* --- download ---------------------------------------------------------------- */
 
 typedef struct ml_install_download_opts {
-	const char *manifest;  /* the pinned, hashed manifest (required) */
-	const char *dest;      /* directory the files go to (required) */
-	const char *python;    /* plan for this X.Y; NULL: the pins' default */
-	const char *platform;  /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
-	const char *cache_dir; /* NULL: ml_cache_dir()'s default */
-	const char *sysroot;   /* NULL: the live system */
-	ml_index_flags index;  /* the command line's index options (borrowed) */
-	int jobs, retries;     /* as ml_fetch_opts */
+	const char *manifest;    /* the pinned, hashed manifest (required) */
+	const char *dest;        /* directory the files go to (required) */
+	const char *python;      /* plan for this X.Y; NULL: the pins' default */
+	const char *platform;    /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
+	const char *python_pins; /* interpreter pins file; NULL: $MLSETUP_PYTHON_PINS,
+	                          * embedded */
+	const char *cache_dir;   /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;     /* NULL: the live system */
+	ml_index_flags index;    /* the command line's index options (borrowed) */
+	int jobs, retries;       /* as ml_fetch_opts */
 	long connect_timeout_s, low_speed_time_s;
 	bool offline; /* the cache and local --find-links only; list what is missing */
 	ml_install_event_fn on_event;
@@ -364,5 +370,89 @@ typedef struct ml_install_export_opts {
  * lock file: not an environment mlsetup built, or an older one), ML_EPARSE,
  * ML_EUNSUPPORTED (a package without a wheel), ML_EIO, ML_ENOMEM. */
 int ml_install_export(char **out, const ml_install_export_opts *o, ml_err *err);
+
+/* --- bundle ------------------------------------------------------------------ */
+
+typedef struct ml_install_bundle_opts {
+	const char *dest; /* the bundle directory (required): must not exist, or be empty */
+	/* Candidate manifests (NAME|PATH); none: the shipped ones, every
+	 * manifest selection.json can choose. */
+	const char *const *manifests;
+	size_t n_manifests;
+	const char *const *pythons; /* CPython X.Y to bundle for; none: the pins' default */
+	size_t n_pythons;
+	const char *platform;      /* "OS-ARCH" (ml_plan_set_platform); NULL: this machine's */
+	const char *python_pins;   /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
+	const char *python_mirror; /* as ml_install_opts; NULL: $MLSETUP_PYTHON_MIRROR */
+	const char *self;          /* the mlsetup binary to bundle; NULL: /proc/self/exe */
+	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;       /* NULL: the live system */
+	ml_index_flags index;      /* the command line's index options (borrowed) */
+	int jobs, retries;         /* as ml_fetch_opts */
+	long connect_timeout_s, low_speed_time_s;
+	bool offline; /* the cache and local --find-links only */
+	ml_install_event_fn on_event;
+	void *event_data;
+} ml_install_bundle_opts;
+
+#define ML_INSTALL_BUNDLE_OPTS_INIT                                                                \
+	{                                                                                          \
+		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+	}
+
+/* What a bundle holds. */
+typedef struct ml_install_bundle_result {
+	char dest[ML_PATH_MAX]; /* the bundle, absolute; "" until it is in place */
+	char platform[48];      /* "linux-x86_64" */
+	size_t n_plans;         /* manifest x Python plans bundled */
+	size_t n_skipped;       /* plans left out: no wheels for the platform */
+	size_t n_files;         /* distinct wheel files */
+	uint64_t bytes;         /* their bytes */
+	size_t n_interpreters;  /* interpreter archives bundled */
+	bool release_binary;    /* the bundled mlsetup is a release build */
+	double seconds;         /* the whole run */
+	struct cJSON *record;   /* DIR/bundle.json's "mlsetup.bundle/1" document;
+	                         * NULL until it is made */
+} ml_install_bundle_result;
+
+/* Writes a bundle: a directory that installs offline with its own mlsetup
+ * (DIR/install.sh [install options]) and that, copied to any static web
+ * server, is the index and interpreter mirror a fleet installs from:
+ *
+ *   DIR/mlsetup            the running binary (opts->self), a WARNING when
+ *                          it is not a release build (ml_version_build())
+ *   DIR/manifests/NAME     every candidate manifest, as planned
+ *   DIR/files/             every wheel the plans need, each proven (size,
+ *                          sha256) through the shared cache (one
+ *                          ml_install_download() per manifest and Python,
+ *                          --platform applied; a plan with no wheels for
+ *                          the platform is left out with a WARNING), and
+ *                          files/index.html (a --find-links page)
+ *   DIR/simple/            a static PEP 503 index of those files
+ *                          (ml_fetch_place_simple(); relative links)
+ *   DIR/python/            the pins (pins.json) and each plan's pinned
+ *                          interpreter archive at the path a
+ *                          --python-mirror of DIR/python serves it from;
+ *                          an archive that cannot be fetched is a WARNING
+ *                          (the target then needs --python PATH)
+ *   DIR/install.sh         runs DIR/mlsetup install --offline from the
+ *                          bundle only, after checking the sha256 of the
+ *                          binary, manifests and pins; passes its
+ *                          arguments on (packaging/bundle-install.sh)
+ *   DIR/bundle.json        the record: every plan's files with sha256
+ *
+ * The directory is built beside DIR and renamed into place when complete,
+ * so a failed run leaves no DIR. res is filled as far as the run got;
+ * release with ml_install_bundle_result_release(). Returns 0;
+ * ML_EUSAGE (DIR exists and is not empty, two manifests of one base
+ * name, a bad platform); ML_EUNSUPPORTED (no plan has wheels for the
+ * platform); ML_EINTEGRITY (two files of one name and different bytes,
+ * or a download that did not match); ML_ENOENT, ML_ENET, ML_EIO,
+ * ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
+int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opts *opts,
+                      ml_err *err);
+
+/* Frees what res holds and zeroes it. Accepts NULL. */
+void ml_install_bundle_result_release(ml_install_bundle_result *res);
 
 #endif /* MLSETUP_INSTALL_H */

@@ -63,6 +63,7 @@ extern const ml_command ml_cmd_help;
 extern const ml_command ml_cmd_plan;
 extern const ml_command ml_cmd_lock;
 extern const ml_command ml_cmd_download;
+extern const ml_command ml_cmd_bundle;
 extern const ml_command ml_cmd_cache;
 extern const ml_command ml_cmd_audit;
 extern const ml_command ml_cmd_install;

@@ -19,9 +19,9 @@
 #include "mlsetup/version.h"
 
 static const ml_command *const commands[] = {
-        &ml_cmd_detect, &ml_cmd_plan,  &ml_cmd_install, &ml_cmd_download,
-        &ml_cmd_verify, &ml_cmd_audit, &ml_cmd_doctor,  &ml_cmd_lock,
-        &ml_cmd_export, &ml_cmd_cache, &ml_cmd_help,
+        &ml_cmd_detect, &ml_cmd_plan,   &ml_cmd_install, &ml_cmd_download,
+        &ml_cmd_bundle, &ml_cmd_verify, &ml_cmd_audit,   &ml_cmd_doctor,
+        &ml_cmd_lock,   &ml_cmd_export, &ml_cmd_cache,   &ml_cmd_help,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

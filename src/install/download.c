@@ -28,6 +28,7 @@ static int plan_for(ml_install_download_result *res, const ml_install_download_o
 	ml_plan_opts po = ML_PLAN_OPTS_INIT;
 	po.manifest = o->manifest;
 	po.python = o->python;
+	po.python_pins = o->python_pins;
 	po.cache_dir = o->cache_dir;
 	po.offline = o->offline;
 	po.target = o->dest;

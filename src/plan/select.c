@@ -5,7 +5,9 @@
  * manifest's torch build covers (its torch_sass/torch_ptx header), and the
  * drivers it needs - its CUDA toolkit's minimum, the CUDA minor-version
  * floor and the minimum per GPU architecture - from the driver table
- * (manifests/drivers.json, through detect.h). Each manifest is judged rule
+ * (manifests/drivers.json, through detect.h); a `cpu_only_platforms`
+ * header names the platforms where its torch build has no CUDA code at
+ * all (the package index's linux-aarch64 wheels). Each manifest is judged rule
  * by rule (gpu, driver, platform, python) and every verdict is kept as a
  * reason, so `plan` can say why.
  */
@@ -29,6 +31,7 @@ typedef struct fit {
 	char gpus_failing[256]; /* "NVIDIA GeForce RTX 5090 (sm_120)" */
 	char driver_need[32];   /* the version the driver rule wanted */
 	bool ptx_only;          /* some GPU runs only through PTX JIT */
+	bool cpu_only;          /* torch has no CUDA code on this platform */
 } fit;
 
 static int rules_load(rules *r, ml_err *err)
@@ -104,10 +107,46 @@ static void gpu_label(char *dst, size_t n, const ml_gpu *g)
 	snprintf(dst, n, "%s (%s)", name, sm[0] ? sm : "unknown");
 }
 
+/* Whether the manifest's `cpu_only_platforms` header (space or comma
+ * separated "os-arch" names) lists the machine's platform: its torch
+ * build there has no CUDA code, whatever torch_sass/torch_ptx say. */
+static bool cpu_only_here(const ml_manifest *mf, const ml_machine *m, char *plat, size_t n)
+{
+	snprintf(plat, n, "%s-%s", m->os.name, m->os.arch);
+	const char *v = ml_requirements_meta(mf->reqs, "cpu_only_platforms");
+	size_t pl = strlen(plat);
+	while (v && *v) {
+		v += strspn(v, " ,\t");
+		size_t l = strcspn(v, " ,\t");
+		if (l == pl && strncmp(v, plat, l) == 0)
+			return true;
+		v += l;
+	}
+	return false;
+}
+
 /* Rule 1: every GPU can run the manifest's torch build. */
 static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
 {
 	f->gpu = ML_RULE_OK;
+	char plat[64];
+	if (cpu_only_here(mf, m, plat, sizeof(plat))) {
+		f->gpu = ML_RULE_FAIL;
+		f->cpu_only = true;
+		for (size_t i = 0; i < m->n_gpus; i++) {
+			char label[160];
+			gpu_label(label, sizeof(label), &m->gpus[i]);
+			size_t l = strlen(f->gpus_failing);
+			snprintf(f->gpus_failing + l, sizeof(f->gpus_failing) - l, "%s%s",
+			         l ? ", " : "", label);
+			if (add_reason(s, mf->name, "gpu", ML_RULE_FAIL,
+			               "%s: torch %s of this manifest is CPU-only on %s: no CUDA "
+			               "code runs on it",
+			               label, mf->torch ? mf->torch : "", plat))
+				return ML_ENOMEM;
+		}
+		return 0;
+	}
 	if (!mf->has_gpu_header) {
 		f->gpu = ML_RULE_WARN;
 		return add_reason(
@@ -307,7 +346,12 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 		if (rs->verdict == ML_RULE_WARN || (s->overridden && rs->verdict == ML_RULE_FAIL)) {
 			snprintf(w, sizeof(w), "%s", rs->detail);
 			if (s->overridden && rs->verdict == ML_RULE_FAIL &&
-			    !strcmp(rs->rule, "gpu")) {
+			    !strcmp(rs->rule, "gpu") && f->cpu_only) {
+				snprintf(w, sizeof(w),
+				         "%s: the GPUs stay unused, and the GPU checks fail",
+				         rs->detail);
+			} else if (s->overridden && rs->verdict == ML_RULE_FAIL &&
+			           !strcmp(rs->rule, "gpu")) {
 				/* "12.4" -> "cu124", the local version tag of torch's wheels */
 				char cu[16] = "";
 				for (const char *c = mf->cuda ? mf->cuda : "";
@@ -427,6 +471,21 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 			                : "use a supported OS and CPU (see the platform rule "
 			                  "above) or "
 			                  "--manifest with one built for this platform");
+			return;
+		}
+	for (size_t i = 0; i < n; i++) /* the builds for this platform have no CUDA code */
+		if (fs[i].cpu_only && fs[i].platform != ML_RULE_FAIL &&
+		    fs[i].python != ML_RULE_FAIL) {
+			snprintf(s->problem, sizeof(s->problem),
+			         "the shipped manifests' torch builds for %s-%s are CPU-only (the "
+			         "package index has no CUDA build of them there): nothing runs "
+			         "on %s",
+			         m->os.name, m->os.arch, fs[i].gpus_failing);
+			snprintf(s->remedy, sizeof(s->remedy),
+			         "use --manifest with a CUDA build of torch for %s-%s (locked "
+			         "from an index that has one), or --manifest %s for a CPU-only "
+			         "environment that leaves the GPUs unused",
+			         m->os.name, m->os.arch, names[i]);
 			return;
 		}
 	explain_no_code(s, m, n ? fs[n - 1].gpus_failing : "");
