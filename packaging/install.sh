@@ -178,7 +178,12 @@ mlsetup_install_sh() {
 	mv -f "$ml_tmpfile" "$ml_dir/mlsetup" || ml_fail "cannot move mlsetup into $ml_dir"
 	ml_tmpfile=
 	ml_cleanup
-	ml_say "installed $ml_dir/mlsetup ($("$ml_dir/mlsetup" --version 2>/dev/null | head -n 1))"
+	# The first line of --version, without a pipe into head: head's early
+	# exit would hit mlsetup with SIGPIPE while it is still running.
+	ml_version=$("$ml_dir/mlsetup" --version 2>/dev/null) || ml_version=
+	ml_version=${ml_version%%
+*}
+	ml_say "installed $ml_dir/mlsetup ($ml_version)"
 	case ":${PATH:-}:" in
 	*":$ml_dir:"*) ;;
 	*)
