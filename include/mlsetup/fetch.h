@@ -21,6 +21,8 @@
  *                    verified transfers at once, with retries and resume
  *   resolve.c        where each file of a plan can be fetched from: the
  *                    indexes and --find-links locations, matched by sha256
+ *   git.c            a project's git repository checked out at a revision
+ *                    (libgit2)
  *
  * Index URLs never come from C literals (DESIGN.md "Rules of the road"):
  * ml_index_config_resolve() is the only place they are decided.
@@ -817,5 +819,38 @@ int ml_fetch_lock_files(struct ml_lock *lk, const ml_index_config *cfg, const ml
  * --find-links LOC..., --trusted-host HOST..., --cert FILE. Returns how
  * many were written. */
 size_t ml_index_config_pip_args(char **args, size_t cap, const ml_index_config *cfg);
+
+/* --- a project's git repository (src/fetch/git.c) ------------------------------ */
+
+struct ml_project_source;
+
+/* What ml_git_checkout() did. */
+typedef struct ml_git_checkout_result {
+	char commit[41]; /* the commit now checked out (REV resolved) */
+	bool reused;     /* dir already was a clean checkout of the URL at REV */
+} ml_git_checkout_result;
+
+/* Puts a checkout of the git repository src names (src->git) at dir, at
+ * src->rev (a commit id, full or abbreviated, a tag or a branch of the
+ * remote; none: the remote's default branch), cloned with libgit2
+ * (ml_git_init(): the system's CA certificates). Credentials come from
+ * the URL (src->user, src->password) or the environment
+ * (MLSETUP_GIT_USERNAME, MLSETUP_GIT_PASSWORD or MLSETUP_GIT_TOKEN), and
+ * for ssh:// from the SSH agent; they are never printed or written (the
+ * URL libgit2 sees has none). An ssh:// URL needs a libgit2 built with
+ * SSH (ML_EUNSUPPORTED otherwise).
+ *
+ * An existing dir is reused when it is a git checkout whose origin is the
+ * URL, with no changes to tracked files, and HEAD is REV's commit (REV is
+ * looked up locally first, then after fetching origin); otherwise it is
+ * never touched (ML_EFAIL naming what differs) unless replace is set
+ * (a checkout of mlsetup's own, in the cache), when it is cloned afresh.
+ * A clone is made beside dir and renamed into place when REV is checked
+ * out, so a failure leaves no half checkout. REV is checked out detached.
+ * Returns 0; ML_EUSAGE (REV names no commit, tag or branch); ML_EFAIL;
+ * ML_ENET (the repository cannot be reached or read: libgit2's reason,
+ * without credentials); ML_EUNSUPPORTED; ML_EIO; ML_ENOMEM. */
+int ml_git_checkout(ml_git_checkout_result *out, const struct ml_project_source *src,
+                    const char *dir, bool replace, ml_err *err);
 
 #endif /* MLSETUP_FETCH_H */

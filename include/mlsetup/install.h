@@ -135,6 +135,23 @@ typedef void (*ml_install_event_fn)(const ml_install_event *ev, void *data);
 
 typedef struct ml_install_opts {
 	const char *manifest;      /* NAME|PATH, NULL: chosen for this machine */
+	/* Candidates, in preference order (repeated --manifest): with two or
+	 * more, the first that fits this machine is chosen as a project's
+	 * candidates are (below); NULL / 0: none. */
+	const char *const *manifests;
+	size_t n_manifests;
+	/* --project PATH|GIT_URL: a directory or a git repository (pip's
+	 * git+ form and @REV too) whose requirements files are the
+	 * candidates (ml_project_candidates(); --manifest options replace
+	 * them). The first whose torch build runs on every GPU and whose CUDA
+	 * build this driver can start is chosen; torch facts come from the
+	 * table of known builds, else from auditing the torch wheel itself,
+	 * fetched into the cache (offline: the table and the cache only).
+	 * A git project is checked out (ml_git_checkout) into checkout, else
+	 * ./<repository name>, by install, and the environment defaults to
+	 * <checkout>/.venv; plan's checkouts live in the cache. NULL: none. */
+	const char *project;
+	const char *checkout; /* --checkout DIR for a git project (install) */
 	const char *target;        /* environment directory; NULL: ".venv" */
 	const char *python;        /* X.Y (pinned) or PATH (existing); NULL: default */
 	const char *python_pins;   /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
@@ -246,7 +263,9 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 void ml_install_result_release(ml_install_result *res);
 
 /* Plans an install without changing anything (`mlsetup plan`): detect and
- * plan as ml_install does, then, unless opts->offline, complete what the
+ * plan as ml_install does (a project's candidates judged one by one, a git
+ * project checked out into the cache, never into the working directory),
+ * then, unless opts->offline, complete what the
  * manifest does not say itself: the files of requirements named by hash
  * only (from the indexes) and sizes a lock leaves out (from the file
  * servers). Index pages may be stored in the cache; nothing else is

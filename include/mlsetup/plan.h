@@ -703,6 +703,11 @@ typedef struct ml_manifest {
 	 * until then reqs holds the file's own requirements and its options. */
 	bool resolve;
 	bool resolved; /* pinned by pip's resolution, not by the file */
+	/* The torch build its torch wheel was audited as
+	 * (ml_manifest_set_torch_build), owned; NULL when the facts come from
+	 * the header or the table. torch_label ("2.8.0+cu128") is owned. */
+	struct ml_torch_build *torch_build;
+	char *torch_label;
 } ml_manifest;
 
 /* Flags for ml_manifest_open_flags(). */
@@ -768,6 +773,14 @@ int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, cons
  * torch hashes the table does not know is left as it is. Called by
  * ml_manifest_open(). Returns 0 or ML_ENOMEM. */
 int ml_manifest_torch_facts(ml_manifest *mf, ml_err *err);
+
+/* Sets a manifest's torch facts from a build learnt by auditing its torch
+ * wheel (verify.h, ml_torch_build_from_wheel()), for a manifest whose
+ * header and the table say nothing: the code (SASS then PTX),
+ * has_gpu_header, torch ("2.8.0+cu128"), cuda (NULL for a CPU-only build)
+ * and, unless the header names them, the minimum drivers of that toolkit
+ * (ml_torch_build_min_driver()). b is copied. Returns 0 or ML_ENOMEM. */
+int ml_manifest_set_torch_build(ml_manifest *mf, const struct ml_torch_build *b, ml_err *err);
 
 /* The shipped manifest that covers a GPU of compute capability
  * major.minor: the first of selection.json's preference order whose torch
@@ -860,6 +873,16 @@ typedef struct ml_selection {
  * ML_ENOENT / ML_EPARSE (a manifest or the rules could not be read) or
  * ML_ENOMEM. Caller owns *out; free with ml_selection_free(). */
 int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opts, ml_err *err);
+
+/* Judges the manifest s->manifest holds (a project's candidate, its torch
+ * facts known or learnt) by the rules ml_select applies to the shipped
+ * candidates: gpu and driver (when m has NVIDIA GPUs), platform and
+ * python. Replaces s's reasons and warnings with this manifest's, clears
+ * overridden, sets gpu_checks_skipped when m has no GPU, and sets *fits.
+ * When it fits, a "choice" reason with the text `choice` is added and the
+ * warnings a user must see are collected. Returns 0 or ML_ENOMEM. */
+int ml_select_judge(ml_selection *s, const ml_machine *m, const ml_select_opts *o,
+                    const char *choice, bool *fits, ml_err *err);
 
 /* Frees a selection and its manifest; accepts NULL. */
 void ml_selection_free(ml_selection *s);
@@ -965,6 +988,12 @@ typedef struct ml_plan {
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
 	char **warnings;
 	size_t n_warnings;
+	/* A plan for a project (--project) or several --manifest options: the
+	 * project (NULL without --project) and every candidate, in preference
+	 * order, with why it was taken or passed over. Owned. */
+	struct ml_project_info *project;
+	struct ml_candidate *candidates;
+	size_t n_candidates;
 } ml_plan;
 
 /* Plans an install on machine m: picks the interpreter (opts->python as
@@ -1112,5 +1141,84 @@ void ml_lock_release(ml_lock *lk);
  * glibc 2.28 (the manylinux_2_28 baseline) on Linux and no libc elsewhere.
  * Returns 0, or ML_EUSAGE for anything else (m unchanged). */
 int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
+
+/* --- projects: a directory or git repository with candidates (src/plan/project.c) */
+
+/* Where a project comes from: --project PATH|GIT_URL. */
+typedef struct ml_project_source {
+	bool git;      /* a git URL, else a local directory */
+	char *path;    /* the directory (as given); NULL for git */
+	char *url;     /* clone URL: scheme://host/path, no credentials, no
+	                * "git+", no @REV; also what messages and records show */
+	char *user;    /* credentials the URL carried (user[:password]@), or NULL;
+	                * never printed or written */
+	char *password;
+	char *rev;     /* the text after the last '@' of the URL's path, or NULL */
+	char *name;    /* the repository name: the path's last segment without
+	                * ".git" ("thesis" for .../thesis.git@v1) */
+	char scheme[8]; /* "https", "http", "file" or "ssh" */
+} ml_project_source;
+
+/* Parses --project's value. A value with "://" (after an optional "git+",
+ * pip's VCS form) is a git URL: schemes https, http, file and ssh; @REV is
+ * the text after the last '@' of the URL's path (after the host), for every
+ * scheme, so "https://tok@host/r.git@v1" has credentials "tok" and REV
+ * "v1"; the password and user are taken out of the URL. Anything else is
+ * a local directory. Errors (ML_EUSAGE) name the problem: an unknown
+ * scheme, an empty REV, no repository name, a URL with nothing after the
+ * host. Caller releases *out with ml_project_source_release(). Returns 0,
+ * ML_EUSAGE or ML_ENOMEM. */
+int ml_project_source_parse(ml_project_source *out, const char *spec, ml_err *err);
+
+/* Frees what src holds and zeroes it; accepts NULL. */
+void ml_project_source_release(ml_project_source *src);
+
+/* The candidate requirements files of the project in directory dir, in
+ * preference order, as paths "dir/NAME": `[tool.mlsetup] manifests = [...]`
+ * of dir/pyproject.toml when it has one (each a file relative to dir that
+ * must exist; errors name pyproject.toml and the line), else
+ * requirements.txt, then every other requirements*.txt directly in dir
+ * that requires torch after following its -r includes
+ * (ml_requirements_load_tree), sorted bytewise. *no_torch is set when no
+ * candidate requires torch (then the list is requirements.txt alone: GPU
+ * checks do not apply). Caller frees each path and the array. Returns 0,
+ * ML_ENOENT (no candidate: err says what was looked for), ML_EPARSE (a
+ * broken pyproject.toml or requirements file, named), ML_EIO, ML_ENOMEM. */
+int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char *dir,
+                          ml_err *err);
+
+/* True when the requirements file at path names torch, following -r. */
+bool ml_project_file_requires_torch(const char *path);
+
+/* What a plan records about its project. */
+typedef struct ml_project_info {
+	char *url;       /* the git URL without credentials, or the directory as given */
+	char *rev;       /* REV as given, NULL when none */
+	char commit[41]; /* the commit checked out ("" for a directory that is no
+	                  * git checkout) */
+	char *path;      /* the directory the candidates were read from */
+} ml_project_info;
+
+/* One candidate of a project, with the facts of its torch build. */
+typedef struct ml_candidate {
+	char *name;   /* "requirements_blackwell.txt" */
+	char *path;   /* as opened */
+	bool chosen;
+	char *reason; /* why it was taken or passed over */
+	bool has_torch; /* its torch build is known (the fields below) */
+	char torch_version[96];
+	char *torch_file;   /* the wheel the facts come from, or NULL */
+	char torch_sha256[65];
+	char *sass;         /* "sm_75 sm_80" */
+	char *ptx;          /* "compute_90" or "" */
+	char cuda[16];      /* "" for a CPU-only build */
+	char source[16];    /* "table", "audit", "header", "" */
+} ml_candidate;
+
+/* Frees what c holds. */
+void ml_candidate_release(ml_candidate *c);
+
+/* Frees a project record; accepts NULL. */
+void ml_project_info_free(ml_project_info *p);
 
 #endif /* MLSETUP_PLAN_H */

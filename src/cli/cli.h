@@ -36,6 +36,9 @@ typedef struct ml_ctx {
 	bool help_shown;         /* --help was shown: nothing to run */
 	const char *lock_target; /* ML_NEED_LOCK: the directory to lock */
 	bool lock_no_wait;       /* ML_NEED_LOCK: fail at once when it is busy */
+	bool lock_later;         /* ML_NEED_LOCK: the command's library call takes the
+	                          * lock itself, once the target is known (a
+	                          * project's checkout) */
 	/* provided by main() before run() */
 	struct ml_envlock *lock; /* ML_NEED_LOCK: the held lock on lock_target */
 } ml_ctx;
@@ -96,5 +99,15 @@ int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option
 /* Parses a decimal number option value in [lo, hi] into *out. Returns 0
  * or ML_EUSAGE ("--jobs takes a number from 1 to 256, not 'x'"). */
 int ml_cli_number(long *out, const char *arg, long lo, long hi, const char *opt, ml_err *err);
+
+/* Most --manifest options one command line may give. */
+#define ML_CLI_MANIFEST_MAX 16
+
+/* Records one --manifest: appends arg to list (*n of them) and sets
+ * *single to the only one while there is one (one --manifest means "use
+ * this file"), NULL once there are more (candidates, chosen among).
+ * Returns 0 or ML_EUSAGE (too many). */
+int ml_cli_manifest_option(const char **list, size_t *n, const char **single, const char *arg,
+                           ml_err *err);
 
 #endif

@@ -42,11 +42,15 @@ enum {
 	OPT_REINSTALL,
 	OPT_REQUIRE_HASHES,
 	OPT_PY_PREFERENCE,
+	OPT_PROJECT,
+	OPT_CHECKOUT,
 };
 
 struct install_args {
 	ml_install_opts o;
 	ml_cli_index ix;
+	const char *manifests[ML_CLI_MANIFEST_MAX]; /* --manifest, repeated */
+	size_t n_manifests;
 	bool no_progress;
 };
 
@@ -96,7 +100,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
-		o->manifest = arg;
+		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg, err);
+	case OPT_PROJECT:
+		o->project = arg;
+		break;
+	case OPT_CHECKOUT:
+		o->checkout = arg;
 		break;
 	case OPT_TARGET:
 		o->target = arg;
@@ -154,6 +163,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
+	        {"project", required_argument, NULL, OPT_PROJECT},
+	        {"checkout", required_argument, NULL, OPT_CHECKOUT},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
@@ -187,7 +198,17 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 		return rc;
 	if (first < argc)
 		return ml_cli_usage(&ml_cmd_install, err, "unexpected argument '%s'", argv[first]);
-	if (!a->o.target)
+	if (a->n_manifests > 1) {
+		a->o.manifests = a->manifests;
+		a->o.n_manifests = a->n_manifests;
+	}
+	if (a->o.checkout && !a->o.project)
+		return ml_cli_usage(&ml_cmd_install, err, "--checkout needs --project GIT_URL");
+	/* a project's environment goes into its checkout, known once it is
+	 * there: ml_install takes the lock then */
+	if (!a->o.target && a->o.project)
+		ctx->lock_later = true;
+	if (!a->o.target && !a->o.project)
 		a->o.target = ".venv";
 	ctx->lock_target = a->o.target;
 	ctx->lock_no_wait = a->o.no_wait;
@@ -252,10 +273,20 @@ const ml_command ml_cmd_install = {
         run,
         ML_NEED_FETCH | ML_NEED_LOCK,
         "build a verified environment: detect, plan, fetch, build, verify, report",
-        "mlsetup install [--manifest NAME|PATH] [--target DIR] [--python X.Y|PATH] [index options] "
+        "mlsetup install [--manifest NAME|PATH]... [--project PATH|GIT_URL [--checkout DIR]] "
+        "[--target DIR] [--python X.Y|PATH] [index options] "
         "[--cache-dir DIR] [--jobs N] [--offline] [--require-gpu] [--no-verify]",
-        "  --manifest NAME|PATH    use this manifest instead of choosing one\n"
-        "  -t, --target DIR        where the environment goes (default ./.venv); replaced\n"
+        "  --manifest NAME|PATH    use this manifest instead of choosing one; repeated:\n"
+        "                          candidates, the first that fits this machine is chosen\n"
+        "  --project PATH|GIT_URL  a project directory or git repository (https://, file://,\n"
+        "                          git+https://..., @REV for a commit, tag or branch): its\n"
+        "                          requirements files are the candidates ([tool.mlsetup]\n"
+        "                          manifests of pyproject.toml, else requirements.txt and\n"
+        "                          every requirements*.txt that requires torch)\n"
+        "  --checkout DIR          where a git project is checked out (default\n"
+        "                          ./<repository name>); reused when clean and at REV\n"
+        "  -t, --target DIR        where the environment goes (default ./.venv, with\n"
+        "                          --project <project>/.venv); replaced\n"
         "                          atomically, an existing one is untouched on failure\n"
         "  --python X.Y|PATH       pinned interpreter version, or an existing interpreter\n"
         "  --python-preference P   managed (default: a pinned interpreter, else one found\n"

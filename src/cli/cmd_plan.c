@@ -22,11 +22,15 @@ enum {
 	OPT_PINS,
 	OPT_REQUIRE_HASHES,
 	OPT_PY_PREFERENCE,
+	OPT_PROJECT,
+	OPT_CHECKOUT,
 };
 
 struct plan_args {
 	ml_install_opts o;
 	ml_cli_index ix;
+	const char *manifests[ML_CLI_MANIFEST_MAX]; /* --manifest, repeated */
+	size_t n_manifests;
 };
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
@@ -38,7 +42,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
-		o->manifest = arg;
+		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg, err);
+	case OPT_PROJECT:
+		o->project = arg;
+		break;
+	case OPT_CHECKOUT:
+		o->checkout = arg;
 		break;
 	case OPT_PYTHON:
 		o->python = arg;
@@ -88,6 +97,15 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 		ml_cc_sm(sm, sizeof(sm), m->gpus[i].cc_major, m->gpus[i].cc_minor);
 		ml_say("          gpu %zu: %s (%s)", i, m->gpus[i].name, sm);
 	}
+	if (p->project)
+		ml_say("%sproject%s   %s%s%s%s%s (%s)", b, r, p->project->url,
+		       p->project->rev ? " @ " : "", p->project->rev ? p->project->rev : "",
+		       p->project->commit[0] ? ", commit " : "", p->project->commit,
+		       p->project->path);
+	if (p->n_candidates)
+		ml_say("%scandidates%s", b, r);
+	for (size_t i = 0; i < p->n_candidates; i++)
+		ml_say("  %s %s", p->candidates[i].chosen ? "*" : "-", p->candidates[i].reason);
 	ml_say("%srules%s", b, r);
 	for (size_t i = 0; i < s->n_reasons; i++)
 		ml_say("  %-27s %-8s %s %s", s->reasons[i].manifest, s->reasons[i].rule,
@@ -139,6 +157,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
+	        {"project", required_argument, NULL, OPT_PROJECT},
+	        {"checkout", required_argument, NULL, OPT_CHECKOUT},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
@@ -156,6 +176,12 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	                      &ctx->help_shown, err);
 	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_plan, err, "unexpected argument '%s'", argv[first]);
+	if (!rc && a->n_manifests > 1) {
+		a->o.manifests = a->manifests;
+		a->o.n_manifests = a->n_manifests;
+	}
+	if (!rc && a->o.checkout && !a->o.project)
+		return ml_cli_usage(&ml_cmd_plan, err, "--checkout needs --project GIT_URL");
 	return rc;
 }
 
@@ -213,10 +239,14 @@ const ml_command ml_cmd_plan = {
         run,
         ML_NEED_NONE,
         "show what install would do here, and why; changes nothing",
-        "mlsetup plan [--manifest NAME|PATH] [--python X.Y|PATH] [--target DIR] [--offline] "
+        "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] [--target DIR] [--offline] "
         "[--json]",
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
-        "                        cannot run it)\n"
+        "                        cannot run it); repeated: candidates, the first that fits\n"
+        "  --project PATH|GIT_URL  a project directory or git repository (@REV: a commit,\n"
+        "                        tag or branch): lists its candidates and why each was\n"
+        "                        taken or passed over; git checkouts go into the cache\n"
+        "  --checkout DIR        where install would check the project out\n"
         "  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
         "  --python-preference P managed (default), system, only-managed or only-system\n"
         "  --require-hashes      refuse a manifest that does not pin hashes\n"

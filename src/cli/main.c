@@ -253,7 +253,7 @@ static int run_command(const ml_command *c, ml_ctx *ctx, int argc, char **argv, 
 		rc = ML_EUSAGE;
 		goto out;
 	}
-	if ((c->needs & ML_NEED_LOCK) &&
+	if ((c->needs & ML_NEED_LOCK) && !ctx->lock_later &&
 	    (rc = ml_env_lock(&ctx->lock, ctx->lock_target ? ctx->lock_target : ".venv",
 	                      !ctx->lock_no_wait, err)) != 0)
 		goto out;
@@ -309,4 +309,15 @@ int main(int argc, char **argv)
 		rc = frc;
 	}
 	return ml_exit_code(rc);
+}
+
+int ml_cli_manifest_option(const char **list, size_t *n, const char **single, const char *arg,
+                           ml_err *err)
+{
+	if (*n >= ML_CLI_MANIFEST_MAX)
+		return ml_err_set(err, ML_EUSAGE, "at most %d --manifest options",
+		                  ML_CLI_MANIFEST_MAX);
+	list[(*n)++] = arg;
+	*single = *n == 1 ? arg : NULL;
+	return 0;
 }

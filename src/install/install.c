@@ -121,12 +121,16 @@ void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o)
 
 int mli_detect_and_plan(mli_run *r, ml_err *err)
 {
+	bool project = r->o->project || r->o->n_manifests > 1;
+	int rc;
+	if (project && (rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_project_open(r, err))) != 0)
+		return rc;
 	const ml_install_opts *o = r->o;
 	ml_install_result *res = r->res;
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
 	d.root = o->sysroot;
 	d.target_dir = o->target ? o->target : ".venv";
-	int rc = MLI_STAGE(r, ML_STAGE_DETECT, ml_detect(&res->machine, &d, err));
+	rc = MLI_STAGE(r, ML_STAGE_DETECT, ml_detect(&res->machine, &d, err));
 	if (rc)
 		return rc;
 	ml_install_event ev = {.kind = ML_EV_MACHINE, .machine = res->machine};
@@ -140,7 +144,8 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 	}
 	ml_plan_opts po;
 	mli_plan_opts(&po, o);
-	rc = MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
+	rc = project ? mli_project_choose(r, err)
+	             : MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
 	if (rc)
 		return rc;
 	const ml_selection *s = res->plan->selection;
@@ -372,6 +377,7 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 	ml_env_unlock(r.own_lock);
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);
+	mli_project_release(&r);
 	return rc;
 }
 

@@ -30,6 +30,16 @@ typedef struct mli_run {
 	ml_download *items; /* plan->n_files, the wheels as fetched */
 	size_t n_wheels_done;
 	char interpreter[4096]; /* the path the environment's python runs */
+	bool planning;          /* ml_install_plan: change nothing outside the cache */
+	/* A project (o->project or several o->manifests): o points at proj_opts,
+	 * the caller's options with the target (and, once chosen, the manifest)
+	 * filled in. */
+	ml_install_opts proj_opts;
+	char proj_dir[4096];    /* where its candidates are read */
+	char proj_target[4096]; /* <checkout>/.venv */
+	char **cands;           /* candidate paths, in preference order */
+	size_t n_cands;
+	ml_project_info *project;
 } mli_run;
 
 /* Monotonic time in seconds. */
@@ -69,6 +79,22 @@ void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o);
  * nothing fits is ML_EUNSUPPORTED with the reason and remedy. Sends the
  * MACHINE and PLAN events and the selection's and plan's warnings. */
 int mli_detect_and_plan(mli_run *r, ml_err *err);
+
+/* project.c: for a project or several --manifest options, before detect:
+ * the project checked out (a git URL) or found (a directory), its
+ * candidates listed, and r->o pointed at r->proj_opts with the target
+ * defaulting to <project>/.venv. */
+int mli_project_open(mli_run *r, ml_err *err);
+
+/* project.c: after detect: each candidate planned, its torch build learnt
+ * (the table, else its torch wheel fetched into the cache and audited)
+ * and judged by the selection rules until one fits; res->plan is that
+ * candidate's plan with every candidate's verdict and the project, or,
+ * when none fits, a plan whose selection names none (problem, remedy). */
+int mli_project_choose(mli_run *r, ml_err *err);
+
+/* project.c: frees what mli_project_open() left in r. */
+void mli_project_release(mli_run *r);
 
 /* install.c: r->cfg for the plan's manifest (ml_index_config_for_manifest;
  * a lock file needs no index). */

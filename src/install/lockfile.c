@@ -46,6 +46,8 @@ int mli_write_pylock(mli_run *r, const char *dir, ml_err *err)
 	in.python_reason = r->res->python_reason;
 	in.machine = r->res->machine;
 	in.commit = !mf->embedded && ml_project_commit(commit, mf->name) == 0 ? commit : NULL;
+	if (r->res->plan->project && r->res->plan->project->commit[0])
+		in.commit = r->res->plan->project->commit; /* the project's checkout */
 	size_t missing = 0;
 	int rc = ml_pylock_write(dir, &in, &missing, err);
 	if (!rc && missing)

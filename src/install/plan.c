@@ -19,6 +19,7 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	r.res = res;
 	r.ev.fn = opts->on_event;
 	r.ev.data = opts->event_data;
+	r.planning = true;
 	int rc = mli_detect_and_plan(&r, err);
 	const ml_plan *p = res->plan;
 	/* pip resolves a file without hashes: with the interpreter the plan
@@ -41,5 +42,6 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	}
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);
+	mli_project_release(&r);
 	return rc;
 }

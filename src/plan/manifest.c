@@ -608,6 +608,8 @@ void ml_manifest_free(ml_manifest *mf)
 	}
 	free(mf->files);
 	ml_pylock_free(mf->lock);
+	free(mf->torch_build);
+	free(mf->torch_label);
 	free(mf->name);
 	free(mf);
 }

@@ -652,5 +652,9 @@ void ml_plan_free(ml_plan *p)
 	free(p->python.pin_name);
 	free(p->python.url);
 	free_files(p);
+	ml_project_info_free(p->project);
+	for (size_t i = 0; i < p->n_candidates; i++)
+		ml_candidate_release(&p->candidates[i]);
+	free(p->candidates);
 	free(p);
 }

@@ -3,6 +3,7 @@
  * JSON document that `plan --json` prints and install reports embed.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -50,7 +51,13 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	cJSON_AddStringToObject(root, "schema", "mlsetup.plan/1");
 	cJSON_AddItemToObject(root, "machine", machine_summary(m));
 	cJSON *man = cJSON_AddObjectToObject(root, "manifest");
-	if (mf) {
+	if (mf && p->n_candidates) { /* a project's candidate: its file name, and its path */
+		const char *slash = strrchr(mf->name, '/');
+		cJSON_AddStringToObject(man, "name", slash ? slash + 1 : mf->name);
+		cJSON_AddStringToObject(man, "path", mf->name);
+		cJSON_AddStringToObject(man, "summary", mf->summary ? mf->summary : "");
+		cJSON_AddBoolToObject(man, "embedded", mf->embedded);
+	} else if (mf) {
 		cJSON_AddStringToObject(man, "name", mf->name);
 		cJSON_AddStringToObject(man, "summary", mf->summary ? mf->summary : "");
 		cJSON_AddBoolToObject(man, "embedded", mf->embedded);
@@ -107,6 +114,66 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 		cJSON_AddBoolToObject(f, "requested", a->requested);
 		cJSON_AddBoolToObject(f, "cached", a->cached);
 		cJSON_AddItemToArray(files, f);
+	}
+	if (p->project) {
+		cJSON *pj = cJSON_AddObjectToObject(root, "project");
+		cJSON_AddStringToObject(pj, "url", p->project->url);
+		if (p->project->rev)
+			cJSON_AddStringToObject(pj, "rev", p->project->rev);
+		else
+			cJSON_AddNullToObject(pj, "rev");
+		if (p->project->commit[0])
+			cJSON_AddStringToObject(pj, "commit", p->project->commit);
+		else
+			cJSON_AddNullToObject(pj, "commit");
+		cJSON_AddStringToObject(pj, "path", p->project->path);
+	}
+	if (p->n_candidates) {
+		cJSON *cs = cJSON_AddArrayToObject(root, "candidates");
+		for (size_t i = 0; i < p->n_candidates; i++) {
+			const ml_candidate *c = &p->candidates[i];
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", c->name);
+			cJSON_AddStringToObject(o, "path", c->path);
+			cJSON_AddBoolToObject(o, "chosen", c->chosen);
+			cJSON_AddStringToObject(o, "reason", c->reason ? c->reason : "");
+			if (c->has_torch) {
+				cJSON *t = cJSON_AddObjectToObject(o, "torch");
+				cJSON_AddStringToObject(t, "version", c->torch_version);
+				if (c->torch_file)
+					cJSON_AddStringToObject(t, "file", c->torch_file);
+				else
+					cJSON_AddNullToObject(t, "file");
+				if (c->torch_sha256[0])
+					cJSON_AddStringToObject(t, "sha256", c->torch_sha256);
+				else
+					cJSON_AddNullToObject(t, "sha256");
+				cJSON *sa = cJSON_AddArrayToObject(t, "sass");
+				cJSON *pa = cJSON_AddArrayToObject(t, "ptx");
+				for (int k = 0; k < 2; k++) {
+					const char *v = k ? c->ptx : c->sass;
+					while (v && *v) {
+						size_t l = strcspn(v, " ");
+						if (l) {
+							char buf[64];
+							snprintf(buf, sizeof(buf), "%.*s", (int)l, v);
+							cJSON_AddItemToArray(k ? pa : sa,
+							                     cJSON_CreateString(buf));
+						}
+						v += l;
+						v += strspn(v, " ");
+					}
+				}
+				if (c->cuda[0])
+					cJSON_AddStringToObject(t, "cuda", c->cuda);
+				else
+					cJSON_AddNullToObject(t, "cuda");
+				cJSON_AddStringToObject(t, "source", c->source);
+			} else {
+				cJSON_AddNullToObject(o, "torch");
+			}
+			cJSON_AddItemToArray(cs, o);
+		}
 	}
 	cJSON *sz = cJSON_AddObjectToObject(root, "sizes");
 	cJSON_AddNumberToObject(sz, "total_bytes", (double)p->total_bytes);

@@ -682,6 +682,43 @@ int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opt
 	return 0;
 }
 
+int ml_select_judge(ml_selection *s, const ml_machine *m, const ml_select_opts *o,
+                    const char *choice, bool *fits_out, ml_err *err)
+{
+	free(s->reasons);
+	s->reasons = NULL;
+	s->n_reasons = 0;
+	for (size_t i = 0; i < s->n_warnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
+	s->warnings = NULL;
+	s->n_warnings = 0;
+	s->overridden = false;
+	s->gpu_checks_skipped = m->n_gpus == 0;
+	s->problem[0] = s->remedy[0] = '\0';
+	/* a file that requires no torch: GPU checks do not apply to it */
+	bool torch = false;
+	const ml_requirements *rq = s->manifest->reqs;
+	for (size_t i = 0; rq && i < rq->n_reqs; i++)
+		torch = torch || strcmp(rq->reqs[i].normalized, "torch") == 0;
+	fit f;
+	int rc = 0;
+	if (!torch) {
+		s->gpu_checks_skipped = true;
+		rc = add_reason(s, s->manifest->name, "gpu", ML_RULE_INFO,
+		                "requires no torch: the GPU checks do not apply");
+	}
+	if (!rc)
+		rc = judge(s, s->manifest, m, o->python_version, o->python_full,
+		           torch && m->n_gpus > 0, &f);
+	*fits_out = !rc && fits(&f);
+	if (!rc && *fits_out)
+		rc = add_reason(s, s->manifest->name, "choice", ML_RULE_INFO, "%s", choice);
+	if (!rc && *fits_out)
+		rc = collect_warnings(s, s->manifest, &f);
+	return rc ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+}
+
 void ml_selection_free(ml_selection *s)
 {
 	if (!s)

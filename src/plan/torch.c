@@ -416,3 +416,39 @@ int ml_manifest_torch_facts(ml_manifest *mf, ml_err *err)
 	}
 	return 0;
 }
+
+int ml_manifest_set_torch_build(ml_manifest *mf, const ml_torch_build *b, ml_err *err)
+{
+	ml_torch_build *copy = malloc(sizeof(*copy));
+	size_t n = b->n_sass + b->n_ptx;
+	ml_cuda_arch *code = n ? malloc(n * sizeof(*code)) : NULL;
+	char *label = ml_asprintf("%s%s%s", b->version, b->local[0] ? "+" : "", b->local);
+	if (!copy || (n && !code) || !label) {
+		free(copy);
+		free(code);
+		free(label);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	*copy = *b;
+	copy->files = NULL;
+	copy->n_files = 0;
+	memcpy(code, b->sass, b->n_sass * sizeof(*code));
+	memcpy(code + b->n_sass, b->ptx, b->n_ptx * sizeof(*code));
+	free(mf->torch_build);
+	free(mf->torch_label);
+	free(mf->code);
+	mf->torch_build = copy;
+	mf->torch_label = label;
+	mf->code = code;
+	mf->n_code = n;
+	mf->has_gpu_header = true;
+	mf->torch = label;
+	mf->cuda = copy->cuda[0] ? copy->cuda : NULL;
+	if (!ml_requirements_meta(mf->reqs, "min_driver_linux"))
+		mf->min_driver_linux = copy->cuda[0] ? ml_torch_build_min_driver(copy, false, NULL)
+		                                     : NULL;
+	if (!ml_requirements_meta(mf->reqs, "min_driver_windows"))
+		mf->min_driver_windows =
+		        copy->cuda[0] ? ml_torch_build_min_driver(copy, true, NULL) : NULL;
+	return 0;
+}

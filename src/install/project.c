@@ -1,0 +1,508 @@
+/*
+ * project.c - a user's project as the pipeline's input: the project found
+ * or checked out (src/fetch/git.c), its candidate requirements files
+ * listed (src/plan/project.c), and the first candidate chosen whose torch
+ * build runs on every GPU here and whose CUDA build the driver can start,
+ * judged by the rules the shipped manifests are chosen by
+ * (ml_select_judge). What a torch build runs on comes from the table of
+ * known builds (by the wheel's sha256), else from auditing the torch wheel
+ * itself, fetched into the cache and read in place; a file that pins no
+ * hashes is resolved by pip first to learn which torch wheel it means.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "mlsetup/report.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static int add_cand(mli_run *r, const char *path)
+{
+	char **p = realloc(r->cands, (r->n_cands + 1) * sizeof(*p));
+	if (!p)
+		return ML_ENOMEM;
+	r->cands = p;
+	if (!(p[r->n_cands] = strdup(path)))
+		return ML_ENOMEM;
+	r->n_cands++;
+	return 0;
+}
+
+/* A --manifest path of a project: as given when it exists, else in the
+ * project directory. */
+static int add_manifest_option(mli_run *r, const char *m)
+{
+	struct stat st;
+	if (r->proj_dir[0] && stat(m, &st) != 0 && m[0] != '/') {
+		char p[4300];
+		if (ml_pathf(p, sizeof(p), "%s/%s", r->proj_dir, m) == 0 && stat(p, &st) == 0)
+			return add_cand(r, p);
+	}
+	return add_cand(r, m);
+}
+
+int mli_project_open(mli_run *r, ml_err *err)
+{
+	const ml_install_opts *o = r->o;
+	r->proj_opts = *o;
+	r->o = &r->proj_opts;
+	ml_project_source src;
+	int rc = 0;
+	if (o->project) {
+		if ((rc = ml_project_source_parse(&src, o->project, err)) != 0)
+			return rc;
+		if (!(r->project = calloc(1, sizeof(*r->project)))) {
+			ml_project_source_release(&src);
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		}
+		if (src.git) {
+			char dir[4096];
+			if (r->planning) {
+				/* plan changes nothing: its checkouts live in the cache */
+				char cache[4096], key[65];
+				rc = ml_cache_dir(cache, sizeof(cache), o->cache_dir);
+				if (!rc && ml_sha256_hex_buf(key, src.url, strlen(src.url)))
+					rc = ML_ENOMEM;
+				if (!rc && ml_pathf(dir, sizeof(dir), "%s/projects/%.16s-%s", cache,
+				                    key, src.name))
+					rc = ML_EFAIL;
+				if (rc) {
+					ml_project_source_release(&src);
+					return ml_err_set(err, ML_EFAIL,
+					                  "no cache directory for the project's checkout");
+				}
+			} else {
+				ml_strlcpy(dir, o->checkout ? o->checkout : src.name, sizeof(dir));
+			}
+			mli_say(&r->ev, ML_EV_STEP, "checking out %s%s%s into %s", src.url,
+			        src.rev ? " at " : "", src.rev ? src.rev : "", dir);
+			ml_git_checkout_result gr;
+			rc = ml_git_checkout(&gr, &src, dir, r->planning, err);
+			if (!rc) {
+				if (gr.reused)
+					mli_say(&r->ev, ML_EV_STEP,
+					        "reusing the checkout in %s: clean, at commit %s", dir,
+					        gr.commit);
+				ml_strlcpy(r->project->commit, gr.commit, sizeof(r->project->commit));
+				ml_strlcpy(r->proj_dir, dir, sizeof(r->proj_dir));
+				/* plan shows the target install would use */
+				const char *co = r->planning ? (o->checkout ? o->checkout : src.name)
+				                             : dir;
+				if (ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv", co))
+					rc = ml_err_set(err, ML_EFAIL, "checkout path too long");
+			}
+			r->project->url = strdup(src.url);
+			r->project->rev = src.rev ? strdup(src.rev) : NULL;
+		} else {
+			struct stat st;
+			if (stat(src.path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+				rc = ml_err_set(err, ML_ENOENT, "project '%s' is not a directory%s",
+				                src.path, stat(src.path, &st) ? " (it does not exist)" : "");
+				ml_err_hint(err, "give a project directory, or a git URL (https://, "
+				                 "file://, git+https://..., with @REV for a revision)");
+			} else {
+				ml_strlcpy(r->proj_dir, src.path, sizeof(r->proj_dir));
+				if (ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv",
+				             src.path))
+					rc = ml_err_set(err, ML_EFAIL, "project path too long");
+				char probe[4200];
+				if (!rc && ml_pathf(probe, sizeof(probe), "%s/.", src.path) == 0 &&
+				    ml_project_commit(r->project->commit, probe) != 0)
+					r->project->commit[0] = '\0';
+			}
+			r->project->url = strdup(src.path);
+		}
+		r->project->path = strdup(r->proj_dir);
+		ml_project_source_release(&src);
+		if (!rc && (!r->project->url || !r->project->path))
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		if (rc)
+			return rc;
+		if (!o->target)
+			r->proj_opts.target = r->proj_target;
+	}
+	if (o->n_manifests > 1) {
+		for (size_t i = 0; !rc && i < o->n_manifests; i++)
+			rc = add_manifest_option(r, o->manifests[i]);
+		if (rc)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+	} else if (o->manifest && o->project) {
+		if (add_manifest_option(r, o->manifest))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+	} else {
+		bool no_torch = false;
+		char **list = NULL;
+		size_t n = 0;
+		if ((rc = ml_project_candidates(&list, &n, &no_torch, r->proj_dir, err)) != 0)
+			return rc;
+		r->cands = list;
+		r->n_cands = n;
+		if (no_torch)
+			mli_say(&r->ev, ML_EV_STEP,
+			        "no requirements file of the project requires torch: %s is "
+			        "installed, and the GPU checks do not apply",
+			        base_name(list[0]));
+	}
+	return 0;
+}
+
+void mli_project_release(mli_run *r)
+{
+	for (size_t i = 0; i < r->n_cands; i++)
+		free(r->cands[i]);
+	free(r->cands);
+	r->cands = NULL;
+	r->n_cands = 0;
+	ml_project_info_free(r->project);
+	r->project = NULL;
+}
+
+static const ml_requirement *torch_req(const ml_manifest *mf)
+{
+	for (size_t i = 0; mf->reqs && i < mf->reqs->n_reqs; i++)
+		if (strcmp(mf->reqs->reqs[i].normalized, "torch") == 0)
+			return &mf->reqs->reqs[i];
+	return NULL;
+}
+
+static ml_artifact *torch_file(ml_plan *p)
+{
+	for (size_t i = 0; i < p->n_files; i++)
+		if (strcmp(p->files[i].name, "torch") == 0)
+			return &p->files[i];
+	return NULL;
+}
+
+/* Opens the cache and the index configuration of r->res->plan's manifest,
+ * anew for each candidate (their --index-url lines differ). */
+static int sources(mli_run *r, ml_err *err)
+{
+	ml_index_config_free(r->cfg);
+	r->cfg = NULL;
+	int rc = 0;
+	if (!r->cache)
+		rc = ml_cache_open(&r->cache, r->res->plan->cache_dir, ML_CACHE_SHARED, err);
+	return rc ? rc : mli_index_config(r, err);
+}
+
+/* "the candidate cannot be judged" reasons go here; the GPU rule then
+ * warns that the build is unknown. */
+static int unknown(ml_candidate *c, const char *fmt, const char *detail)
+{
+	free(c->reason);
+	c->reason = ml_asprintf(fmt, detail);
+	return c->reason ? 0 : ML_ENOMEM;
+}
+
+/* Learns the torch build of candidate plan p (r->res->plan is p): by the
+ * table, else by auditing its torch wheel. A candidate that cannot be
+ * resolved or fetched gets a reason and stays unjudged (returns 0); only
+ * running out of memory fails. */
+static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_candidate *c,
+                       ml_err *err)
+{
+	ml_manifest *mf = p->selection->manifest;
+	const ml_install_opts *o = r->o;
+	ml_err e = ML_ERR_INIT;
+	int rc = 0;
+	char plat[64];
+	snprintf(plat, sizeof(plat), "%s-%s", r->res->machine->os.name, r->res->machine->os.arch);
+	if (p->needs_resolution) {
+		if (o->offline) {
+			const ml_torch_build *b =
+			        req->version ? ml_torch_build_find(req->version, plat) : NULL;
+			if (b) {
+				ml_strlcpy(c->source, "table", sizeof(c->source));
+				return ml_manifest_set_torch_build(mf, b, err);
+			}
+			return unknown(c,
+			               "offline, and the table of known torch builds has no build "
+			               "for '%s' (pip would have to resolve it)",
+			               req->version ? req->version : req->specifier);
+		}
+		char managed[4096];
+		const char *python = p->python.path                                    ? p->python.path
+		                     : mli_managed_installed(&p->python, managed, sizeof(managed)) ? managed
+		                                                                                   : NULL;
+		if (!python && !r->planning) {
+			rc = sources(r, &e);
+			if (!rc)
+				rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, &e));
+			p = r->res->plan; /* a fallback interpreter plans again */
+			mf = p->selection->manifest;
+			if (rc)
+				return rc == ML_ENOMEM ? (err ? (void)(*err = e) : (void)0), rc
+				                       : unknown(c, "the interpreter that would resolve "
+				                                    "it could not be had: %s",
+				                                 e.msg);
+			python = r->interpreter;
+		}
+		if (!python)
+			return unknown(c,
+			               "%s: pip of the environment's interpreter must resolve it to "
+			               "learn its torch wheel; give --python PATH (or install once)",
+			               "not resolved");
+		if (!r->res->python.version[0] && (rc = ml_python_probe(&r->res->python, python, &e)))
+			return unknown(c, "its interpreter does not run: %s", e.msg);
+		if (!r->res->python_source[0])
+			ml_strlcpy(r->res->python_source, p->python.path ? "path" : "managed",
+			           sizeof(r->res->python_source));
+		if ((rc = sources(r, &e)) == 0)
+			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, python, &e));
+		if (rc)
+			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
+			                       : unknown(c, "it cannot be resolved: %s", e.msg);
+		if ((rc = ml_manifest_torch_facts(mf, err)) != 0)
+			return rc;
+		if (mf->has_gpu_header) {
+			ml_strlcpy(c->source, "table", sizeof(c->source));
+			return 0;
+		}
+	} else if (!mli_plan_complete(p) && !o->offline) {
+		if ((rc = sources(r, &e)) == 0)
+			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, NULL, &e));
+		if (rc)
+			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
+			                       : unknown(c, "its files cannot be found: %s", e.msg);
+	}
+	ml_artifact *a = torch_file(p);
+	if (!a || !a->filename || !a->sha256[0] || a->size < 0)
+		return unknown(c, "%s", o->offline ? "offline, and its torch wheel is unknown here"
+		                                   : "its torch wheel for this platform is unknown");
+	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))
+		return unknown(c, "the cache cannot be opened: %s", e.msg);
+	if (!r->cfg && !o->offline && (rc = sources(r, &e)))
+		return unknown(c, "%s", e.msg);
+	mli_say(&r->ev, ML_EV_STEP, "auditing %s of %s: torch builds not in mlsetup's table are "
+	        "judged by the code their wheel carries", a->filename, c->name);
+	ml_download item;
+	memset(&item, 0, sizeof(item));
+	ml_plan part = *p;
+	part.files = a;
+	part.n_files = 1;
+	ml_fetch_opts fo;
+	mli_fetch_opts(&fo, r);
+	rc = MLI_STAGE(r, ML_STAGE_FETCH, ml_fetch_resolve(&item, &part, r->cfg, r->cache, &fo, &e));
+	if (!rc && !item.done)
+		rc = MLI_STAGE(r, ML_STAGE_FETCH, ml_fetch_all(&item, 1, r->cache, &fo, &e));
+	if (rc) {
+		ml_download_release(&item);
+		return unknown(c, "its torch wheel cannot be fetched: %s", e.msg);
+	}
+	ml_torch_build b;
+	rc = ml_torch_build_from_wheel(&b, item.path, &e);
+	ml_download_release(&item);
+	if (rc)
+		return unknown(c, "its torch wheel cannot be audited: %s", e.msg);
+	ml_strlcpy(c->source, "audit", sizeof(c->source));
+	return ml_manifest_set_torch_build(mf, &b, err);
+}
+
+/* "sm_75 sm_80" of the code entries of one kind. */
+static char *code_list(const ml_cuda_arch *code, size_t n, bool ptx)
+{
+	ml_buf b = ML_BUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		if (code[i].ptx != ptx || ml_cuda_arch_format(name, sizeof(name), &code[i]))
+			continue;
+		ml_buf_printf(&b, "%s%s", b.len ? " " : "", name);
+	}
+	char *s = strdup(b.len ? ml_buf_cstr(&b) : "");
+	ml_buf_release(&b);
+	return s;
+}
+
+/* Records what is known of the candidate's torch build. */
+static int record_torch(ml_candidate *c, const ml_plan *p)
+{
+	const ml_manifest *mf = p->selection->manifest;
+	if (!mf->has_gpu_header)
+		return 0;
+	c->has_torch = true;
+	if (!c->source[0])
+		ml_strlcpy(c->source, "header", sizeof(c->source));
+	ml_strlcpy(c->torch_version, mf->torch ? mf->torch : "", sizeof(c->torch_version));
+	const ml_artifact *a = NULL;
+	for (size_t i = 0; i < p->n_files; i++)
+		if (strcmp(p->files[i].name, "torch") == 0)
+			a = &p->files[i];
+	if (!c->torch_version[0] && a) {
+		ml_strlcpy(c->torch_version, a->version, sizeof(c->torch_version));
+	}
+	if (a && a->filename && !(c->torch_file = strdup(a->filename)))
+		return ML_ENOMEM;
+	if (a)
+		ml_strlcpy(c->torch_sha256, a->sha256, sizeof(c->torch_sha256));
+	ml_strlcpy(c->cuda, mf->cuda ? mf->cuda : "", sizeof(c->cuda));
+	c->sass = code_list(mf->code, mf->n_code, false);
+	c->ptx = code_list(mf->code, mf->n_code, true);
+	return c->sass && c->ptx ? 0 : ML_ENOMEM;
+}
+
+/* Why a judged candidate was taken or passed over, in one line. */
+static int describe(ml_candidate *c, const ml_selection *s, const ml_machine *m, bool fits,
+                    bool has_torch_req)
+{
+	if (c->reason && !c->has_torch && has_torch_req) { /* unjudged: say so */
+		char *r = ml_asprintf("%s: torch's build is not known (%s)%s", c->name, c->reason,
+		                      fits ? "; taken: nothing rules it out" : "");
+		free(c->reason);
+		c->reason = r;
+		return r ? 0 : ML_ENOMEM;
+	}
+	ml_buf b = ML_BUF_INIT;
+	const char *tv = c->torch_version[0] ? c->torch_version : "?";
+	if (!has_torch_req) {
+		ml_buf_printf(&b, "%s: requires no torch: the GPU checks do not apply", c->name);
+	} else if (fits) {
+		ml_buf_printf(&b, "%s: torch %s runs on %s", c->name, tv,
+		              m->n_gpus ? "every GPU here" : "this machine (no NVIDIA GPU)");
+		for (size_t i = 0; i < s->n_reasons; i++)
+			if (!strcmp(s->reasons[i].rule, "gpu"))
+				ml_buf_printf(&b, "; %s", s->reasons[i].detail);
+	}
+	for (size_t i = 0; !fits && i < s->n_reasons; i++) {
+		const ml_reason *rs = &s->reasons[i];
+		if (rs->verdict != ML_RULE_FAIL)
+			continue;
+		if (!strcmp(rs->rule, "gpu")) {
+			/* "NVIDIA GeForce RTX 5090 (sm_120): ..." -> the sm name */
+			const char *open = strrchr(rs->detail, '(');
+			const char *close = open ? strchr(open, ')') : NULL;
+			char sm[32] = "";
+			if (open && close && close - open < 30)
+				snprintf(sm, sizeof(sm), "%.*s", (int)(close - open - 1), open + 1);
+			const char *first = c->sass && *c->sass ? c->sass : NULL;
+			const char *last = first ? strrchr(first, ' ') : NULL;
+			ml_buf_printf(&b, "%s%s: torch %s has no %s code (", b.len ? "; " : "", c->name,
+			              tv, sm[0] ? sm : "usable");
+			if (first)
+				ml_buf_printf(&b, "SASS %.*s%s%s", (int)strcspn(first, " "), first,
+				              last ? "\u2026" : "", last ? last + 1 : "");
+			else
+				ml_buf_puts(&b, "no SASS");
+			ml_buf_printf(&b, ", %s%s)", c->ptx && *c->ptx ? "PTX " : "no PTX",
+			              c->ptx ? c->ptx : "");
+			break; /* one line: the first GPU that fails says it */
+		}
+		ml_buf_printf(&b, "%s%s: %s", b.len ? "; " : "", c->name, rs->detail);
+		break;
+	}
+	if (!b.len)
+		ml_buf_printf(&b, "%s: does not fit", c->name);
+	free(c->reason);
+	c->reason = strdup(ml_buf_cstr(&b));
+	ml_buf_release(&b);
+	return c->reason ? 0 : ML_ENOMEM;
+}
+
+int mli_project_choose(mli_run *r, ml_err *err)
+{
+	ml_install_result *res = r->res;
+	const ml_machine *m = res->machine;
+	ml_candidate *cands = calloc(r->n_cands, sizeof(*cands));
+	if (!cands)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	ml_plan *chosen = NULL, *last = NULL;
+	int rc = 0;
+	size_t i;
+	for (i = 0; i < r->n_cands && !rc; i++) {
+		ml_candidate *c = &cands[i];
+		if (!(c->path = strdup(r->cands[i])) || !(c->name = strdup(base_name(c->path)))) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		if (chosen) {
+			c->reason = ml_asprintf("%s: not considered: %s comes first and fits", c->name,
+			                        base_name(chosen->selection->manifest->name));
+			if (!c->reason)
+				rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			continue;
+		}
+		ml_plan_opts po;
+		mli_plan_opts(&po, r->o);
+		po.manifest = c->path;
+		ml_plan *p = NULL;
+		rc = MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&p, m, &po, err));
+		if (rc)
+			break; /* a broken candidate: its error names the file and line */
+		res->plan = p;
+		const ml_requirement *req = torch_req(p->selection->manifest);
+		bool has_req = req != NULL;
+		if (req && !p->selection->manifest->has_gpu_header)
+			rc = learn_torch(r, p, req, c, err);
+		p = res->plan;
+		res->plan = NULL;
+		if (!rc)
+			rc = record_torch(c, p);
+		ml_select_opts so = ML_SELECT_OPTS_INIT;
+		so.python_version = p->python.xy;
+		bool fits = false;
+		if (!rc)
+			rc = ml_select_judge(p->selection, m, &so,
+			                     i == 0 ? "the project's first candidate, and it fits"
+			                            : "fits; the candidates before it do not",
+			                     &fits, err);
+		if (!rc)
+			rc = describe(c, p->selection, m, fits, has_req);
+		if (rc) {
+			ml_plan_free(p);
+			break;
+		}
+		mli_say(&r->ev, ML_EV_STEP, "candidate %s", c->reason);
+		if (fits) {
+			c->chosen = true;
+			chosen = p;
+			ml_plan_free(last);
+			last = NULL;
+		} else {
+			ml_plan_free(last);
+			last = p;
+		}
+	}
+	ml_cache_close(r->cache);
+	r->cache = NULL;
+	ml_index_config_free(r->cfg);
+	r->cfg = NULL;
+	if (rc) {
+		for (size_t k = 0; k < r->n_cands; k++)
+			ml_candidate_release(&cands[k]);
+		free(cands);
+		ml_plan_free(chosen);
+		ml_plan_free(last);
+		return rc;
+	}
+	ml_plan *p = chosen ? chosen : last;
+	if (!chosen) {
+		ml_selection *s = p->selection;
+		ml_manifest_free(s->manifest);
+		s->manifest = NULL;
+		ml_buf why = ML_BUF_INIT;
+		for (size_t k = 0; k < r->n_cands; k++)
+			ml_buf_printf(&why, "%s%s", k ? "; " : "", cands[k].reason ? cands[k].reason : "");
+		snprintf(s->problem, sizeof(s->problem), "no candidate of the project fits: %s",
+		         ml_buf_cstr(&why));
+		ml_buf_release(&why);
+		snprintf(s->remedy, sizeof(s->remedy),
+		         "add a requirements file whose torch build has code for these GPUs (and "
+		         "name it in [tool.mlsetup] manifests, or pass it with --manifest), or "
+		         "force one with a single --manifest FILE");
+	} else {
+		/* a fallback interpreter plans again with the chosen file */
+		r->proj_opts.manifest = chosen->selection->manifest->name;
+	}
+	p->candidates = cands;
+	p->n_candidates = r->n_cands;
+	p->project = r->project;
+	r->project = NULL;
+	res->plan = p;
+	return 0;
+}
