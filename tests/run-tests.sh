@@ -136,6 +136,7 @@ count() { # name, exit status; reads TAP from $log
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp}
 
 for t in "$top/$build"/tests/test_*; do
 	[ -x "$t" ] || continue

@@ -1197,6 +1197,7 @@ typedef struct ml_project_info {
 	char commit[41]; /* the commit checked out ("" for a directory that is no
 	                  * git checkout) */
 	char *path;      /* the directory the candidates were read from */
+	bool checkout_reused; /* an existing checkout there was reused */
 } ml_project_info;
 
 /* One candidate of a project, with the facts of its torch build. */

@@ -211,6 +211,15 @@ void ml_cli_print_manifest(const ml_plan *p, const char *reason)
 	if (!mf)
 		return;
 	bool why = reason && reason[0];
+	const ml_project_info *pj = p->project;
+	if (pj)
+		ml_say("%sproject%s   %s%s%s%s%s in %s%s", ml_c("bold"), ml_c("reset"), pj->url,
+		       pj->rev ? " @ " : "", pj->rev ? pj->rev : "", pj->commit[0] ? ", commit " : "",
+		       pj->commit, pj->path,
+		       pj->checkout_reused ? " (the checkout there reused: clean, at that commit)"
+		                           : "");
+	for (size_t i = 0; i < p->n_candidates; i++)
+		ml_say("  %s %s", p->candidates[i].chosen ? "*" : "-", p->candidates[i].reason);
 	ml_say("%smanifest%s  %s%s%s%s%s%s", ml_c("bold"), ml_c("reset"), mf->name,
 	       mf->summary ? " - " : "", mf->summary ? mf->summary : "", why ? " (" : "",
 	       why ? reason : "", why ? ")" : "");

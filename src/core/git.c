@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <git2.h>
 
@@ -15,6 +16,11 @@
 static pthread_once_t git_once = PTHREAD_ONCE_INIT;
 static int git_rc;
 static char git_msg[512];
+
+static void git_teardown(void)
+{
+	git_libgit2_shutdown();
+}
 
 static void git_setup(void)
 {
@@ -25,6 +31,7 @@ static void git_setup(void)
 		git_rc = ML_EFAIL;
 		return;
 	}
+	atexit(git_teardown); /* frees libgit2's global and per-thread state */
 	const char *file = ml_os_ca_file(), *dir = ml_os_ca_dir();
 	if ((file || dir) && git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
 		const git_error *e = git_error_last();

@@ -91,6 +91,7 @@ int mli_project_open(mli_run *r, ml_err *err)
 					        "reusing the checkout in %s: clean, at commit %s", dir,
 					        gr.commit);
 				ml_strlcpy(r->project->commit, gr.commit, sizeof(r->project->commit));
+				r->project->checkout_reused = gr.reused;
 				ml_strlcpy(r->proj_dir, dir, sizeof(r->proj_dir));
 				/* plan shows the target install would use */
 				const char *co = r->planning ? (o->checkout ? o->checkout : src.name)
@@ -225,7 +226,9 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			return unknown(c,
 			               "offline, and the table of known torch builds has no build "
 			               "for '%s' (pip would have to resolve it)",
-			               req->version ? req->version : req->specifier);
+			               req->version ? req->version
+			               : req->specifier[0] ? req->specifier
+			                                   : "torch, unpinned");
 		}
 		char managed[4096];
 		const char *python = p->python.path                                    ? p->python.path

@@ -197,7 +197,7 @@ static int from_pyproject(char ***list, size_t *n, const char *dir, ml_err *err)
 {
 	char *pp = ml_asprintf("%s/pyproject.toml", dir);
 	if (!pp)
-		return -ML_ENOMEM;
+		return ML_ENOMEM;
 	FILE *f = fopen(pp, "rb");
 	if (!f) {
 		free(pp);
@@ -214,9 +214,9 @@ static int from_pyproject(char ***list, size_t *n, const char *dir, ml_err *err)
 	ml_toml *doc = NULL;
 	if (bad) {
 		ml_err_set(err, ML_EIO, "cannot read '%s'", pp);
-		rc = -ML_EIO;
+		rc = ML_EIO;
 	} else if (ml_toml_parse(&doc, pp, text.data ? text.data : "", text.len, err) != 0) {
-		rc = -ML_EPARSE;
+		rc = ML_EPARSE;
 	}
 	ml_buf_release(&text);
 	const ml_toml *tool = rc ? NULL : ml_toml_get(doc, "tool");
@@ -228,7 +228,7 @@ static int from_pyproject(char ***list, size_t *n, const char *dir, ml_err *err)
 			           "'%s' line %d: [tool.mlsetup] manifests must be a non-empty array "
 			           "of file names",
 			           pp, ms->line);
-			rc = -ML_EPARSE;
+			rc = ML_EPARSE;
 		}
 		for (size_t i = 0; !rc && i < ms->n; i++) {
 			const ml_toml *v = ms->items[i];
@@ -237,13 +237,13 @@ static int from_pyproject(char ***list, size_t *n, const char *dir, ml_err *err)
 				           "'%s' line %d: [tool.mlsetup] manifests[%zu] is not a file "
 				           "name",
 				           pp, v->line, i);
-				rc = -ML_EPARSE;
+				rc = ML_EPARSE;
 				break;
 			}
 			char *path = v->str[0] == '/' ? strdup(v->str)
 			                              : ml_asprintf("%s/%s", dir, v->str);
 			if (!path) {
-				rc = -ML_ENOMEM;
+				rc = ML_ENOMEM;
 				break;
 			}
 			if (!is_file(path)) {
@@ -252,11 +252,11 @@ static int from_pyproject(char ***list, size_t *n, const char *dir, ml_err *err)
 				           "exist",
 				           pp, v->line, v->str);
 				free(path);
-				rc = -ML_ENOENT;
+				rc = ML_ENOENT;
 				break;
 			}
 			if (push(list, n, path)) {
-				rc = -ML_ENOMEM;
+				rc = ML_ENOMEM;
 				break;
 			}
 		}
@@ -283,7 +283,7 @@ int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char
 	int rc = from_pyproject(&list, &n, dir, err);
 	if (rc < 0) {
 		free_list(list, n);
-		return rc == -ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : -rc;
+		return rc == ML_ENOMEM ? ml_err_set(err, ML_ENOMEM, "out of memory") : rc;
 	}
 	if (rc == 1) {
 		bool any = false;
@@ -313,7 +313,8 @@ int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char
 		free_list(others, n_others);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
-	qsort(others, n_others, sizeof(*others), cmp_str);
+	if (n_others)
+		qsort(others, n_others, sizeof(*others), cmp_str);
 	char *main_path = ml_asprintf("%s/requirements.txt", dir);
 	bool has_main = main_path && is_file(main_path);
 	bool main_torch = has_main && ml_project_file_requires_torch(main_path);

@@ -31,6 +31,7 @@ SYSROOTS="$FIXTURES/sysroot"
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/mlsetup-test.XXXXXX")
 trap 'rm -rf "$TRASH"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/tests/lsan.supp}
 # Hermetic by default: no fake GPUs unless a test asks, no colour.
 unset MLSETUP_FAKE_NVIDIA
 export NO_COLOR=1
