@@ -130,7 +130,7 @@ int ml_project_source_parse(ml_project_source *out, const char *spec, ml_err *er
 	while (b > 0 && path[b - 1] != '/')
 		b--;
 	size_t nl = e - b;
-	if (nl > 4 && strncmp(path + e - 4, ".git", 4) == 0)
+	if (nl >= 4 && strncmp(path + e - 4, ".git", 4) == 0)
 		nl -= 4;
 	if (nl == 0 || (nl == 1 && path[b] == '.') || (nl == 2 && !strncmp(path + b, "..", 2))) {
 		ml_err_set(err, ML_EUSAGE, "project URL '%s' names no repository", out->url);
