@@ -160,7 +160,7 @@ torch-builds: build/mlsetup
 		-o manifests/torch-builds.json $(TORCH_BUILDS_FLAGS)
 
 # The main job on real packages (network, ~20 GB disk); not part of check.
-e2e: build/mlsetup
+e2e: build/mlsetup $(SHIMS)
 	sh tests/e2e/run.sh
 
 clean:

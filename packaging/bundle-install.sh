@@ -13,7 +13,7 @@
 # interpreter archive against those. The options given here come after the
 # bundle's own, so they win: --python PATH uses an interpreter of this
 # machine instead of the bundled archive, --manifest DIR/manifests/NAME
-# another bundled manifest.
+# another bundled manifest (instead of the bundle's own).
 #
 # Every line of code is inside a function, and the only command is the call
 # on the last line, which begins with a marker that mlsetup_bundle_install
@@ -90,9 +90,11 @@ mlsetup_bundle_install() {
 	mb_dir=$(cd "$(dirname "$0")" && pwd -P) || mb_fail "cannot find the bundle's directory"
 	mb_check "$mb_dir" || exit 1
 	mb_own_python=no
+	mb_own_manifest=no
 	for mb_a in "$@"; do
 		case $mb_a in
 		--python | --python=*) mb_own_python=yes ;;
+		--manifest | --manifest=* | --project | --project=*) mb_own_manifest=yes ;;
 		esac
 	done
 	if [ "$mb_own_python" = no ]; then
@@ -101,7 +103,9 @@ mlsetup_bundle_install() {
 		*) mb_fail "this bundle holds no interpreter archive for CPython $(mb_python): name a CPython $(mb_python) of this machine with --python PATH (e.g. --python /usr/bin/python$(mb_python))" ;;
 		esac
 	fi
-	if [ -n "$(mb_manifest)" ]; then
+	# the bundle's manifest unless the caller names one (two --manifest
+	# options would be candidates to choose among)
+	if [ -n "$(mb_manifest)" ] && [ "$mb_own_manifest" = no ]; then
 		set -- --manifest "$mb_dir/manifests/$(mb_manifest)" "$@"
 	fi
 	set -- install --offline --find-links "$mb_dir/files/index.html" \

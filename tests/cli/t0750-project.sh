@@ -106,6 +106,12 @@ test_expect_success 'an RTX 3090 gets requirements.txt; the Blackwell file is no
 	json out.json "d[\"candidates\"][1][\"reason\"]" | grep -q "not considered" &&
 	expect_eq null "$(json out.json "d[\"candidates\"][1][\"torch\"]")"
 '
+test_expect_success '--offline: the table of known builds (by the pinned version) and the cache only' '
+	with_gpus rtx5090.json pl --offline --project "$P" --json >out.json 2>err &&
+	expect_eq requirements_blackwell.txt "$(chosen out.json)" &&
+	expect_eq "table table" "$(json out.json "\" \".join(c[\"torch\"][\"source\"] for c in d[\"candidates\"])")" &&
+	json out.json "d[\"candidates\"][0][\"reason\"]" | grep -q "requirements.txt: torch 2.6.0 has no sm_120 code (SASS sm_50.sm_90a, no PTX)"
+'
 test_expect_success 'plan shows each candidate and why, for people' '
 	with_gpus rtx5090.json pl --project "$P" >out 2>err &&
 	grep -q "^candidates" out &&

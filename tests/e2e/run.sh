@@ -11,9 +11,11 @@
 # environment untouched. Transcripts go to tests/e2e/*.txt, the cross-check
 # tables to tests/e2e/crosscheck-*.md.
 #
-# Usage: sh tests/e2e/run.sh [WORKDIR [audit]]
+# Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis]]
 #   audit: only the audit and cross-check steps, on the environments an
 #   earlier full run left in WORKDIR (installing what is missing)
+#   thesis: only the thesis-like project (tests/e2e/thesis): plan --project
+#   with simulated RTX 3090, RTX 5090 and H100 GPUs, then install --project
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 M="$top/build/mlsetup"
@@ -87,6 +89,45 @@ audits() {
 	crosscheck 26 w26 "torch 2.6.0 + CUDA 12.4 stack (manifests/requirements.txt)"
 	crosscheck 28 bw "torch 2.8.0 + CUDA 12.8 stack (manifests/requirements_blackwell.txt)"
 }
+# thesis: the thesis-like project (tests/e2e/thesis, made a git repository
+# here) planned with simulated RTX 3090, RTX 5090 and H100 GPUs - each must
+# pick the right requirements file, checked below - then installed from
+# the real package index with `install --project` (about 3 GB).
+thesis() {
+	rm -rf "$W/thesis-repo" "$W/thesis-work" && mkdir -p "$W/thesis-work" &&
+		cp -r "$top/tests/e2e/thesis" "$W/thesis-repo" &&
+		git -C "$W/thesis-repo" init -q -b main &&
+		git -C "$W/thesis-repo" add -A &&
+		git -C "$W/thesis-repo" -c user.name=e2e -c user.email=e2e@localhost \
+			commit -qm "thesis fixture" || return 1
+	commit=$(git -C "$W/thesis-repo" rev-parse HEAD)
+	for g in rtx3090-550:requirements.txt rtx5090:requirements_blackwell.txt \
+		h100-570:requirements.txt; do
+		gpu=${g%%:*} want=${g#*:}
+		j="$W/thesis-plan-$gpu.json"
+		step "thesis-plan-$gpu" env LD_LIBRARY_PATH="$top/build/shims" \
+			MLSETUP_FAKE_NVIDIA="$top/tests/fixtures/gpus/$gpu.json" \
+			sh -c "'$M' plan --project 'file://$W/thesis-repo@$commit' --python '$PY' \
+				--json >'$j'; rc=\$?; python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d[\"candidates\"]:
+    print(\"*\" if c[\"chosen\"] else \"-\", c[\"reason\"])
+print(\"manifest:\", d[\"manifest\"][\"name\"], \"project:\", d[\"project\"])' '$j'; exit \$rc"
+		got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"]["name"])' \
+			"$j" 2>/dev/null)
+		if [ "$got" = "$want" ]; then
+			echo "thesis on $gpu: $got, as expected" | tee -a "$OUT/thesis-plan-$gpu.txt"
+		else
+			echo "thesis on $gpu: got '$got', expected $want" | tee -a "$OUT/thesis-plan-$gpu.txt"
+		fi
+	done
+	(cd "$W/thesis-work" && step thesis-install "$M" install \
+		--project "file://$W/thesis-repo@$commit" --python "$PY" --no-progress --smoke-size 512)
+}
+if [ "${2:-}" = thesis ]; then
+	thesis
+	exit 0
+fi
 if [ -n "$ONLY_AUDIT" ]; then
 	audits
 	exit 0
@@ -154,3 +195,6 @@ else
 	echo "ENVIRONMENT CHANGED after the refused install" >>"$OUT/tampered-wheel.txt"
 fi
 tail -1 "$OUT/tampered-wheel.txt"
+
+# The thesis-like project, last: planned for three GPUs, then installed.
+thesis
