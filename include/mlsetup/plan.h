@@ -1214,6 +1214,10 @@ typedef struct ml_candidate {
 	char *ptx;          /* "compute_90" or "" */
 	char cuda[16];      /* "" for a CPU-only build */
 	char source[16];    /* "table", "audit", "header", "" */
+	bool broken;        /* learning its torch build failed (pip could not resolve
+	                     * it, its wheel could not be fetched or read): passed
+	                     * over; an unknown build that did not fail (offline, no
+	                     * interpreter to resolve with) is only a fallback */
 } ml_candidate;
 
 /* Frees what c holds. */

@@ -194,12 +194,35 @@ static int sources(mli_run *r, ml_err *err)
 }
 
 /* "the candidate cannot be judged" reasons go here; the GPU rule then
- * warns that the build is unknown. */
+ * warns that the build is unknown. A candidate that failed (pip could not
+ * resolve it, its wheel could not be fetched or read) is marked broken:
+ * it is passed over, never a fallback. */
 static int unknown(ml_candidate *c, const char *fmt, const char *detail)
 {
 	free(c->reason);
 	c->reason = ml_asprintf(fmt, detail);
-	return c->reason ? 0 : ML_ENOMEM;
+	if (!c->reason)
+		return ML_ENOMEM;
+	/* one line: pip's output joined */
+	char *w = c->reason;
+	for (const char *q = c->reason; *q; q++) {
+		if (*q == '\n' || *q == '\r') {
+			if (w > c->reason && w[-1] != ' ')
+				*w++ = ' ';
+			continue;
+		}
+		*w++ = *q;
+	}
+	while (w > c->reason && w[-1] == ' ')
+		w--;
+	*w = '\0';
+	return 0;
+}
+
+static int failed(ml_candidate *c, const char *fmt, const char *detail)
+{
+	c->broken = true;
+	return unknown(c, fmt, detail);
 }
 
 /* Learns the torch build of candidate plan p (r->res->plan is p): by the
@@ -253,7 +276,7 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			               "learn its torch wheel; give --python PATH (or install once)",
 			               "not resolved");
 		if (!r->res->python.version[0] && (rc = ml_python_probe(&r->res->python, python, &e)))
-			return unknown(c, "its interpreter does not run: %s", e.msg);
+			return failed(c, "its interpreter does not run: %s", e.msg);
 		if (!r->res->python_source[0])
 			ml_strlcpy(r->res->python_source, p->python.path ? "path" : "managed",
 			           sizeof(r->res->python_source));
@@ -261,7 +284,7 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, python, &e));
 		if (rc)
 			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
-			                       : unknown(c, "it cannot be resolved: %s", e.msg);
+			                       : failed(c, "it cannot be resolved: %s", e.msg);
 		if ((rc = ml_manifest_torch_facts(mf, err)) != 0)
 			return rc;
 		if (mf->has_gpu_header) {
@@ -273,16 +296,16 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, NULL, &e));
 		if (rc)
 			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
-			                       : unknown(c, "its files cannot be found: %s", e.msg);
+			                       : failed(c, "its files cannot be found: %s", e.msg);
 	}
 	ml_artifact *a = torch_file(p);
 	if (!a || !a->filename || !a->sha256[0] || a->size < 0)
 		return unknown(c, "%s", o->offline ? "offline, and its torch wheel is unknown here"
 		                                   : "its torch wheel for this platform is unknown");
 	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))
-		return unknown(c, "the cache cannot be opened: %s", e.msg);
+		return failed(c, "the cache cannot be opened: %s", e.msg);
 	if (!r->cfg && !o->offline && (rc = sources(r, &e)))
-		return unknown(c, "%s", e.msg);
+		return failed(c, "%s", e.msg);
 	mli_say(&r->ev, ML_EV_STEP, "auditing %s of %s: torch builds not in mlsetup's table are "
 	        "judged by the code their wheel carries", a->filename, c->name);
 	ml_download item;
@@ -297,13 +320,13 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 		rc = MLI_STAGE(r, ML_STAGE_FETCH, ml_fetch_all(&item, 1, r->cache, &fo, &e));
 	if (rc) {
 		ml_download_release(&item);
-		return unknown(c, "its torch wheel cannot be fetched: %s", e.msg);
+		return failed(c, "its torch wheel cannot be fetched: %s", e.msg);
 	}
 	ml_torch_build b;
 	rc = ml_torch_build_from_wheel(&b, item.path, &e);
 	ml_download_release(&item);
 	if (rc)
-		return unknown(c, "its torch wheel cannot be audited: %s", e.msg);
+		return failed(c, "its torch wheel cannot be audited: %s", e.msg);
 	ml_strlcpy(c->source, "audit", sizeof(c->source));
 	return ml_manifest_set_torch_build(mf, &b, err);
 }
@@ -356,7 +379,7 @@ static int describe(ml_candidate *c, const ml_selection *s, const ml_machine *m,
 {
 	if (c->reason && !c->has_torch && has_torch_req) { /* unjudged: say so */
 		char *r = ml_asprintf("%s: torch's build is not known (%s)%s", c->name, c->reason,
-		                      fits ? "; taken: nothing rules it out" : "");
+		                      c->broken ? ": passed over" : "");
 		free(c->reason);
 		c->reason = r;
 		return r ? 0 : ML_ENOMEM;
@@ -414,7 +437,8 @@ int mli_project_choose(mli_run *r, ml_err *err)
 	ml_candidate *cands = calloc(r->n_cands, sizeof(*cands));
 	if (!cands)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	ml_plan *chosen = NULL, *last = NULL;
+	ml_plan *chosen = NULL, *last = NULL, *fallback = NULL;
+	size_t fallback_i = 0;
 	int rc = 0;
 	size_t i;
 	for (i = 0; i < r->n_cands && !rc; i++) {
@@ -454,6 +478,10 @@ int mli_project_choose(mli_run *r, ml_err *err)
 			                     i == 0 ? "the project's first candidate, and it fits"
 			                            : "fits; the candidates before it do not",
 			                     &fits, err);
+		/* with GPUs, a build not known to run is only a fallback */
+		bool unknown_build = has_req && !c->has_torch && m->n_gpus > 0;
+		if (c->broken)
+			fits = false;
 		if (!rc)
 			rc = describe(c, p->selection, m, fits, has_req);
 		if (rc) {
@@ -461,15 +489,33 @@ int mli_project_choose(mli_run *r, ml_err *err)
 			break;
 		}
 		mli_say(&r->ev, ML_EV_STEP, "candidate %s", c->reason);
-		if (fits) {
+		if (fits && !unknown_build) {
 			c->chosen = true;
 			chosen = p;
-			ml_plan_free(last);
-			last = NULL;
+		} else if (fits && !fallback) {
+			fallback = p;
+			fallback_i = i;
 		} else {
 			ml_plan_free(last);
 			last = p;
 		}
+	}
+	if (!rc && !chosen && fallback) {
+		chosen = fallback;
+		fallback = NULL;
+		cands[fallback_i].chosen = true;
+		char *why = ml_asprintf("%s; taken: no candidate is known to run here, and nothing "
+		                        "rules this one out",
+		                        cands[fallback_i].reason);
+		if (!why)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		free(cands[fallback_i].reason);
+		cands[fallback_i].reason = why;
+	}
+	ml_plan_free(fallback);
+	if (chosen) {
+		ml_plan_free(last);
+		last = NULL;
 	}
 	ml_cache_close(r->cache);
 	r->cache = NULL;

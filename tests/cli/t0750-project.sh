@@ -131,6 +131,23 @@ test_expect_success 'no candidate fits: exit 6, every candidate named' '
 	grep -q "no candidate of the project fits: old.txt: torch 2.6.0 has no sm_120 code" err &&
 	grep -q "requirements.txt: torch 2.6.0 has no sm_120 code" err
 '
+test_expect_success 'a candidate pip cannot resolve is passed over, naming why' '
+	printf -- "--index-url %s\ntorch==9.9.9\n" "$web_url" >nosuch.txt &&
+	with_gpus rtx5090.json pl --manifest nosuch.txt --manifest "$P/requirements_blackwell.txt" \
+		--json >out.json 2>err &&
+	expect_eq requirements_blackwell.txt "$(chosen out.json)" &&
+	json out.json "d[\"candidates\"][0][\"reason\"]" >why &&
+	grep -q "nosuch.txt: torch.s build is not known (it cannot be resolved: .*torch==9.9.9.*): passed over" why
+'
+test_expect_success 'without an interpreter to resolve with, the first candidate is a fallback, said' '
+	with_gpus rtx5090.json "$MLSETUP" plan --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/cache" \
+		--python-pins "$TRASH/pins.json" --project "$P" --json >out.json 2>err &&
+	expect_eq requirements.txt "$(chosen out.json)" &&
+	json out.json "d[\"candidates\"][0][\"reason\"]" >why &&
+	grep -q "give --python PATH" why &&
+	grep -q "taken: no candidate is known to run here, and nothing rules this one out" why &&
+	expect_eq null "$(json out.json "d[\"candidates\"][0][\"torch\"]")"
+'
 test_expect_success 'repeated --manifest: the candidates in the order given' '
 	with_gpus rtx5090.json pl --manifest "$P/requirements_blackwell.txt" \
 		--manifest "$P/requirements.txt" --json >out.json 2>err &&
