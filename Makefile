@@ -12,7 +12,7 @@
 # with pkg-config.
 
 CC      ?= cc
-PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd
+PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd libdeflate libutf8proc zlib
 TESTPKGS := cmocka
 PKG_CONFIG ?= pkg-config
 
@@ -23,6 +23,9 @@ hint_openssl    := libssl-dev / openssl-devel
 hint_libcjson   := libcjson-dev / cjson-devel
 hint_libgit2    := libgit2-dev / libgit2-devel
 hint_libzstd    := libzstd-dev / libzstd-devel
+hint_libdeflate := libdeflate-dev / libdeflate-devel
+hint_libutf8proc := libutf8proc-dev / utf8proc-devel
+hint_zlib       := zlib1g-dev / zlib-devel
 hint_cmocka     := libcmocka-dev / libcmocka-devel
 
 define check_pkg
