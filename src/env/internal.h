@@ -59,7 +59,9 @@ typedef struct mle_zip_entry {
 	char *name;      /* raw name bytes + NUL; may contain NULs */
 	size_t name_len; /* bytes, without the added NUL */
 	uint64_t local_offset;
+	uint64_t data_offset;  /* where its stored or compressed bytes start */
 	uint64_t csize, usize; /* compressed / uncompressed bytes (central) */
+	uint32_t crc;          /* CRC-32 of the uncompressed bytes (central) */
 	uint32_t ext_attr;
 	uint16_t made_by; /* "version made by": high byte is the host */
 	uint16_t flags;

@@ -236,6 +236,44 @@ static void test_every_hostile_archive_is_refused_and_leaves_nothing(void **stat
 	assert_true(refused >= 40);
 }
 
+/* Every archive the generator marks "ok" extracts, and every file it
+ * lists has the size and sha256 of what is on disk. */
+static void test_every_ok_archive_extracts(void **state)
+{
+	fx *f = *state;
+	row rows[128];
+	size_t n = read_cases(rows, 128, f->bad), seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		if (strcmp(r->expect, "ok") != 0)
+			continue;
+		char dest[4096], archive[4096];
+		pf(dest, "%s/ok-%zu", f->tmp, i);
+		pf(archive, "%s/%s", f->bad, r->file);
+		ml_extract_opts o = opts_for(r);
+		ml_extract_result res;
+		ml_err err = ML_ERR_INIT;
+		if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+			fail_msg("%s (%s): %s", r->file, r->what, err.msg);
+		for (size_t k = 0; k < res.n_listed; k++) {
+			char hex[65], *want;
+			for (int b = 0; b < 32; b++)
+				snprintf(hex + 2 * b, 3, "%02x", res.files[k].sha256[b]);
+			want = capture(NULL,
+			               "cd '%s' && sha256sum < '%s' | cut -c1-64 | tr -d '\\n'",
+			               dest, res.files[k].path);
+			if (strcmp(hex, want) != 0)
+				fail_msg("%s: '%s' listed with sha256 %s, has %s", r->file,
+				         res.files[k].path, hex, want);
+			free(want);
+		}
+		printf("# ok %-32s %s: %zu files\n", r->file, r->what, (size_t)res.n_listed);
+		ml_extract_result_release(&res);
+		seen++;
+	}
+	assert_true(seen >= 4);
+}
+
 static void test_setuid_setgid_and_sticky_bits_are_cleared(void **state)
 {
 	fx *f = *state;
@@ -411,6 +449,7 @@ int main(void)
 	        cmocka_unit_test(test_entry_check_accepts_and_normalizes_plain_names),
 	        cmocka_unit_test(test_entry_check_names_the_entry_and_escapes_control_bytes),
 	        cmocka_unit_test(test_every_hostile_archive_is_refused_and_leaves_nothing),
+	        cmocka_unit_test(test_every_ok_archive_extracts),
 	        cmocka_unit_test(test_setuid_setgid_and_sticky_bits_are_cleared),
 	        cmocka_unit_test(test_good_wheel_extracts_with_modes_and_hashes),
 	        cmocka_unit_test(test_interpreter_archives_keep_in_tree_links),
