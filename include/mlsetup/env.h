@@ -7,8 +7,14 @@
  *
  *   extract.c   checked archive extraction (wheels: zip; interpreters:
  *               tar.gz / tar.zst) and the pure per-entry checker
- *   zipscan.c   our own reading of a zip's central directory, done before
- *               libarchive sees the file (trailing data, hybrids, overlaps)
+ *   zipscan.c   our own reading of a zip's central directory (trailing
+ *               data, hybrids, overlaps, local headers and data
+ *               descriptors that disagree with it)
+ *   unzip.c     wheel extraction: every member inflated whole (libdeflate),
+ *               CRC-32 and RECORD hash in the same pass, large wheels'
+ *               members on several threads
+ *   names.c     names across entries: Unicode NFC and case-fold
+ *               collisions, a wheel's own bytecode
  *   record.c    the wheel's text files: RECORD (PEP 376 CSV), WHEEL
  *               (PEP 427) and entry_points.txt
  *   wheel.c     PEP 427 installation: unpack once into the cache, then link
@@ -97,10 +103,21 @@ enum {
 int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, ml_entry_type type,
                    const char *link, size_t link_len, unsigned flags, ml_err *err);
 
+/* Checks names across entries: that no two of the n normalized archive
+ * paths (as ml_entry_check() writes them), nor the directories they imply,
+ * are one name after Unicode NFC normalization (UAX #15; "caf\u00e9" and
+ * "cafe\u0301", "K" and U+212A KELVIN SIGN) or, with fold_case, after NFC
+ * and Unicode full case folding ("Foo" and "foo"), as on a file system
+ * that folds case. A single decomposed name is fine; identical paths are
+ * the caller's to refuse as duplicates. Pure. Returns 0; ML_EINTEGRITY
+ * with err naming both paths, code points past ASCII written \uXXXX;
+ * ML_ENOMEM. */
+int ml_entry_names_check(const char *const *paths, size_t n, bool fold_case, ml_err *err);
+
 /* Which archives ml_archive_extract() accepts. */
 typedef enum ml_archive_kind {
-	/* A wheel: a zip file (libarchive's seekable zip reader only), no
-	 * links of any kind. */
+	/* A wheel: a zip file (our own reader: stored and deflate members
+	 * only), no links of any kind. */
 	ML_ARCHIVE_WHEEL = 1,
 	/* An interpreter: a gzip- or zstd-compressed tar (libarchive's tar
 	 * reader with the gzip and zstd filters only); in-tree relative
@@ -120,11 +137,15 @@ typedef struct ml_extract_opts {
 	uint64_t max_entries; /* cap on entries; 0: the kind's default */
 	bool read_only;       /* files 0444/0555 instead of 0644/0755 */
 	bool list_files;      /* fill ml_extract_result.files (with sha256) */
+	/* Wheels: at most this many threads inflate members, the calling
+	 * one included; 0 or 1: the calling thread only. Helpers are only
+	 * started while enough bytes remain to share out. */
+	int threads;
 } ml_extract_opts;
 
 #define ML_EXTRACT_OPTS_INIT                                                                       \
 	{                                                                                          \
-		ML_ARCHIVE_WHEEL, 0, 0, false, false                                               \
+		ML_ARCHIVE_WHEEL, 0, 0, false, false, 0                                            \
 	}
 
 /* One regular file created by an extraction (list_files). */
@@ -140,7 +161,9 @@ typedef struct ml_extract_result {
 	uint64_t n_entries; /* entries read */
 	uint64_t n_files, n_dirs, n_symlinks, n_hardlinks;
 	uint64_t n_modes_cleared; /* files whose setuid/setgid/sticky bits were dropped */
-	ml_extracted_file *files; /* list_files: every regular file, archive order */
+	uint64_t n_threads;       /* wheels: most threads that inflated members at once */
+	ml_extracted_file *files; /* list_files: every regular file, archive order
+	                           * (wheels: central-directory order) */
 	size_t n_listed;
 } ml_extract_result;
 
@@ -148,21 +171,49 @@ typedef struct ml_extract_result {
  * parent must exist; dest must not: extraction only ever goes into a fresh
  * directory). Bytes should already be verified (size + sha256).
  *
- * Reading: libarchive with only the readers the kind needs (see
- * ml_archive_kind). Zip files are first checked by our own reading of the
- * central directory: the file must start with a local header, end exactly
- * at the end-of-central-directory record (no trailing data, which also
- * refuses zip/tar hybrids), and every entry must be consistent between
- * central and local headers, unencrypted, and not overlap another; a
- * non-ASCII name must carry the zip UTF-8 flag (else its encoding is
- * ambiguous: Python would read it as CP437). Tar files must be gzip or
- * zstd compressed (a plain tar is refused) with nothing after the
- * compressed stream and nothing but zero padding after the tar end marker.
- * Names are read as UTF-8 whatever the process locale (uselocale
- * C.UTF-8 on the calling thread only).
+ * Reading wheels (zip; PKWARE APPNOTE 6.3): our own reader, libarchive is
+ * not involved. The central directory is read and checked first
+ * (zipscan.c): the file must start with a local header, end exactly at the
+ * end-of-central-directory record (no trailing data, which also refuses
+ * zip/tar hybrids), and every entry must be consistent between central
+ * and local headers (name, method, flags, and CRC-32 and sizes unless a
+ * data descriptor follows the data, which must then carry the central
+ * CRC-32 and sizes), unencrypted, and not overlap another; a non-ASCII
+ * name must carry the zip UTF-8 flag (else its encoding is ambiguous:
+ * Python would read it as CP437). Every name is checked before anything
+ * is written: ml_entry_check(), duplicates, a path that is a file and also
+ * the directory of another entry, and names that are one after Unicode
+ * NFC normalization (a single decomposed "cafe\u0301.py" is a plain name;
+ * it next to "caf\u00e9.py" is refused) or, where dest folds case (probed
+ * in dest itself), after case folding. Then every member is decoded whole
+ * from the mapped file, sizes taken from the central directory: stored
+ * (its sizes must be equal) or deflate (libdeflate); other methods are
+ * refused. A deflate stream must fill exactly the declared size and end
+ * exactly at the member's compressed size: inflation stops at the declared
+ * size, so nothing is ever written past it ("expands past its declared
+ * size" is refused, as is a stream that ends early or is followed by
+ * other bytes). The CRC-32 of the bytes is checked against the central
+ * directory and their sha256 (list_files) is computed in the same pass,
+ * before the file is complete. Members up to 1 MiB inflate into a buffer
+ * and are written; larger ones inflate straight into the output file,
+ * allocated (fallocate) to its declared size and mapped, whose pages are
+ * dropped from this process every few milliseconds while it fills (memory
+ * stays bounded; the page cache keeps the bytes); where a file cannot be
+ * allocated or mapped, the member is inflated with zlib in 1 MiB windows
+ * that stop at the declared size. With opts->threads > 1 large wheels'
+ * members are shared among threads, the largest first; the first failure
+ * in that order is the one reported. The wheel is mapped read-only: it
+ * must not be truncated while it is read (a verified cache blob never is).
  *
- * Every entry goes through ml_entry_check(); duplicate names (after
- * normalization) are refused. Writing: each path is opened component by
+ * Reading interpreter archives: libarchive with only the tar reader and
+ * the gzip and zstd filters. Tar files must be gzip or zstd compressed (a
+ * plain tar is refused) with nothing after the compressed stream and
+ * nothing but zero padding after the tar end marker. Names are read as
+ * UTF-8 whatever the process locale (uselocale C.UTF-8 on the calling
+ * thread only). Every entry goes through ml_entry_check(); duplicate
+ * names (after normalization) are refused.
+ *
+ * Writing, for both kinds: Writing: each path is opened component by
  * component relative to a directory descriptor with O_NOFOLLOW (existing
  * symlinks are never followed, so no entry can write through a link) and
  * files are created with O_EXCL. Files get mode 0644, or 0755 when the
@@ -306,11 +357,12 @@ typedef struct ml_unpack_opts {
 	                       * (cache blobs have no name, so pass it) */
 	uint64_t max_bytes;   /* expanded-size cap; 0: ML_WHEEL_MAX_BYTES */
 	uint64_t max_entries; /* 0: ML_WHEEL_MAX_ENTRIES */
+	int threads;          /* threads inflating members (ml_extract_opts); 0: 1 */
 } ml_unpack_opts;
 
 #define ML_UNPACK_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, 0                                                                      \
 	}
 
 /* A wheel unpacked in the cache. */

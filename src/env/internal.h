@@ -1,14 +1,17 @@
 /*
  * internal.h - what only the env stage's source files share: the RECORD
- * hash encoding, the lock of a cache directory, a string map and the raw
- * zip central-directory reader
- * (zipscan.c). File-system and digest helpers are core's (core.h).
+ * hash encoding, the lock of a cache directory, a string map, the raw
+ * zip central-directory reader (zipscan.c), the wheel extractor
+ * (unzip.c), the rules about names across entries (names.c) and the
+ * threads extraction may borrow (pool.c). File-system and digest helpers
+ * are core's (core.h).
  *
  * Nothing here is public API; names start with mle_.
  */
 #ifndef MLSETUP_ENV_INTERNAL_H
 #define MLSETUP_ENV_INTERNAL_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "mlsetup/env.h"
@@ -85,5 +88,62 @@ void mle_zip_release(mle_zip *z);
 
 /* Unix mode of a zip entry when made on Unix (host 3) with a mode, else 0. */
 unsigned mle_zip_unix_mode(const mle_zip_entry *e);
+
+/* --- threads extraction may borrow (pool.c) ------------------------------------ */
+
+/* A budget of threads shared by everything one caller runs at once: the
+ * pool's wheel workers hold one slot each while they work, and the
+ * extraction of a large wheel borrows free slots for helper threads that
+ * inflate its members, so the threads running never exceed the budget
+ * (about one per core). */
+typedef struct mle_slots {
+	pthread_mutex_t mu;
+	int free; /* slots nobody holds */
+} mle_slots;
+
+/* Sets up a budget with `free` slots free. Returns 0 or ML_EFAIL. */
+int mle_slots_init(mle_slots *s, int free);
+void mle_slots_release(mle_slots *s);
+
+/* Takes at most want free slots; returns how many it took (0..want).
+ * Never blocks for long. */
+int mle_slots_take(mle_slots *s, int want);
+
+/* Gives n slots back. */
+void mle_slots_give(mle_slots *s, int n);
+
+/* --- names across entries (names.c) -------------------------------------------- */
+
+/* True when the directory dirfd is on a file system (or has the per-directory
+ * attribute) that folds case: a probe file created there can be found
+ * under its upper-case name. The probe is removed again. */
+bool mle_dir_folds_case(int dirfd);
+
+/* --- checked extraction internals (extract.c, unzip.c) ----------------------------- */
+
+/* Opens directory dir (normalized, relative to rootfd; "" is rootfd
+ * itself), creating missing components 0755, never following a symbolic
+ * link. Returns a new descriptor, or -errno (-ELOOP / -ENOTDIR: a
+ * component is a symbolic link or a file). */
+int mle_open_dir(int rootfd, const char *dir);
+
+/* ml_archive_extract() drawing helper threads from slots (NULL: only the
+ * calling thread, whatever opts->threads says). */
+int mle_archive_extract(ml_extract_result *out, const char *archive_path, const char *dest,
+                        const ml_extract_opts *opts, mle_slots *slots, ml_err *err);
+
+/* Extracts the zip file fd (size bytes; `what` names it in messages) into
+ * the fresh directory rootfd, adding to *res: our own reading of the
+ * central directory (mle_zip_scan), every name checked, then every member
+ * decoded whole and checked (see ml_archive_extract), on the calling
+ * thread and on helper threads taken from slots (may be NULL). Returns 0,
+ * ML_EINTEGRITY, ML_EIO, ML_ENOMEM. */
+int mle_unzip(ml_extract_result *res, int fd, uint64_t size, int rootfd, const ml_extract_opts *o,
+              uint64_t max_bytes, uint64_t max_entries, mle_slots *slots, const char *what,
+              ml_err *err);
+
+/* ml_wheel_unpack() drawing extraction helpers from slots (may be NULL). */
+int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
+                     const char *sha256, const ml_unpack_opts *opts, mle_slots *slots, ml_err *err);
 
 #endif /* MLSETUP_ENV_INTERNAL_H */

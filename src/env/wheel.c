@@ -454,6 +454,18 @@ out:
 int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
                     const char *sha256, const ml_unpack_opts *opts, ml_err *err)
 {
+	int threads = opts && opts->threads > 1 ? opts->threads : 1;
+	mle_slots slots;
+	if (mle_slots_init(&slots, threads - 1) != 0)
+		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
+	int rc = mle_wheel_unpack(out, cache_dir, wheel_path, sha256, opts, &slots, err);
+	mle_slots_release(&slots);
+	return rc;
+}
+
+int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
+                     const char *sha256, const ml_unpack_opts *opts, mle_slots *slots, ml_err *err)
+{
 	ml_unpack_opts o = opts ? *opts : (ml_unpack_opts)ML_UNPACK_OPTS_INIT;
 	if (!ml_is_sha256_hex(sha256))
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 (64 lower-case hex digits)",
@@ -536,7 +548,8 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	xo.max_entries = o.max_entries;
 	xo.read_only = true;
 	xo.list_files = true;
-	if ((rc = ml_archive_extract(&res, wheel_path, tree, &xo, err)))
+	xo.threads = o.threads;
+	if ((rc = mle_archive_extract(&res, wheel_path, tree, &xo, slots, err)))
 		goto out;
 	memset(&u, 0, sizeof u);
 	if ((rc = check_wheel(&u, tree, &res, &wn, filename, err)))

@@ -13,6 +13,7 @@
  * be seen (libarchive cuts names at NUL).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,24 @@ static int refuse(ml_err *err, const char *what, const char *why)
 	ml_err_hint(err,
 	            "the file is not a plain zip archive; download it again from a trusted index");
 	return ML_EINTEGRITY;
+}
+
+/* As refuse(), naming the entry e ("entry '<name>' <why>"), control
+ * bytes and bytes past ASCII that are not UTF-8 shown as \xNN. */
+static int refuse_entry(ml_err *err, const char *what, const mle_zip_entry *e, const char *why)
+{
+	char shown[300], msg[600];
+	size_t j = 0;
+	for (size_t i = 0; i < e->name_len && j + 5 < sizeof shown; i++) {
+		unsigned char c = (unsigned char)e->name[i];
+		if (c < 0x20 || c == 0x7f)
+			j += (size_t)snprintf(shown + j, sizeof shown - j, "\\x%02x", c);
+		else
+			shown[j++] = (char)c;
+	}
+	shown[j] = '\0';
+	snprintf(msg, sizeof msg, "entry '%s' %s", shown, why);
+	return refuse(err, what, msg);
 }
 
 /* Finds the end-of-central-directory record that ends exactly at the end
@@ -196,16 +215,16 @@ static int check_descriptor(const mle_zip_entry *e, int fd, uint64_t off, uint64
 	size_t p = 0;
 	if (gap == 16 || gap == 24) {
 		if (le32(d) != SIG_DESC)
-			return refuse(err, what, "an entry's data descriptor is malformed");
+			return refuse_entry(err, what, e, "has a malformed data descriptor");
 		p = 4;
 	}
 	bool wide = gap == 20 || gap == 24;
 	uint64_t csize = wide ? le64(d + p + 4) : le32(d + p + 4);
 	uint64_t usize = wide ? le64(d + p + 12) : le32(d + p + 8);
 	if (le32(d + p) != e->crc || csize != e->csize || usize != e->usize)
-		return refuse(err, what,
-		              "an entry's data descriptor disagrees with the central directory "
-		              "(CRC-32 or sizes)");
+		return refuse_entry(err, what, e,
+		                    "has a data descriptor that disagrees with the central "
+		                    "directory (CRC-32 or sizes)");
 	return 0;
 }
 
@@ -269,9 +288,10 @@ static int check_locals(mle_zip *z, int fd, uint64_t cd_off, const char *what, m
 			uint64_t lu = le32(h + 22), lc = le32(h + 18);
 			if (!local_zip64(&lu, &lc, name + nlen, xlen) || le32(h + 14) != e->crc ||
 			    lc != e->csize || lu != e->usize) {
-				rc = refuse(err, what,
-				            "an entry's local header disagrees with the central "
-				            "directory (CRC-32 or sizes)");
+				rc = refuse_entry(
+				        err, what, e,
+				        "has a local header that disagrees with the central "
+				        "directory (CRC-32 or sizes)");
 				goto out;
 			}
 		}
