@@ -137,6 +137,11 @@ typedef struct ml_extract_opts {
 	uint64_t max_entries; /* cap on entries; 0: the kind's default */
 	bool read_only;       /* files 0444/0555 instead of 0644/0755 */
 	bool list_files;      /* fill ml_extract_result.files (with sha256) */
+	/* Wheels: a wheel's own bytecode (__pycache__/<name>.pyc) is
+	 * decoded and checked like every member (CRC-32; sha256 listed)
+	 * but not written, so what runs is the installed source or bytecode
+	 * compiled from it (listed with dropped set; n_dropped). */
+	bool drop_pycache;
 	/* Wheels: at most this many threads inflate members, the calling
 	 * one included; 0 or 1: the calling thread only. Helpers are only
 	 * started while enough bytes remain to share out. */
@@ -145,7 +150,7 @@ typedef struct ml_extract_opts {
 
 #define ML_EXTRACT_OPTS_INIT                                                                       \
 	{                                                                                          \
-		ML_ARCHIVE_WHEEL, 0, 0, false, false, 0                                            \
+		ML_ARCHIVE_WHEEL, 0, 0, false, false, false, 0                                     \
 	}
 
 /* One regular file created by an extraction (list_files). */
@@ -154,6 +159,7 @@ typedef struct ml_extracted_file {
 	uint64_t size;      /* bytes */
 	uint8_t sha256[32]; /* digest of the bytes written */
 	bool executable;    /* written 0755 (0555) */
+	bool dropped;       /* drop_pycache: checked and hashed, not written */
 } ml_extracted_file;
 
 typedef struct ml_extract_result {
@@ -161,6 +167,7 @@ typedef struct ml_extract_result {
 	uint64_t n_entries; /* entries read */
 	uint64_t n_files, n_dirs, n_symlinks, n_hardlinks;
 	uint64_t n_modes_cleared; /* files whose setuid/setgid/sticky bits were dropped */
+	uint64_t n_dropped;       /* drop_pycache: bytecode files not written */
 	uint64_t n_threads;       /* wheels: most threads that inflated members at once */
 	ml_extracted_file *files; /* list_files: every regular file, archive order
 	                           * (wheels: central-directory order) */
@@ -399,7 +406,11 @@ typedef struct ml_unpacked {
  * size that match what was extracted (ML_EINTEGRITY otherwise; md5 and
  * sha1 are refused); a listed file with a hash that is not in the wheel is
  * refused too, while hash-less rows of absent files (.pyc lists) are
- * ignored. Then the tree is synced, the marker written and synced, and the
+ * ignored. The wheel's own bytecode (__pycache__/<name>.pyc) is checked
+ * like every file (CRC-32, RECORD hash and size) but not unpacked: Python
+ * would run it instead of the installed source, whatever that source
+ * says (an unchecked-hash .pyc, PEP 552, is never compared with it).
+ * Then the tree is synced, the marker written and synced, and the
  * directory renamed into place.
  *
  * opts may be NULL. Returns 0 and fills *out; ML_EINTEGRITY,
@@ -466,7 +477,9 @@ typedef struct ml_wheel_result {
  * .dist-info gets INSTALLER ("mlsetup"), REQUESTED when opts->requested,
  * and a new RECORD listing every installed path relative to site-packages
  * ("../../../bin/x" for scripts) with sha256 and size, and RECORD itself
- * without. Directories are created 0755; a path another wheel placed is
+ * without; the wheel's own bytecode (__pycache__/<name>.pyc, which
+ * unpacking drops; trees unpacked before may hold it) is neither installed
+ * nor listed. Directories are created 0755; a path another wheel placed is
  * replaced (n_overwritten). The unpacked tree's files are checked for type
  * and size against its RECORD (ML_EINTEGRITY when the cache was tampered
  * with: remove the directory and unpack again).

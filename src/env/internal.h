@@ -119,6 +119,11 @@ void mle_slots_give(mle_slots *s, int n);
  * under its upper-case name. The probe is removed again. */
 bool mle_dir_folds_case(int dirfd);
 
+/* True for a wheel's own bytecode: a path ending in ".pyc" whose parent
+ * directory is "__pycache__" (PEP 3147). Installers drop these so that
+ * what runs is the installed source or bytecode compiled from it. */
+bool mle_is_own_bytecode(const char *path);
+
 /* --- checked extraction internals (extract.c, unzip.c) ----------------------------- */
 
 /* Opens directory dir (normalized, relative to rootfd; "" is rootfd

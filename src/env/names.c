@@ -1,8 +1,8 @@
 /*
  * names.c - rules about a wheel's names that one name alone cannot answer:
  * two entries that become one file after Unicode NFC normalization (UAX
- * #15) or, on a file system that folds case, after case folding; and
- * whether a directory folds case.
+ * #15) or, on a file system that folds case, after case folding; whether a
+ * directory folds case; and which entries are a wheel's own bytecode.
  *
  * A single decomposed name ("cafe" + U+0301 ".py") is an ordinary name:
  * Linux file systems store the bytes they are given, and pip and uv
@@ -166,4 +166,17 @@ bool mle_dir_folds_case(int dirfd)
 	             a.st_dev == b.st_dev;
 	unlinkat(dirfd, lower, 0);
 	return folds;
+}
+
+bool mle_is_own_bytecode(const char *path)
+{
+	size_t n = strlen(path);
+	if (n < 4 || strcmp(path + n - 4, ".pyc") != 0)
+		return false;
+	const char *leaf = strrchr(path, '/');
+	if (!leaf)
+		return false;
+	size_t dn = (size_t)(leaf - path);
+	return dn >= 11 && memcmp(leaf - 11, "__pycache__", 11) == 0 &&
+	       (dn == 11 || leaf[-12] == '/');
 }

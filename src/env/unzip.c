@@ -20,7 +20,8 @@
  * milliseconds (MADV_DONTNEED: for shared file mappings the data stays in
  * the file and a later access just maps the page again). Where a file
  * cannot be allocated or mapped, zlib inflates it in 1 MiB windows with a
- * hard stop at the declared size.
+ * hard stop at the declared size; a wheel's own bytecode, which is
+ * checked but never written, is decoded the same way.
  *
  * The members of a large wheel are shared among threads: the calling
  * thread hands them out, largest first, and starts a helper for each free
@@ -120,6 +121,7 @@ typedef struct member {
 	size_t list; /* index in res->files (central-directory order of files) */
 	char *path;  /* normalized */
 	unsigned mode;
+	bool drop; /* a wheel's own bytecode: checked, not written */
 } member;
 
 typedef struct uz {
@@ -142,7 +144,7 @@ typedef struct uz {
 	bool failed;
 	size_t first_failed; /* lowest failed position */
 	ml_err ferr;         /* its error */
-	uint64_t bytes, n_written, n_cleared;
+	uint64_t bytes, n_written, n_cleared, n_dropped;
 	int running, most_running;
 	pthread_t helpers[MAX_THREADS];
 	size_t n_helpers;
@@ -246,7 +248,7 @@ static int result_of(const uz *u, const member *m, enum libdeflate_result r, siz
 /* Decodes the member in windows: stored bytes are copied, deflate is
  * inflated with zlib, never more than the declared size (one more byte of
  * output is asked for, into a scratch byte, only to see whether the
- * stream would go on). Writes to fd.
+ * stream would go on). Writes to fd unless it is -1 (dropped members).
  * Returns 0 or ML_E*. */
 static int decode_stream(worker *w, const member *m, int fd, ml_err *err)
 {
@@ -404,7 +406,7 @@ static int decode_mapped(worker *w, const member *m, int fd, uint32_t *crc, ml_e
 	return rc;
 }
 
-/* Decodes, checks and writes one member. */
+/* Decodes, checks and (unless dropped) writes one member. */
 static int do_member(worker *w, const member *m, ml_err *err)
 {
 	uz *u = w->u;
@@ -422,8 +424,12 @@ static int do_member(worker *w, const member *m, ml_err *err)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 
 	bool exec = (m->mode & 0111) != 0;
-	int fd, rc = 0;
+	int fd = -1, rc = 0;
 	uint32_t crc = 0;
+	if (m->drop) {
+		rc = decode_stream(w, m, -1, err);
+		goto done;
+	}
 	const char *leaf;
 	int pfd = parent_of(w, m->path, &leaf, err);
 	if (pfd < 0)
@@ -473,13 +479,13 @@ static int do_member(worker *w, const member *m, ml_err *err)
 			          strerror(-e_io));
 	}
 done:
-	if (!rc) {
+	if (!rc && fd >= 0) {
 		mode_t mode = u->o->read_only ? (exec ? 0555 : 0444) : (exec ? 0755 : 0644);
 		if (fchmod(fd, mode) != 0)
 			rc = fail(err, u->what, ML_EIO, "cannot write '%s': %s", m->path,
 			          strerror(errno));
 	}
-	if (close(fd) != 0 && !rc)
+	if (fd >= 0 && close(fd) != 0 && !rc)
 		rc = fail(err, u->what, ML_EIO, "cannot write '%s': %s", m->path, strerror(errno));
 	if (rc)
 		return rc;
@@ -491,11 +497,16 @@ done:
 			return ml_err_set(err, ML_ENOMEM, "out of memory");
 		f->size = e->usize;
 		f->executable = exec;
+		f->dropped = m->drop;
 	}
 	pthread_mutex_lock(&u->mu);
-	u->bytes += e->usize;
-	u->n_written++;
-	u->n_cleared += (m->mode & 07000) != 0;
+	if (m->drop) {
+		u->n_dropped++;
+	} else {
+		u->bytes += e->usize;
+		u->n_written++;
+		u->n_cleared += (m->mode & 07000) != 0;
+	}
 	pthread_mutex_unlock(&u->mu);
 	return 0;
 }
@@ -723,6 +734,7 @@ static int plan_entries(uz *u, ml_extract_result *res, char **norms, ml_err *err
 		m->list = u->n_files++;
 		m->path = norms[i];
 		m->mode = mle_zip_unix_mode(&z->v[i]);
+		m->drop = u->o->drop_pycache && mle_is_own_bytecode(norms[i]);
 		u->queued += z->v[i].usize;
 	}
 	qsort_r(u->files, u->n_files, sizeof *u->files, cmp_size_desc, (void *)z);
@@ -804,6 +816,7 @@ int mle_unzip(ml_extract_result *res, int fd, uint64_t size, int rootfd, const m
 	res->bytes += u.bytes;
 	res->n_files += u.n_written;
 	res->n_modes_cleared += u.n_cleared;
+	res->n_dropped += u.n_dropped;
 	res->n_threads = (uint64_t)u.most_running;
 	if (o->list_files) {
 		res->files = u.listed;

@@ -7,6 +7,8 @@
 #     file size limit of 1 MiB; the stream holds 256 MiB);
 #   - a data descriptor that disagrees with the central directory is
 #     refused;
+#   - a precompiled __pycache__ .pyc that differs from its source is not
+#     installed, its RECORD rows are gone, and importing runs the source;
 #   - a decomposed (NFD) file name installs as written and imports; two
 #     names that are one after NFC are refused; names that differ only in
 #     case install where the file system keeps case.
@@ -68,7 +70,26 @@ test_expect_success 'a data descriptor that disagrees with the central directory
 test_expect_success 'two names that are one after NFC normalization are refused' '
 	refused nfcpkg-1.0-py3-none-any.whl "one name after Unicode NFC normalization"
 '
+test_expect_success 'a shipped .pyc that does not match RECORD is refused' '
+	refused pycbad-1.0-py3-none-any.whl "does not match its RECORD hash"
+'
 
+test_expect_success 'the wheel'"'"'s own .pyc is not installed: the source runs' '
+	wheel_manifest "$TRASH/p.txt" $GOOD_WHEELS pycpkg-1.0-py3-none-any.whl &&
+	inst --manifest p.txt --target "$TRASH/envp" >out 2>err &&
+	! test -e "$TRASH/envp/$SITE/pycpkg/__pycache__" &&
+	! grep -q "\.pyc" "$TRASH/envp/$SITE/pycpkg-1.0.dist-info/RECORD" &&
+	grep -q "^pycpkg/__init__.py,sha256=" "$TRASH/envp/$SITE/pycpkg-1.0.dist-info/RECORD" &&
+	expect_eq source "$("$TRASH/envp/bin/python" -c "import pycpkg; print(pycpkg.VALUE)")" &&
+	# Unpacked as it is, the wheel runs its bytecode: the fixture bites.
+	mkdir plain && (cd plain && unzip -q ../web/files/pycpkg-1.0-py3-none-any.whl) &&
+	expect_eq bytecode "$(cd plain && "$SYSPY" -c "import pycpkg; print(pycpkg.VALUE)")"
+'
+test_expect_success 'with --compile-bytecode the .pyc is compiled from the installed source' '
+	inst --manifest p.txt --target "$TRASH/envc" --compile-bytecode >out 2>err &&
+	test -n "$(ls "$TRASH/envc/$SITE/pycpkg/__pycache__/")" &&
+	expect_eq source "$("$TRASH/envc/bin/python" -c "import pycpkg; print(pycpkg.VALUE)")"
+'
 test_expect_success 'a decomposed (NFD) file name installs as written and imports' '
 	wheel_manifest "$TRASH/n.txt" $GOOD_WHEELS nfdpkg-1.0-py3-none-any.whl &&
 	inst --manifest n.txt --target "$TRASH/envn" >out 2>err &&

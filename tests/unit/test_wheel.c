@@ -419,7 +419,8 @@ static void test_unpack_cleans_up_after_a_crashed_run(void **state)
 /* The hostile-wheel rows about what is installed (issue 13): a member
  * inflating past its declared size and a data descriptor that disagrees
  * with the central directory are refused, as are two names that are one
- * after NFC; nothing is cached. */
+ * after NFC and a dropped .pyc that does not match RECORD; nothing is
+ * cached. */
 static void test_unpack_refuses_the_hostile_wheels(void **state)
 {
 	fx *f = *state;
@@ -429,6 +430,7 @@ static void test_unpack_refuses_the_hostile_wheels(void **state)
 	        {"overlong", "expands past its declared size of 24 bytes"},
 	        {"descmismatch", "data descriptor that disagrees with the central directory"},
 	        {"nfcpkg", "one name after Unicode NFC normalization"},
+	        {"pycbad", "does not match its RECORD hash"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char cache[4096], wp[4096];
@@ -448,6 +450,45 @@ static void test_unpack_refuses_the_hostile_wheels(void **state)
 		assert_string_equal(ls, want);
 		free(ls);
 	}
+}
+
+/* A wheel's own __pycache__ .pyc is checked against RECORD but neither
+ * unpacked nor installed, and its rows leave the installed RECORD: what
+ * runs is the installed source (the CLI test t0615 imports it). */
+static void test_the_wheels_own_bytecode_is_dropped(void **state)
+{
+	fx *f = *state;
+	char cache[4096], wp[4096], path[4096];
+	new_cache(f, cache);
+	ml_env_layout env = new_env(f, NULL);
+	ml_wheel_job j = job(f, "pycpkg", wp);
+	ml_unpacked u = unpack(cache, &j);
+	assert_int_equal(u.n_files, 4); /* __init__.py, METADATA, WHEEL, RECORD */
+	assert_false(exists(pf(path, "%s/tree/pycpkg/__pycache__", u.dir)));
+	ml_wheel_result r = install(cache, &j, &env, ML_LINK_AUTO);
+	assert_false(
+	        exists(pf(path, "%s/lib/python3.11/site-packages/pycpkg/__pycache__", env.root)));
+	char *rec = file_in(&env, "lib/python3.11/site-packages/pycpkg-1.0.dist-info/RECORD");
+	assert_null(strstr(rec, ".pyc"));
+	assert_non_null(strstr(rec, "pycpkg/__init__.py,sha256="));
+	free(rec);
+	assert_int_equal(r.n_linked, 4 - 1); /* RECORD is written, not linked */
+
+	/* A tree unpacked before bytecode was dropped still holds it: the
+	 * install leaves it out all the same. */
+	assert_int_equal(sh("cd '%s/tree' && chmod u+w pycpkg && mkdir pycpkg/__pycache__ && "
+	                    "python3 -c \"import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); "
+	                    "[open(n, 'wb').write(z.read(n)) for n in z.namelist() "
+	                    "if n.endswith('.pyc')]\" '%s'",
+	                    u.dir, j.path),
+	                 0);
+	ml_env_layout env2 = new_env(f, NULL);
+	install(cache, &j, &env2, ML_LINK_AUTO);
+	assert_false(
+	        exists(pf(path, "%s/lib/python3.11/site-packages/pycpkg/__pycache__", env2.root)));
+	rec = file_in(&env2, "lib/python3.11/site-packages/pycpkg-1.0.dist-info/RECORD");
+	assert_null(strstr(rec, ".pyc"));
+	free(rec);
 }
 
 /* A decomposed (NFD) file name is a plain name: unpacked and installed
@@ -839,6 +880,7 @@ int main(void)
 	        cmocka_unit_test(test_unpack_refuses_hostile_archives_posing_as_wheels),
 	        cmocka_unit_test(test_unpack_cleans_up_after_a_crashed_run),
 	        cmocka_unit_test(test_unpack_refuses_the_hostile_wheels),
+	        cmocka_unit_test(test_the_wheels_own_bytecode_is_dropped),
 	        cmocka_unit_test(test_nfd_names_install_as_written),
 	        cmocka_unit_test(test_layout_init_takes_absolute_paths_and_a_python_3_version),
 	        cmocka_unit_test(test_install_spreads_every_data_scheme),
