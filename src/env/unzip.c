@@ -706,9 +706,9 @@ static int plan_entries(uz *u, ml_extract_result *res, char **norms, ml_err *err
 	for (size_t i = 0; i < z->n; i++) {
 		if (types[i] != ML_ENTRY_DIR)
 			continue;
-		res->n_dirs++;
 		if (!norms[i][0])
-			continue;
+			continue; /* the root itself */
+		res->n_dirs++;
 		int fd = mle_open_dir(u->rootfd, norms[i]);
 		if (fd < 0) {
 			rc = fd == -ELOOP || fd == -ENOTDIR
