@@ -501,7 +501,9 @@ typedef struct ml_wheel_job {
 
 typedef struct ml_wheels_opts {
 	const char *cache_dir; /* holds unpacked/ */
-	int jobs;              /* worker threads; 0: ml_os_cpu_count() */
+	int jobs;              /* threads in all, 0: ml_os_cpu_count(): wheel workers,
+	                        * and helpers inflating the members of large
+	                        * wheels on the slots of workers left idle */
 	uint64_t max_bytes;    /* per-wheel expanded-size cap; 0: default */
 	uint64_t max_entries;  /* per-wheel entry cap; 0: default */
 	ml_link_method link;   /* ML_LINK_AUTO unless forcing one */
