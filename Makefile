@@ -6,13 +6,21 @@
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
+#   make torch-builds  regenerate manifests/torch-builds.json (package index)
+#   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
+#                   (zig, glibc 2.17, static libraries from Debian's sources),
+#                   install.sh, SHA256SUMS; RELEASE_URL=URL names the release
+#                   in install.sh. See packaging/release/.
+#   make release-check  the CLI suite against the x86_64 release binary, the
+#                   glibc 2.17 / NEEDED checks, the aarch64 binary under
+#                   qemu-user (tools: packaging/release-deps.sh)
 #   make clean
 #
 # Dependencies come from the distribution (packaging/deps.sh) and are found
-# with pkg-config.
+# with pkg-config; the release build makes its own (packaging/release/).
 
 CC      ?= cc
-PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd libdeflate libutf8proc zlib
+PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd liblz4 libdeflate libutf8proc zlib
 TESTPKGS := cmocka
 PKG_CONFIG ?= pkg-config
 
@@ -23,6 +31,7 @@ hint_openssl    := libssl-dev / openssl-devel
 hint_libcjson   := libcjson-dev / cjson-devel
 hint_libgit2    := libgit2-dev / libgit2-devel
 hint_libzstd    := libzstd-dev / libzstd-devel
+hint_liblz4     := liblz4-dev / lz4-devel
 hint_libdeflate := libdeflate-dev / libdeflate-devel
 hint_libutf8proc := libutf8proc-dev / utf8proc-devel
 hint_zlib       := zlib1g-dev / zlib-devel
@@ -32,7 +41,7 @@ define check_pkg
 $(if $(shell $(PKG_CONFIG) --exists $(1) && echo yes),,$(error missing dependency '$(1)' (Debian / Fedora package: $(hint_$(1))); run packaging/deps.sh))
 endef
 
-ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifeq ($(filter clean release release-bins,$(MAKECMDGOALS)),)
 $(foreach p,$(PKGS),$(call check_pkg,$(p)))
 endif
 
@@ -50,10 +59,10 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
-# Shipped manifests, interpreter pins, selection rules and the CUDA toolkit ->
-# minimum driver table, compiled in.
+# Shipped manifests, interpreter pins, selection rules, the CUDA toolkit ->
+# minimum driver table and the table of known torch builds, compiled in.
 EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
-	manifests/drivers.json
+	manifests/drivers.json manifests/torch-builds.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 
@@ -62,6 +71,9 @@ LIB_SRC += $(GEN_SRC)
 # saxpy.cu; building needs no CUDA toolkit) and the torch smoke script.
 EMBED_FILES += src/verify/saxpy.fatbin src/verify/saxpy_portable.ptx src/verify/saxpy.desc \
 	src/verify/torch_smoke.py
+
+# The install script `mlsetup bundle` writes into every bundle.
+EMBED_FILES += packaging/bundle-install.sh
 
 REL_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CLI_SRC))
 SAN_LIB_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(LIB_SRC))
@@ -75,7 +87,7 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims unit fuzz valgrind clean e2e
+.PHONY: all check shims unit fuzz valgrind clean e2e release release-bins release-check torch-builds
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -142,9 +154,60 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
 
+# Regenerates manifests/torch-builds.json from the package index: one wheel
+# per torch build downloaded (~0.5-0.9 GB each, deleted after), audited with
+# build/mlsetup; builds already in the table are kept without a download.
+# TORCH_BUILDS_FLAGS: e.g. --full (audit everything again), --local DIR.
+torch-builds: build/mlsetup
+	python3 manifests/make_torch_builds.py --mlsetup build/mlsetup \
+		-o manifests/torch-builds.json $(TORCH_BUILDS_FLAGS)
+
 # The main job on real packages (network, ~20 GB disk); not part of check.
 e2e: build/mlsetup
 	sh tests/e2e/run.sh
 
 clean:
-	rm -rf build
+	rm -rf build dist
+
+# --- release --------------------------------------------------------------
+# packaging/release/build-deps.sh builds the libraries for each target into
+# a cache outside the clone and writes build/release/<target>/deps.mk (the
+# prefix and the zig wrappers); the rules below compile the same sources as
+# build/mlsetup with them, into position-independent executables (ASLR)
+# with stack canaries. Paths of this machine are mapped away and the
+# binaries stripped, so the same inputs give the same bytes.
+RELEASE_TARGETS := x86_64-linux-gnu aarch64-linux-gnu
+RELEASE_URL ?=
+# zig's glibc headers are 2.43's, where (with _GNU_SOURCE) strchr() and
+# friends return const char * for a const argument (C23): code that writes
+# through such a result is reported, but does not stop the release build.
+REL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) -O2 -fPIE -fstack-protector-strong -DML_RELEASE_BUILD \
+	-Wno-error=incompatible-pointer-types-discards-qualifiers \
+	-DML_GIT_COMMIT='"$(GIT_COMMIT)"' -ffile-prefix-map=$(CURDIR)=.
+
+-include $(wildcard $(RELEASE_TARGETS:%=build/release/%/deps.mk))
+
+define release_target
+REL_PC_$(1) := PKG_CONFIG_LIBDIR=$$(REL_PREFIX_$(1))/lib/pkgconfig PKG_CONFIG_PATH= $$(PKG_CONFIG) --static
+REL_DEP_CFLAGS_$(1) := $$(if $$(REL_PREFIX_$(1)),$$(shell $$(REL_PC_$(1)) --cflags $$(PKGS)))
+REL_DEP_LIBS_$(1) := $$(if $$(REL_PREFIX_$(1)),$$(shell $$(REL_PC_$(1)) --libs $$(PKGS)))
+REL_OBJ_$(1) := $$(patsubst %.c,build/release/$(1)/obj/%.o,$$(LIB_SRC) $$(CLI_SRC))
+
+build/release/$(1)/obj/%.o: %.c $$(HDRS) Makefile build/release/$(1)/deps.mk build/release/$(1)/mlsetup-release.h
+	@mkdir -p $$(dir $$@)
+	$$(REL_TOOLS_$(1))/zcc $$(REL_CFLAGS) -Ibuild/release/$(1) $$(REL_DEP_CFLAGS_$(1)) -c -o $$@ $$<
+
+build/release/$(1)/mlsetup: $$(REL_OBJ_$(1))
+	$$(REL_TOOLS_$(1))/zcc -pie -s -o $$@ $$^ $$(REL_DEP_LIBS_$(1)) -ldl -lpthread
+endef
+$(foreach t,$(RELEASE_TARGETS),$(eval $(call release_target,$(t))))
+
+release:
+	MLSETUP_RELEASE_PKGS="$(PKGS)" sh packaging/release/build-deps.sh $(RELEASE_TARGETS)
+	$(MAKE) release-bins
+	sh packaging/release/dist.sh "$(RELEASE_URL)" $(RELEASE_TARGETS)
+
+release-bins: $(RELEASE_TARGETS:%=build/release/%/mlsetup)
+
+release-check: release $(SHIMS)
+	sh packaging/release/check.sh $(RELEASE_TARGETS)

@@ -3,6 +3,10 @@
 # and every CLI test script, reads each one's TAP, and ends with the line
 # "N passed, N failed, N skipped". Exits non-zero when anything failed.
 #   TESTS="t0100 test_pci_ids" limits the run to matching names.
+#   MLSETUP_TEST_TIMEOUT=SECONDS (default 900) ends a test program that runs
+#   longer, and its whole process group, as one failure that says so: a
+#   hung test costs minutes, never the whole CI run. Each result line ends
+#   with the program's wall time, so a slow one is seen in any log.
 #
 # What counts as what (TAP 13):
 #   ok N - desc                       passed
@@ -76,6 +80,23 @@ tap_summary() {
 	}'
 }
 
+limit=${MLSETUP_TEST_TIMEOUT:-900}
+
+# run NAME DIR CMD...: runs CMD in DIR under the time limit, its output in
+# $log, then counts it.
+run() {
+	name=$1 dir=$2
+	shift 2
+	t0=$(date +%s)
+	(cd "$dir" && exec timeout -k 10 "$limit" "$@") >"$log" 2>&1
+	status=$?
+	secs=$(($(date +%s) - t0))
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+		echo "not ok - $name timed out after $limit s (MLSETUP_TEST_TIMEOUT) and was killed" >>"$log"
+	fi
+	count "$name" "$status"
+}
+
 count() { # name, exit status; reads TAP from $log
 	name=$1 status=$2
 	tap_summary <"$log" >"$sum"
@@ -92,22 +113,22 @@ count() { # name, exit status; reads TAP from $log
 		failed=$((failed + bad))
 		passed=$((passed + ok))
 		skipped=$((skipped + skip))
-		echo "FAIL $name ($ok passed, $bad failed, $skip skipped)"
+		echo "FAIL $name ($ok passed, $bad failed, $skip skipped) ${secs}s"
 		sed 's/^/    /' "$log"
 	elif [ "$skipall" -ne 0 ] && [ "$ok" -eq 0 ]; then
 		skipped=$((skipped + 1))
-		echo "SKIP $name (all: $(sed -n 2p "$sum"))"
+		echo "SKIP $name (all: $(sed -n 2p "$sum")) ${secs}s"
 	else
 		passed=$((passed + ok))
 		skipped=$((skipped + skip))
 		word=PASS
 		[ "$ok" -eq 0 ] && word=SKIP
 		if [ "$skip" -eq 0 ]; then
-			echo "$word $name ($ok)"
+			echo "$word $name ($ok) ${secs}s"
 		elif [ "$skip" -eq 1 ]; then
-			echo "$word $name ($ok, 1 skipped: $(sed -n 2p "$sum"))"
+			echo "$word $name ($ok, 1 skipped: $(sed -n 2p "$sum")) ${secs}s"
 		else
-			echo "$word $name ($ok, $skip skipped)"
+			echo "$word $name ($ok, $skip skipped) ${secs}s"
 			sed -n '2,$s/^/    skipped: /p' "$sum"
 		fi
 	fi
@@ -120,16 +141,14 @@ for t in "$top/$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	selected "$name" || continue
-	(cd "$top" && CMOCKA_MESSAGE_OUTPUT=TAP "$t") >"$log" 2>&1
-	count "$name" $?
+	run "$name" "$top" env CMOCKA_MESSAGE_OUTPUT=TAP "$t"
 done
 
 for t in "$top"/tests/cli/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	selected "$name" || continue
-	(cd "$top" && MLSETUP_BUILD="$top/$build" sh "$t") >"$log" 2>&1
-	count "$name" $?
+	run "$name" "$top" env MLSETUP_BUILD="$top/$build" sh "$t"
 done
 
 echo "$passed passed, $failed failed, $skipped skipped"

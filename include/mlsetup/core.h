@@ -184,9 +184,10 @@ int ml_fs_write_atomic_nosync(const char *path, const void *data, size_t n, unsi
 int ml_fs_link_or_copy(const char *src, const char *dst, bool *linked);
 
 /* Copies the bytes of the open file src, from its offset to its end, to
- * the open file dst at its offset: copy_file_range(2) (which may share
- * extents or copy in the kernel), falling back to read/write where the
- * file systems cannot. Syncs nothing. Returns 0 or -errno. */
+ * the open file dst at its offset: copy_file_range(2) through
+ * ml_os_copy_file_range() (which may share extents or copy in the
+ * kernel), falling back to read/write where the file systems cannot.
+ * Syncs nothing. Returns 0 or -errno. */
 int ml_fs_copy_fd(int dst, int src);
 
 /* fsync() of path (a file or a directory). Returns 0 or -errno. */
@@ -224,7 +225,7 @@ void ml_fs_unlock(int fd);
 int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Fills dst with 2*nbytes random lower-case hex digits and a NUL, for
- * unique temporary names (getrandom; time and pid when it fails). nbytes
+ * unique temporary names (ml_os_random(); time and pid when it fails). nbytes
  * is at most 16. */
 void ml_random_hex(char *dst, size_t nbytes);
 
@@ -343,6 +344,17 @@ int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t m
 int ml_os_run_output(char **out, int *status, const char *const *argv, size_t max_bytes,
                      int timeout_s, ml_err *err);
 
+/* Called for each line of a child's output as it arrives: the line without
+ * its newline, NUL-terminated, cut to 1023 bytes (valid during the call). */
+typedef void (*ml_os_line_fn)(const char *line, void *data);
+
+/* Like ml_os_run_output(), and also calls on_line(line, data) from the
+ * calling thread for every line the child writes, as soon as it is read
+ * (a last line without a newline when the child exits), so a caller can
+ * follow a long-running program's progress. */
+int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
+                    int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err);
+
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or
  * ML_EIO. */
@@ -350,6 +362,43 @@ int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err);
 
 /* Number of online CPU cores (at least 1). */
 int ml_os_cpu_count(void);
+
+/* The CA certificates TLS connections are verified against, the same for
+ * libcurl and libgit2, so that one binary works on any distribution
+ * whatever it was built on. ml_os_ca_file() returns a PEM bundle:
+ * $SSL_CERT_FILE when set, else (unless only $SSL_CERT_DIR is set) the
+ * first that exists of the bundles Debian/Ubuntu, RHEL/Fedora/Amazon
+ * Linux, SUSE, Arch and Alpine keep (the table is in platform/linux/os.c).
+ * ml_os_ca_dir() returns a hashed certificate directory: $SSL_CERT_DIR when
+ * set, else, only when no bundle was found, the first that exists of the
+ * distributions' directories. Either returns NULL when there is none; the
+ * string is static or the environment's, valid until the environment
+ * changes. Thread-safe as getenv() is. */
+const char *ml_os_ca_file(void);
+const char *ml_os_ca_dir(void);
+
+/* Fills buf with n random bytes from the kernel (getrandom(2), made as a
+ * raw system call so that binaries built for glibc < 2.25 have it too;
+ * /dev/urandom on kernels older than 3.17). Returns 0, or -errno when
+ * neither gives all n bytes. */
+int ml_os_random(void *buf, size_t n);
+
+/* Copies up to n bytes from the open file in_fd to out_fd at their current
+ * offsets inside the kernel (copy_file_range(2), made as a raw system call
+ * so that binaries built for glibc < 2.27 have it too). Returns the number
+ * of bytes copied (0 at end of file), or -errno: -ENOSYS on kernels older
+ * than 4.5, -EXDEV / -EINVAL / -EOPNOTSUPP where the file systems cannot;
+ * callers then copy through a buffer. */
+long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n);
+
+/* --- libgit2 (src/core/git.c) ----------------------------------------------- */
+
+/* Initializes libgit2 once per process and points its TLS at the CA
+ * certificates ml_os_ca_file() / ml_os_ca_dir() find (read at the first
+ * call). Every libgit2 user calls this before any other git_* function.
+ * Returns 0, or ML_EFAIL (the same on every later call) when libgit2
+ * cannot start or the CA certificates named cannot be loaded. */
+int ml_git_init(ml_err *err);
 
 /* --- well-known directories (src/core/paths.c) ---------------------------- */
 

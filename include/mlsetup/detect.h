@@ -108,7 +108,9 @@ int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err);
 void ml_machine_free(ml_machine *m);
 
 /* Builds the "mlsetup.detect/1" JSON document for m: os, cpu, memory_mib,
- * disk_free_mib, driver, gpus[], probes[], advice[]. Returns a new cJSON
+ * disk_free_mib, driver, gpus[] (each with features {bf16, tf32, fp8,
+ * fp4, flash_attention_2} and recommended_dtype from ml_gpu_precision(), null
+ * when the compute capability is unknown), probes[], advice[]. Returns a new cJSON
  * object (caller frees with cJSON_Delete) or NULL on allocation failure. */
 struct cJSON *ml_machine_to_json(const ml_machine *m);
 
@@ -127,6 +129,45 @@ void ml_cc_sm(char *dst, size_t dstsz, int major, int minor);
 /* Returns the architecture name for a compute capability ("Blackwell" for
  * 12.0, "Hopper" for 9.0), or "" when unknown. Static string. */
 const char *ml_cc_architecture(int major, int minor);
+
+/* --- precision by compute capability (src/detect/gpu_tables.c) ----------- */
+
+/* What a GPU's tensor cores and kernels support, from its compute
+ * capability alone, and the dtype to train in. One table in gpu_tables.c
+ * holds every rule with its source (FACTS.md "Precision by compute
+ * capability"; NVIDIA CUDA C++ Programming Guide, "Compute Capabilities";
+ * NVIDIA Ampere, Ada, Hopper and Blackwell tuning guides; the
+ * FlashAttention 2 README's requirement "Ampere, Ada, or Hopper GPUs");
+ * detect reports it and verify may use it. */
+typedef struct ml_precision {
+	bool known;                    /* the compute capability is known; else every
+	                                * feature is false and recommended_dtype NULL */
+	bool bf16;                     /* bfloat16 tensor cores: 8.0 (Ampere) and newer */
+	bool tf32;                     /* TF32 tensor cores: 8.0 and newer */
+	bool fp8;                      /* FP8 (E4M3/E5M2) tensor cores: 8.9 (Ada) and newer */
+	bool fp4;                      /* FP4 tensor cores: 10.0 (Blackwell) and newer */
+	bool flash_attention_2;        /* FlashAttention 2 runs: 8.0 and newer */
+	const char *recommended_dtype; /* "bfloat16" from 8.0, "float16" on 7.x,
+	                                * "float32" below; static */
+} ml_precision;
+
+/* One rule of the precision table: `feature` holds from compute capability
+ * major.minor on. feature is "bf16", "tf32", "fp8", "fp4",
+ * "flash_attention_2", or "dtype:<name>" for the recommended dtype (the
+ * newest rule a GPU meets wins). Static strings. */
+typedef struct ml_precision_rule {
+	const char *feature;
+	int major, minor;
+	const char *source; /* where the rule comes from */
+} ml_precision_rule;
+
+/* Fills *out for a GPU of compute capability major.minor (unknown when
+ * major < 0: out->known false). Never fails. */
+void ml_gpu_precision(ml_precision *out, int major, int minor);
+
+/* Sets *out to the precision rules (in table order) and returns how many
+ * there are. Static data. */
+size_t ml_precision_rules(const ml_precision_rule **out);
 
 /* --- PCI id table (src/detect/pci_ids.c) --------------------------------- */
 

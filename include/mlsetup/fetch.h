@@ -44,6 +44,12 @@
  * RFC 3986 §3.2.1 (userinfo). */
 void ml_url_redact(char *dst, size_t dstsz, const char *url);
 
+/* Writes url into dst (dstsz bytes, truncated when it does not fit) with
+ * the userinfo of its authority removed: "https://u:p@host/x" becomes
+ * "https://host/x" (for URLs written into files others read, such as a
+ * lock file). Strings that are not URLs are copied unchanged. */
+void ml_url_strip_userinfo(char *dst, size_t dstsz, const char *url);
+
 /* Resolves the reference ref (absolute "https://h/x.whl", network-path
  * "//h/x", absolute-path "/x.whl", or relative "../../packages/x.whl",
  * "x.whl?y", "#frag") against the absolute URL base, following RFC 3986
@@ -124,7 +130,7 @@ typedef struct ml_http_response {
  * http(s). Plain http is refused unless ml_http_insecure_allowed() says
  * yes (hint: --trusted-host). TLS 1.2 or newer with peer and host
  * verification always on, CA bundle from req->cert, else $SSL_CERT_FILE /
- * $SSL_CERT_DIR, else libcurl's default. Proxies from the usual
+ * $SSL_CERT_DIR, else the distribution's (ml_os_ca_file()). Proxies from the usual
  * environment variables (libcurl: http_proxy, https_proxy, no_proxy,
  * ALL_PROXY). Credentials from user:password@ in the URL or from ~/.netrc
  * ($NETRC when set; optional). Connect timeout 10 s; a transfer slower than
@@ -396,6 +402,7 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
  *                                          flock()ed by its writer
  *   <cache>/index/<2 hex>/<64 hex>.{body,meta}  index pages + validators
  *   <cache>/locks/<64 hex>.lock            per-blob download locks
+ *   <cache>/origins/<2 hex>/<64 hex>       the URL each blob was fetched from
  *   <cache>/.lock                          cache-wide lock: shared by every
  *                                          user of the cache, exclusive for
  *                                          clean and prune
@@ -491,6 +498,18 @@ int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const
  * ML_EIO or ML_ENOMEM. */
 int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
                       ml_err *err);
+
+/* Records where blob sha256 was fetched from (its URL, userinfo removed
+ * with ml_url_strip_userinfo) in <cache>/origins/<2 hex>/<64 hex>, so a
+ * later run that finds the blob in the cache can still say where it is
+ * served (a lock file names every wheel's URL). Written atomically
+ * without fsync: a torn record reads as missing. Returns 0, ML_EFAIL (not
+ * a sha256), ML_EIO. */
+int ml_cache_origin_put(ml_cache *c, const char *sha256, const char *url, ml_err *err);
+
+/* Reads the URL recorded for blob sha256 into url (sz bytes). Returns 0,
+ * or ML_ENOENT when none is recorded (or it does not fit). */
+int ml_cache_origin_get(char *url, size_t sz, ml_cache *c, const char *sha256);
 
 /* Counts (entries and bytes) per kind of cache entry. */
 typedef struct ml_cache_stats {
@@ -662,8 +681,10 @@ struct ml_plan;
  * several projects at a time, retrying retryable failures like
  * ml_fetch_all. Every listed file whose sha256 equals the plan's (or,
  * where a page gives no hash, whose file name is the plan's) adds its URL,
- * in source order. With o->offline only the cache and local --find-links
- * locations are used. A source that fails is ignored when another one
+ * in source order. A file whose plan artifact names its URL (a->url: a
+ * lock file, pip's resolution) is fetched from there, and its project is
+ * not looked up. With o->offline only the cache, local --find-links
+ * locations and file:// URLs are used. A source that fails is ignored when another one
  * lists the file. Outcomes for files found nowhere, each recorded in the
  * item's result and err so callers can list every one:
  *   ML_EINTEGRITY  a source lists the file name with another sha256
@@ -679,6 +700,42 @@ struct ml_plan;
  * 0, ML_EINTEGRITY, ML_ENOENT, ML_ENET, ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
+
+/* --- files known only by hash (src/fetch/pins.c) ---------------------------- */
+
+/* One pinned version whose files a requirements file names by sha256
+ * only (--hash without `# mlsetup-file:` lines). */
+typedef struct ml_pin_lookup {
+	/* in (borrowed) */
+	const char *name;    /* PEP 503 normalized project name */
+	const char *version; /* the pinned version */
+	char *const *sha256; /* the hashes the requirement lists (lower-case hex) */
+	size_t n_sha256;
+	/* out: release with ml_pin_lookup_release() */
+	ml_index_file *found; /* a file for each listed hash some source serves
+	                       * (filename, url, sha256, size; first source wins) */
+	size_t n_found;
+	ml_index_file *offered; /* the version's other files the sources list */
+	size_t n_offered;
+	bool project_seen; /* some source knows the project */
+	int rc;            /* a source that failed (others may have answered), or 0 */
+	ml_err err;
+} ml_pin_lookup;
+
+/* Asks every source of cfg (the primary index, the extra indexes, then
+ * the --find-links locations; offline: local --find-links only) for each
+ * project of q[0..n), several at a time with ml_fetch_resolve's retries and
+ * c as the page cache (may be NULL), and records in each q[i] the files
+ * whose sha256 its requirement lists and the other files of its version
+ * (for messages). Sizes no page gave are asked of the file servers
+ * (ml_http_sizes). A failing source is recorded in q[i].rc / err, not
+ * returned. Returns 0; ML_ENET / ML_ENOENT when a found file could not be
+ * sized; ML_ENOMEM. */
+int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,
+                       const ml_fetch_opts *o, ml_err *err);
+
+/* Frees what a lookup found and offered. Accepts NULL. */
+void ml_pin_lookup_release(ml_pin_lookup *q);
 
 /* --- a manifest's index sources (src/fetch/sources.c) ----------------------- */
 
@@ -714,6 +771,20 @@ int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *fl
  * source both as a directory and as a page. Returns 0, ML_EIO (err names
  * the path) or ML_ENOMEM. */
 int ml_fetch_place(const char *dir, const ml_download *items, size_t n, bool index, ml_err *err);
+
+/* Writes a static PEP 503 "simple" repository over the done items, which
+ * ml_fetch_place() put in dir/files_rel: dir/simple/index.html lists every
+ * project, dir/simple/<project>/index.html (PEP 503 normalized name, from
+ * the wheel file name's distribution) links each of its files as
+ * ../../<files_rel>/<name>#sha256=<hex>. Every link is relative, so the
+ * tree is an index wherever dir is: a file:// --index-url, or any static
+ * web server that answers a directory with its index.html. Items of the
+ * same name and sha256 are listed once. Names are sorted; pages are
+ * written atomically (ml_fs_write_atomic). Returns 0, ML_EINTEGRITY (two
+ * items of one name and different sha256), ML_EIO (err names the path) or
+ * ML_ENOMEM. */
+int ml_fetch_place_simple(const char *dir, const char *files_rel, const ml_download *items,
+                          size_t n, ml_err *err);
 
 /* --- the files of a lock (src/fetch/lock_files.c) ---------------------------- */
 

@@ -4,17 +4,26 @@
  *   ml_install()           detect -> plan -> fetch -> audit -> env ->
  *                          verify -> report: a verified environment at
  *                          the target (`mlsetup install`)
+ *   ml_install_plan()      install stopped before it changes anything
+ *                          (`mlsetup plan`)
  *   ml_install_download()  detect -> plan -> fetch -> a directory of
  *                          verified files with a PEP 503 index.html
  *                          (`mlsetup download`, pip download's analogue)
  *   ml_install_lock()      loose requirements -> pip's resolver per target
  *                          -> the index's hashes -> a pinned, hashed
  *                          manifest (`mlsetup lock`)
+ *   ml_install_export()    an environment's lock file as PEP 751 or as a
+ *                          hashed requirements file (`mlsetup export`)
+ *   ml_install_bundle()    every candidate manifest's plan for a platform
+ *                          -> a self-contained directory that installs
+ *                          offline, or serves a fleet as a static index
+ *                          (`mlsetup bundle`)
  *
  * Each source file under src/install/ holds one part: install.c (the
  * install pipeline and its result), interpreter.c (the pinned
  * interpreter), wheels.c (fetching, auditing and installing the plan's
- * wheels), download.c and lock.c (the other two pipelines).
+ * wheels), lockfile.c (the environment's pylock.toml), download.c, lock.c,
+ * export.c and bundle.c (the other pipelines).
  *
  * Like the stages, nothing here prints or exits: progress, warnings and
  * details reach the caller as events (ml_install_event) through the
@@ -95,6 +104,10 @@ typedef enum ml_install_event_kind {
 	/* It ended: text, ok; for "gpu" also verification (the verdict, for
 	 * the front end to show). */
 	ML_EV_CHECK_END,
+	/* A step of the "gpu" check begins or ends, as ml_verify_env reports
+	 * it (ml_verify_env_opts.on_step): verify_step, and text = its name
+	 * ("importing torch", "SAXPY on GPU 0", "fp16 matmul on GPU 0"). */
+	ML_EV_VERIFY_STEP,
 } ml_install_event_kind;
 
 /* One event. Every pointer is valid only during the callback. */
@@ -112,6 +125,7 @@ typedef struct ml_install_event {
 	size_t n_done, n_total; /* WHEEL */
 	bool ok;                /* CHECK_END */
 	const ml_verification *verification;
+	const ml_verify_step *verify_step; /* VERIFY_STEP */
 } ml_install_event;
 
 /* The callback every pipeline takes; data is the options' event_data. */
@@ -120,29 +134,33 @@ typedef void (*ml_install_event_fn)(const ml_install_event *ev, void *data);
 /* --- install ----------------------------------------------------------------- */
 
 typedef struct ml_install_opts {
-	const char *manifest;        /* NAME|PATH, NULL: chosen for this machine */
-	const char *target;          /* environment directory; NULL: ".venv" */
-	const char *python;          /* X.Y (pinned) or PATH (existing); NULL: default */
-	const char *python_pins;     /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
-	const char *python_mirror;   /* replaces the interpreter release host prefix
-	                              * (everything up to ".../releases/download");
-	                              * NULL: $MLSETUP_PYTHON_MIRROR, else none */
-	const char *cache_dir;       /* NULL: ml_cache_dir()'s default */
-	const char *sysroot;         /* read /proc, /sys, /etc under it; NULL: live */
-	ml_index_flags index;        /* the command line's index options (borrowed) */
-	int jobs;                    /* parallel downloads and wheel installs; 0: defaults */
-	int retries;                 /* per source; < 0: the fetch default */
-	long connect_timeout_s;      /* 0: the fetch default */
-	long low_speed_time_s;       /* 0: the fetch default */
-	bool offline;                /* the cache and local --find-links only */
-	bool no_wait;                /* fail at once when another install holds the target */
-	bool no_verify;              /* skip the import check and the GPU checks */
-	bool require_gpu;            /* no NVIDIA GPU is a failure (ML_EGPU) */
-	bool compile_bytecode;       /* compileall after installing */
-	bool force;                  /* build even when the GPUs cannot run the wheels */
-	bool reinstall;              /* rebuild even when the target already is the plan */
-	ml_link_method link;         /* how files are placed from the unpacked cache */
-	ml_framework_opts framework; /* the framework smoke test's sizes */
+	const char *manifest;      /* NAME|PATH, NULL: chosen for this machine */
+	const char *target;        /* environment directory; NULL: ".venv" */
+	const char *python;        /* X.Y (pinned) or PATH (existing); NULL: default */
+	const char *python_pins;   /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
+	const char *python_mirror; /* replaces the interpreter release host prefix
+	                            * (everything up to ".../releases/download");
+	                            * NULL: $MLSETUP_PYTHON_MIRROR, else none */
+	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;       /* read /proc, /sys, /etc under it; NULL: live */
+	ml_index_flags index;      /* the command line's index options (borrowed) */
+	int jobs;                  /* parallel downloads and wheel installs; 0: defaults */
+	int retries;               /* per source; < 0: the fetch default */
+	long connect_timeout_s;    /* 0: the fetch default */
+	long low_speed_time_s;     /* 0: the fetch default */
+	bool offline;              /* the cache and local --find-links only */
+	bool no_wait;              /* fail at once when another install holds the target */
+	bool no_verify;            /* skip the import check and the GPU checks */
+	bool require_gpu;          /* no NVIDIA GPU is a failure (ML_EGPU) */
+	bool compile_bytecode;     /* compileall after installing */
+	bool force;                /* build even when the GPUs cannot run the wheels */
+	bool reinstall;            /* rebuild even when the target already is the plan */
+	bool require_hashes;       /* refuse a manifest that does not pin hashes
+	                            * (pip's --require-hashes; PIP_REQUIRE_HASHES too) */
+	ml_python_preference python_preference; /* managed (default), system, only-managed,
+	                                         * only-system (uv's names) */
+	ml_link_method link;                    /* how files are placed from the unpacked cache */
+	ml_framework_opts framework;            /* the framework smoke test's sizes */
 	/* The lock on target when the caller holds it already (mlsetup's
 	 * main takes it for the command); NULL: ml_install takes it
 	 * (ml_env_lock, waiting unless no_wait) and releases it. */
@@ -163,6 +181,13 @@ typedef struct ml_install_result {
 	char target[ML_PATH_MAX];       /* absolute target; "" before it was locked */
 	ml_python_info python;          /* the interpreter; version "" when not reached */
 	bool python_cached;             /* the pinned interpreter was unpacked already */
+	char python_source[16];         /* "managed" (pinned, fetched or unpacked before),
+	                                 * "system" (found on this machine) or "path"
+	                                 * (--python PATH); "" when not reached */
+	char python_reason[512];        /* why this interpreter, when not the plain choice
+	                                 * (a fallback: the loud warning's text); "" else */
+	char resolved_lock[4096];       /* a file without hashes: where pip's resolution was
+	                                 * saved as a lock (under the cache); "" else */
 	bool up_to_date;                /* the target already was this plan: nothing done */
 	bool committed;                 /* a new environment was put in place */
 	bool report_written;            /* <target>/mlsetup-report.json is this run's */
@@ -182,21 +207,30 @@ typedef struct ml_install_result {
 /* Builds a verified environment at opts->target:
  *
  *   detect (ml_detect; with require_gpu no GPU is ML_EGPU) -> plan
- *   (ml_plan_make; nothing fits: ML_EUNSUPPORTED with the reason and
- *   remedy; files the manifest cannot name: ML_EFAIL) -> the target's lock
- *   -> nothing to do when the target's report matches the plan
+ *   (ml_plan_make with opts->python_preference; nothing fits:
+ *   ML_EUNSUPPORTED with the reason and remedy) -> the target's lock ->
+ *   nothing to do when the target's report matches the plan
  *   (ml_report_matches_plan; unless reinstall) -> index sources
- *   (ml_index_config_for_manifest) -> the interpreter (an existing one, or
- *   the pinned archive fetched, verified and unpacked once) -> every wheel
- *   not yet unpacked in the cache fetched and verified (ml_fetch_resolve,
- *   ml_fetch_all) -> the audit of the requested packages' binary wheels
- *   for this machine's GPUs, before anything is extracted (ML_EGPU when a
- *   GPU cannot run them, unless force; decided by ml_audit_status) -> a
- *   venv built in a staging directory beside the target, wheels unpacked
- *   once into the cache and linked in (ml_wheels_install_all), optional
- *   bytecode, and the atomic swap into place (ml_env_stage_commit) -> the
- *   import check (ml_verify_imports) and, when the plan has torch, the GPU
- *   checks (ml_verify_env; their verdict decides the code:
+ *   (ml_index_config_for_manifest; a lock file needs none) -> the
+ *   interpreter (an existing one, or the pinned archive fetched, verified
+ *   and unpacked once; with preference managed, a network failure plans
+ *   again with a fitting CPython found on the machine: a WARNING, and
+ *   python_source "system" with python_reason) -> the plan completed: a
+ *   file without hashes resolved by the interpreter's pip (ml_pip_resolve;
+ *   the resolution saved as a lock under the cache, resolved_lock, said in
+ *   a WARNING), files named by hash only looked up on the indexes
+ *   (ml_fetch_pin_files; ML_EINTEGRITY when no file has a listed hash),
+ *   unknown sizes asked of the servers -> every wheel not yet unpacked in
+ *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all) ->
+ *   the audit of the requested packages' binary wheels for this machine's
+ *   GPUs, before anything is extracted (ML_EGPU when a GPU cannot run
+ *   them, unless force; decided by ml_audit_status) -> a venv built in a
+ *   staging directory beside the target, wheels unpacked once into the
+ *   cache and linked in (ml_wheels_install_all), optional bytecode, the
+ *   environment's lock file pylock.toml (ml_pylock_write), and the atomic
+ *   swap into place (ml_env_stage_commit) -> the import check
+ *   (ml_verify_imports) and, when the plan has torch, the GPU checks
+ *   (ml_verify_env; their verdict decides the code:
  *   ml_verification_status) -> the report (ml_report_build), written into
  *   the environment when this run put it in place.
  *
@@ -211,17 +245,33 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 /* Frees what res holds and zeroes it. Accepts NULL. */
 void ml_install_result_release(ml_install_result *res);
 
+/* Plans an install without changing anything (`mlsetup plan`): detect and
+ * plan as ml_install does, then, unless opts->offline, complete what the
+ * manifest does not say itself: the files of requirements named by hash
+ * only (from the indexes) and sizes a lock leaves out (from the file
+ * servers). Index pages may be stored in the cache; nothing else is
+ * written. Fills res->machine and res->plan as far as it got (also when
+ * nothing fits: then ML_EUNSUPPORTED with the selection's problem and
+ * remedy); release with ml_install_result_release(). Uses opts' manifest,
+ * target, python, python_pins, cache_dir, sysroot, index, retries,
+ * timeouts, offline and on_event. Returns 0 or the first failure's ML_E*
+ * code (ML_EUNSUPPORTED, ML_EINTEGRITY, ML_ENET, ML_ENOENT, ML_EPARSE,
+ * ML_EFAIL, ML_ENOMEM). */
+int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err *err);
+
 /* --- download ---------------------------------------------------------------- */
 
 typedef struct ml_install_download_opts {
-	const char *manifest;  /* the pinned, hashed manifest (required) */
-	const char *dest;      /* directory the files go to (required) */
-	const char *python;    /* plan for this X.Y; NULL: the pins' default */
-	const char *platform;  /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
-	const char *cache_dir; /* NULL: ml_cache_dir()'s default */
-	const char *sysroot;   /* NULL: the live system */
-	ml_index_flags index;  /* the command line's index options (borrowed) */
-	int jobs, retries;     /* as ml_fetch_opts */
+	const char *manifest;    /* the pinned, hashed manifest (required) */
+	const char *dest;        /* directory the files go to (required) */
+	const char *python;      /* plan for this X.Y; NULL: the pins' default */
+	const char *platform;    /* plan for "OS-ARCH" (ml_plan_set_platform); NULL */
+	const char *python_pins; /* interpreter pins file; NULL: $MLSETUP_PYTHON_PINS,
+	                          * embedded */
+	const char *cache_dir;   /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;     /* NULL: the live system */
+	ml_index_flags index;    /* the command line's index options (borrowed) */
+	int jobs, retries;       /* as ml_fetch_opts */
 	long connect_timeout_s, low_speed_time_s;
 	bool offline; /* the cache and local --find-links only; list what is missing */
 	ml_install_event_fn on_event;
@@ -297,5 +347,112 @@ typedef struct ml_install_lock_result {
  * Returns 0, or what the steps return (ML_EFAIL when pip fails, ML_ENET,
  * ML_EINTEGRITY, ML_EPARSE, ML_EUSAGE, ML_EIO, ML_ENOMEM). */
 int ml_install_lock(ml_install_lock_result *out, const ml_install_lock_opts *opts, ml_err *err);
+
+/* --- export ------------------------------------------------------------------ */
+
+typedef struct ml_install_export_opts {
+	const char *target; /* the environment; NULL: ".venv" */
+	const char *format; /* "pylock" (NULL: the default) or "requirements" */
+	const char *output; /* also write the result here (atomically); NULL: don't */
+} ml_install_export_opts;
+
+#define ML_INSTALL_EXPORT_OPTS_INIT                                                                \
+	{                                                                                          \
+		NULL, NULL, NULL                                                                   \
+	}
+
+/* The lock file of the environment at o->target (<target>/pylock.toml,
+ * which every install writes) in o->format: "pylock" gives the PEP 751
+ * file byte for byte (after checking it parses, ml_pylock_parse),
+ * "requirements" a hashed requirements file (ml_pylock_to_requirements).
+ * With o->output the result is also written there. *out is a new string
+ * (caller frees). Returns 0, ML_EUSAGE (unknown format), ML_ENOENT (no
+ * lock file: not an environment mlsetup built, or an older one), ML_EPARSE,
+ * ML_EUNSUPPORTED (a package without a wheel), ML_EIO, ML_ENOMEM. */
+int ml_install_export(char **out, const ml_install_export_opts *o, ml_err *err);
+
+/* --- bundle ------------------------------------------------------------------ */
+
+typedef struct ml_install_bundle_opts {
+	const char *dest; /* the bundle directory (required): must not exist, or be empty */
+	/* Candidate manifests (NAME|PATH); none: the shipped ones, every
+	 * manifest selection.json can choose. */
+	const char *const *manifests;
+	size_t n_manifests;
+	const char *const *pythons; /* CPython X.Y to bundle for; none: the pins' default */
+	size_t n_pythons;
+	const char *platform;      /* "OS-ARCH" (ml_plan_set_platform); NULL: this machine's */
+	const char *python_pins;   /* pins file; NULL: $MLSETUP_PYTHON_PINS, embedded */
+	const char *python_mirror; /* as ml_install_opts; NULL: $MLSETUP_PYTHON_MIRROR */
+	const char *self;          /* the mlsetup binary to bundle; NULL: /proc/self/exe */
+	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
+	const char *sysroot;       /* NULL: the live system */
+	ml_index_flags index;      /* the command line's index options (borrowed) */
+	int jobs, retries;         /* as ml_fetch_opts */
+	long connect_timeout_s, low_speed_time_s;
+	bool offline; /* the cache and local --find-links only */
+	ml_install_event_fn on_event;
+	void *event_data;
+} ml_install_bundle_opts;
+
+#define ML_INSTALL_BUNDLE_OPTS_INIT                                                                \
+	{                                                                                          \
+		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+	}
+
+/* What a bundle holds. */
+typedef struct ml_install_bundle_result {
+	char dest[ML_PATH_MAX]; /* the bundle, absolute; "" until it is in place */
+	char platform[48];      /* "linux-x86_64" */
+	size_t n_plans;         /* manifest x Python plans bundled */
+	size_t n_skipped;       /* plans left out: no wheels for the platform */
+	size_t n_files;         /* distinct wheel files */
+	uint64_t bytes;         /* their bytes */
+	size_t n_interpreters;  /* interpreter archives bundled */
+	bool release_binary;    /* the bundled mlsetup is a release build */
+	double seconds;         /* the whole run */
+	struct cJSON *record;   /* DIR/bundle.json's "mlsetup.bundle/1" document;
+	                         * NULL until it is made */
+} ml_install_bundle_result;
+
+/* Writes a bundle: a directory that installs offline with its own mlsetup
+ * (DIR/install.sh [install options]) and that, copied to any static web
+ * server, is the index and interpreter mirror a fleet installs from:
+ *
+ *   DIR/mlsetup            the running binary (opts->self), a WARNING when
+ *                          it is not a release build (ml_version_build())
+ *   DIR/manifests/NAME     every candidate manifest, as planned
+ *   DIR/files/             every wheel the plans need, each proven (size,
+ *                          sha256) through the shared cache (one
+ *                          ml_install_download() per manifest and Python,
+ *                          --platform applied; a plan with no wheels for
+ *                          the platform is left out with a WARNING), and
+ *                          files/index.html (a --find-links page)
+ *   DIR/simple/            a static PEP 503 index of those files
+ *                          (ml_fetch_place_simple(); relative links)
+ *   DIR/python/            the pins (pins.json) and each plan's pinned
+ *                          interpreter archive at the path a
+ *                          --python-mirror of DIR/python serves it from;
+ *                          an archive that cannot be fetched is a WARNING
+ *                          (the target then needs --python PATH)
+ *   DIR/install.sh         runs DIR/mlsetup install --offline from the
+ *                          bundle only, after checking the sha256 of the
+ *                          binary, manifests and pins; passes its
+ *                          arguments on (packaging/bundle-install.sh)
+ *   DIR/bundle.json        the record: every plan's files with sha256
+ *
+ * The directory is built beside DIR and renamed into place when complete,
+ * so a failed run leaves no DIR. res is filled as far as the run got;
+ * release with ml_install_bundle_result_release(). Returns 0;
+ * ML_EUSAGE (DIR exists and is not empty, two manifests of one base
+ * name, a bad platform); ML_EUNSUPPORTED (no plan has wheels for the
+ * platform); ML_EINTEGRITY (two files of one name and different bytes,
+ * or a download that did not match); ML_ENOENT, ML_ENET, ML_EIO,
+ * ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
+int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opts *opts,
+                      ml_err *err);
+
+/* Frees what res holds and zeroes it. Accepts NULL. */
+void ml_install_bundle_result_release(ml_install_bundle_result *res);
 
 #endif /* MLSETUP_INSTALL_H */

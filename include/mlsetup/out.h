@@ -36,6 +36,25 @@ void ml_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "error: <msg>" and, when set, "hint: <hint>" on stderr. Always shown. */
 void ml_report_error(const ml_err *err);
 
+/* Warnings, errors and hints on a terminal are wrapped at word boundaries
+ * to its width (ml_wrap, ml_term_width), continuation lines indented under
+ * the text after "warning: " / "error: " / "hint: "; elsewhere (a file, a
+ * pipe) each stays one line, so logs can be searched. */
+
+/* The width of the terminal, in columns, for output on fd: $COLUMNS when
+ * it is a number >= 20, else the terminal's own (TIOCGWINSZ), else 80. */
+int ml_term_width(int fd);
+
+/* Wraps text at word boundaries (spaces) into lines of at most width
+ * columns: the first line starts `used` columns in (after a prefix such
+ * as "warning: " the caller prints), every later line with `indent`
+ * spaces. A newline in text starts a new, indented line; runs of spaces
+ * where a line breaks are dropped; a word longer than a whole line is cut.
+ * Columns are counted in UTF-8 code points. Writes the result,
+ * NUL-terminated and cut to fit, into dst (sz bytes; none when sz is 0) and
+ * returns the length of the whole result in bytes, as snprintf does. */
+size_t ml_wrap(char *dst, size_t sz, const char *text, int width, int used, int indent);
+
 /* Writes the JSON document to stdout (pretty-printed, newline-terminated).
  * Returns 0 or ML_ENOMEM / ML_EIO. Does not take ownership of doc. */
 int ml_out_json(const struct cJSON *doc);
@@ -91,5 +110,49 @@ void ml_progress_note(ml_progress *p, const char *text);
 
 /* Erases the display (terminal) and frees p. Accepts NULL. */
 void ml_progress_finish(ml_progress *p);
+
+/* --- live status (src/core/live.c) ----------------------------------------- */
+
+/* What runs now, for a person watching: on a terminal one "live" line at
+ * the bottom of stderr, "fetch: SAXPY on GPU 0... 2.3 s", redrawn in place
+ * at most 10 times a second (a thread keeps the seconds moving while the
+ * work blocks) and erased when the work ends; permanent lines (finished
+ * steps, and everything ml_say, ml_warn, ml_verbose and ml_report_error
+ * print) appear above it. Tasks nest: the line shows the outermost task's
+ * text and the innermost's, and the innermost's seconds. While a terminal
+ * progress display (ml_progress) is drawn, the live line steps aside.
+ * Functions are thread-safe; the stages never call them (they report
+ * through callbacks, the front end calls these). */
+typedef enum ml_live_mode {
+	ML_LIVE_SILENT, /* --no-progress, -q or --json: nothing */
+	ML_LIVE_TTY,    /* stderr is a terminal whose TERM is not "dumb" */
+	ML_LIVE_PLAIN,  /* anything else: the front end prints plain lines */
+} ml_live_mode;
+
+/* Chooses and returns the mode for this command (after ml_out_setup):
+ * silent when enabled is false (--no-progress), with -q or with --json. */
+ml_live_mode ml_live_start(bool enabled);
+
+/* The mode chosen by ml_live_start(); ML_LIVE_SILENT before it. */
+ml_live_mode ml_live_mode_now(void);
+
+/* Begins a task nested in the running ones (at most 4 deep; deeper ones
+ * are counted but not shown) with text (copied), its seconds counted from
+ * now. Only ML_LIVE_TTY draws anything. */
+void ml_live_begin(const char *text);
+
+/* Replaces the innermost task's text, keeping its clock. */
+void ml_live_text(const char *text);
+
+/* Ends the innermost task and returns its seconds (0 when none runs). */
+double ml_live_end(void);
+
+/* A permanent line on stderr (printf-style, a newline added): above the
+ * live line on a terminal; as is in ML_LIVE_PLAIN; nothing when silent. */
+void ml_live_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Ends every task, erases the live line and stops its thread. Safe to call
+ * more than once, and without ml_live_start(). */
+void ml_live_stop(void);
 
 #endif /* MLSETUP_OUT_H */

@@ -178,6 +178,13 @@ typedef struct ml_requirement {
 	int line; /* 1-based first physical line of the requirement */
 } ml_requirement;
 
+/* A -r / -c line (with ML_REQ_INCLUDES). */
+typedef struct ml_include {
+	char *path;      /* as written */
+	bool constraint; /* -c: constrains, names no requirement */
+	int line;
+} ml_include;
+
 /* A parsed requirements file. Options follow pip's requirements-file
  * format; where pip keeps the last of a repeated --index-url, so does this. */
 typedef struct ml_requirements {
@@ -202,6 +209,8 @@ typedef struct ml_requirements {
 	size_t n_only_binary;
 	ml_kv *meta; /* `# mlsetup: key = value` headers, in order */
 	size_t n_meta;
+	ml_include *includes; /* -r / -c lines, with ML_REQ_INCLUDES only */
+	size_t n_includes;
 } ml_requirements;
 
 /* Flags for ml_requirements_parse(). */
@@ -211,6 +220,10 @@ enum {
 	 * no ===, no URL), at least one --hash=sha256:, and no requirement
 	 * listed twice with the same normalized name and marker. */
 	ML_REQ_HASH_MODE = 1u << 0,
+	/* Accept -r/--requirement and -c/--constraint lines and record them
+	 * in includes (for files pip resolves; ml_requirements_load_tree
+	 * reads them). Without it they are refused. */
+	ML_REQ_INCLUDES = 1u << 1,
 };
 
 /* Parses a requirements file held in text (len bytes; need not be
@@ -225,8 +238,13 @@ enum {
  *     URL, --no-index, --trusted-host HOST, --require-hashes, --pre,
  *     --prefer-binary, --only-binary VALUE (both as `--opt VALUE` and
  *     `--opt=VALUE`); after a requirement, --hash=sha256:HEX or --hash
- *     sha256:HEX, repeatable. Anything else (-r, -c, -e, --no-binary,
- *     unknown options) is refused. Environment variables (${VAR}) are not
+ *     sha256:HEX, repeatable; -r/-c FILE with ML_REQ_INCLUDES. Anything
+ *     else (-e, --no-binary, unknown options) is refused;
+ *   - mlsetup installs wheels only: a line that is a local path or URL
+ *     (pip's "./pkg", "dist/x.whl", "https://h/x.whl"), a VCS reference
+ *     ("name @ git+https://...") and a direct reference to anything but an
+ *     http(s) .whl URL are refused, the hint saying how to get a wheel
+ *     (pip wheel) and use it (--find-links). Environment variables (${VAR}) are not
  *     expanded: a manifest means the same on every machine;
  *   - header lines `# mlsetup: key = value` are collected into meta
  *     ANYWHERE in the file (not only above the first requirement), from
@@ -250,12 +268,87 @@ int ml_requirements_parse(ml_requirements **out, const char *path_for_messages, 
  * ML_ENOMEM. */
 int ml_requirements_load(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
 
+/* Loads a requirements file as pip reads it with -r: the file at path
+ * (ml_requirements_load with ML_REQ_INCLUDES), then every file it
+ * includes with -r or -c, recursively (at most 10 deep; a path is taken
+ * from the including file's directory; a file included twice is read
+ * once; -r URL is refused). The included files' options join the top's
+ * (an --index-url only when the top names none; extra indexes,
+ * --find-links, made relative to their own file, and trusted hosts
+ * appended), and the requirements of -r files, not of -c files, follow
+ * the top's. Errors name the file and line where they are. Caller owns
+ * *out (ml_requirements_free()). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE
+ * or ML_ENOMEM. */
+int ml_requirements_load_tree(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
+
 /* Returns the value of the first `# mlsetup: key = value` header with this
  * key (owned by r), or NULL when there is none or r is NULL. */
 const char *ml_requirements_meta(const ml_requirements *r, const char *key);
 
 /* Frees r and everything it owns. Accepts NULL. */
 void ml_requirements_free(ml_requirements *r);
+
+/* --- TOML 1.0 (src/plan/toml.c) ------------------------------------------ */
+
+/* What a TOML value is. Dates and times are kept as their text. */
+typedef enum ml_toml_kind {
+	ML_TOML_STRING = 0,
+	ML_TOML_INTEGER,
+	ML_TOML_FLOAT,
+	ML_TOML_BOOL,
+	ML_TOML_DATETIME, /* offset/local date-time, local date or time, as written */
+	ML_TOML_ARRAY,
+	ML_TOML_TABLE,
+} ml_toml_kind;
+
+/* One value of a parsed document; read-only for callers. Tables keep
+ * their keys in document order (keys may hold NUL bytes: key_lens). */
+typedef struct ml_toml {
+	ml_toml_kind kind;
+	int line;  /* 1-based line where the value (or the table's header) starts */
+	char *str; /* STRING: UTF-8 value; DATETIME and FLOAT: the text as written
+	            * (underscores removed); NUL-terminated, len bytes */
+	size_t len;
+	int64_t i;              /* INTEGER */
+	double f;               /* FLOAT */
+	bool b;                 /* BOOL */
+	struct ml_toml **items; /* ARRAY: the values; TABLE: the values of keys[] */
+	char **keys;            /* TABLE: the keys, NUL-terminated */
+	size_t *key_lens;       /* TABLE: their lengths in bytes */
+	size_t n, cap;
+	unsigned flags; /* private to the parser */
+} ml_toml;
+
+/* Parses a TOML 1.0 document (text, len bytes, UTF-8; a leading byte
+ * order mark and CRLF line ends are accepted) into a tree whose root is a
+ * table. Follows the TOML 1.0.0 specification as Python's tomllib reads
+ * it: basic and literal strings, single- and multi-line (line-ending
+ * backslashes, the first newline trimmed, \uXXXX / \UXXXXXXXX escapes
+ * of Unicode scalar values only), integers (decimal, 0x, 0o, 0b, with
+ * underscores; 64-bit: larger ones are refused), floats (with inf, nan),
+ * booleans, dates and times (validated, kept as text), arrays (multi-line,
+ * comments, trailing commas), inline tables (frozen), [tables],
+ * [[arrays of tables]], dotted keys and quoted keys. Refuses duplicate
+ * keys, tables defined twice, extending inline tables or static arrays,
+ * control characters, invalid UTF-8 and anything malformed, with a message
+ * "'NAME' line N: ..." (NAME is name_for_messages). Arrays and inline
+ * tables nest at most 64 deep. Caller owns *out; free with
+ * ml_toml_free(). Returns 0, ML_EPARSE or ML_ENOMEM. */
+int ml_toml_parse(ml_toml **out, const char *name_for_messages, const char *text, size_t len,
+                  ml_err *err);
+
+/* Frees a tree from ml_toml_parse(). Accepts NULL. */
+void ml_toml_free(ml_toml *t);
+
+/* The value of key in table (a key without NUL bytes), or NULL when
+ * table is NULL, not a table, or has no such key. */
+const ml_toml *ml_toml_get(const ml_toml *table, const char *key);
+
+/* The string value of key in table, or NULL when missing or not a string. */
+const char *ml_toml_get_string(const ml_toml *table, const char *key);
+
+/* "string", "integer", "float", "boolean", "date-time", "array", "table". */
+const char *ml_toml_kind_name(ml_toml_kind kind);
 
 /* --- PEP 425 tags, PEP 427 wheel names, PEP 600 (src/plan/tags.c) ------- */
 
@@ -379,15 +472,201 @@ int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
 bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
                      size_t why_sz);
 
+/* --- PEP 751 lock files (src/plan/pylock.c) ------------------------------ */
+
+/* One wheel of a locked package ([[packages.wheels]]). */
+typedef struct ml_pylock_wheel {
+	char *filename;  /* `name`, else the last segment of url/path, percent-decoded */
+	char *url;       /* `url`, or `path` as a file:// URL (a relative path taken
+	                  * from the lock file's directory, as PEP 751 says) */
+	char sha256[65]; /* hashes.sha256, lower case */
+	int64_t size;    /* bytes; -1 when the lock gives none (pip lock) */
+	int line;
+} ml_pylock_wheel;
+
+/* One [[packages]] entry. */
+typedef struct ml_pylock_package {
+	char *name;       /* as written */
+	char *normalized; /* PEP 503 */
+	char *version;    /* NULL when the lock gives none (only for non-wheels) */
+	char *marker;     /* PEP 508 marker, checked; NULL when none */
+	char *requires_python;
+	char *index; /* the index it came from, or NULL */
+	ml_pylock_wheel *wheels;
+	size_t n_wheels;
+	/* With no wheels: what the package has instead ("sdist", "archive",
+	 * "vcs", "directory" or "nothing"); NULL when it has wheels. */
+	const char *source_kind;
+	int line;
+} ml_pylock_package;
+
+/* A parsed lock file. Strings without their own allocation point into doc. */
+typedef struct ml_pylock {
+	char *path;
+	const char *lock_version;    /* "1.0" */
+	const char *created_by;      /* "pip", "uv", "mlsetup", or NULL */
+	const char *requires_python; /* specifier, or NULL */
+	char **environments;         /* PEP 508 markers, checked */
+	size_t n_environments;
+	ml_pylock_package *pkgs; /* in file order */
+	size_t n_pkgs;
+	ml_toml *doc; /* the whole document ([tool] tables), owned */
+} ml_pylock;
+
+/* Parses a PEP 751 lock file (text, len bytes) with ml_toml_parse():
+ * lock-version must be 1.x; requires-python a specifier; environments
+ * markers; every package a name, a valid version when it has wheels, a
+ * marker that ml_marker_check() accepts; every wheel a url or path, a
+ * file name, a non-negative size when given, and hashes.sha256 (64 hex
+ * digits; other algorithms alone are refused: every byte is checked by
+ * sha256). base_dir is the lock file's directory, for relative `path`s
+ * (NULL: "."). Errors name the file and line ("lock file 'x.toml' line 12:
+ * ..."). Caller owns *out; free with ml_pylock_free(). Returns 0,
+ * ML_EPARSE or ML_ENOMEM. */
+int ml_pylock_parse(ml_pylock **out, const char *path_for_messages, const char *base_dir,
+                    const char *text, size_t len, ml_err *err);
+
+/* Frees a lock; accepts NULL. */
+void ml_pylock_free(ml_pylock *pl);
+
+/* True when path names a lock file rather than a requirements file: it
+ * ends in ".toml" (pylock.toml, pylock.NAME.toml). */
+bool ml_pylock_path_like(const char *path);
+
+/* --- pip's resolver for files without hashes (src/plan/pip.c) ----------- */
+
+/* What an interpreter offers for resolving. */
+typedef struct ml_pip_info {
+	bool has_pip;
+	char version[64];        /* pip's version, "" without pip */
+	bool externally_managed; /* PEP 668: EXTERNALLY-MANAGED in its stdlib */
+} ml_pip_info;
+
+/* Asks python (at most 60 s) for its pip and whether it is externally
+ * managed. Returns 0; ML_ENOENT without pip (err says how to get one:
+ * ensurepip, the distribution's python3-pip, another --python); ML_EFAIL
+ * when it does not run; ML_ENOMEM. *out is filled in every case it ran. */
+int ml_pip_probe(ml_pip_info *out, const char *python, ml_err *err);
+
+/* One package of pip's resolution (pip "Installation Report", version 1). */
+typedef struct ml_pip_pick {
+	char *name;      /* as pip reports it */
+	char *version;   /* as pip reports it (local versions kept: "2.8.0+cu128") */
+	char *url;       /* download_info.url: the exact file */
+	char sha256[65]; /* archive_info's sha256, "" when pip gives none */
+	bool requested;  /* named by the requirements file (or its -r includes) */
+} ml_pip_pick;
+
+typedef struct ml_pip_resolve_opts {
+	const char *python;      /* the environment's interpreter: its pip resolves */
+	const char *input_path;  /* the requirements file, read by pip with -r */
+	char *const *index_args; /* --index-url URL ... (ml_index_config_pip_args) */
+	size_t n_index_args;
+	bool break_system_packages; /* PEP 668 interpreter: allowed for the dry run */
+	const char *target_desc;    /* "CPython 3.12.8 on linux-x86_64", for messages */
+} ml_pip_resolve_opts;
+
+/* Resolves o->input_path with pip's own resolver for the interpreter that
+ * runs it: `python -m pip install --dry-run --ignore-installed --target
+ * TMP --report FILE --only-binary=:all: [--break-system-packages] [index
+ * args] -r INPUT` in a temporary directory it removes, then reads every
+ * package of the report into *out (*n_out of them; caller frees with
+ * ml_pip_picks_free()). Returns 0; ML_EFAIL when pip fails (err holds the
+ * end of pip's output: a conflict's "The conflict is caused by" lines
+ * name the packages); ML_EPARSE (unreadable report); ML_EIO; ML_ENOMEM. */
+int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *o, ml_err *err);
+
+/* Frees picks[0..n). Accepts NULL. */
+void ml_pip_picks_free(ml_pip_pick *picks, size_t n);
+
+/* --- known torch builds (src/plan/torch.c) --------------------------------- */
+
+/* The torch-build table, manifests/torch-builds.json (embedded; generated by
+ * `make torch-builds`, manifests/make_torch_builds.py): every Linux x86_64
+ * torch build the package index serves from 2.6 on, one entry per
+ * (version, local label, build tag, platform), with the CUDA code its own
+ * CUDA library carries (libtorch_cuda.so, audited with `mlsetup audit`:
+ * what torch.cuda.get_arch_list() reports), its CUDA toolkit (torch/
+ * version.py) and the sha256 of every wheel file of that build as the
+ * index lists them (the Python versions share the CUDA code), so a wheel is
+ * looked up by its hash. Minimum drivers are not stored: they come from the
+ * one CUDA -> driver table (ml_toolkit_min_driver()) when asked. */
+
+/* Most architectures a build lists, SASS and PTX each. */
+#define ML_TORCH_MAX_CODE 48
+
+/* One wheel file of a build in the table. Static strings. */
+typedef struct ml_torch_file {
+	const char *filename; /* "torch-2.8.0-cp311-cp311-manylinux_2_28_x86_64.whl" */
+	const char *sha256;   /* 64 lower-case hex digits */
+} ml_torch_file;
+
+/* One torch build: from the table, or derived from a wheel by the audit
+ * (verify.h, ml_torch_build_from_wheel()). */
+typedef struct ml_torch_build {
+	char version[64];   /* public version, "2.8.0" */
+	char local[32];     /* local label, "cu128"; "" when none (the package index's) */
+	char build_tag[16]; /* PEP 427 build tag, "3"; "" when none */
+	char platform[32];  /* "linux-x86_64", "linux-aarch64", "windows-x86_64",
+	                     * "darwin-aarch64"; "any" or "" when unknown */
+	char cuda[16];      /* CUDA toolkit, "12.8"; "" for a CPU-only build */
+	ml_cuda_arch sass[ML_TORCH_MAX_CODE]; /* SASS of torch's own CUDA library */
+	size_t n_sass;
+	ml_cuda_arch ptx[ML_TORCH_MAX_CODE]; /* PTX of torch's own CUDA library */
+	size_t n_ptx;
+	const ml_torch_file *files; /* table entries: every wheel file of the build
+	                             * (static); NULL otherwise */
+	size_t n_files;
+} ml_torch_build;
+
+/* Returns 0 when the embedded table is present and well-formed (schema
+ * "mlsetup.torch-builds/1"; each build with a PEP 440 version, a platform,
+ * a dotted or empty cuda, architecture names of the right kind, files with
+ * a name and a sha256 that no other file of the table has), else ML_EPARSE
+ * with the reason in err; every lookup then answers NULL / 0. */
+int ml_torch_builds_check(ml_err *err);
+
+/* Sets *out (when non-NULL) to the table's builds, oldest version first,
+ * and returns how many there are (0 when the table is broken). Static. */
+size_t ml_torch_builds(const ml_torch_build **out);
+
+/* The build one of whose wheel files has this sha256 (hex, either case),
+ * or NULL when the table has none. Static. */
+const ml_torch_build *ml_torch_build_lookup(const char *sha256);
+
+/* The build of version ("2.8.0", "2.8.0+cu128": the local label must match
+ * too) for platform ("linux-x86_64"), the highest build tag winning as pip
+ * picks it (PEP 427), or NULL. For pins without hashes. Static. */
+const ml_torch_build *ml_torch_build_find(const char *version, const char *platform);
+
+/* The minimum driver a build needs on Linux or Windows: that of its CUDA
+ * toolkit in the driver table (ml_toolkit_min_driver()); for a toolkit the
+ * table does not list, that of the newest listed toolkit of the same major
+ * that is older, else the major's minor-version compatibility floor ("12"
+ * from nvidia-*-cu12 names alone): a lower bound, *at_least set to true
+ * (when non-NULL).
+ * NULL for a CPU-only build, or when no such toolkit or no minimum for that
+ * OS is recorded. Static. */
+const char *ml_torch_build_min_driver(const ml_torch_build *b, bool windows, bool *at_least);
+
+/* Builds the JSON object of a build: version, local, build_tag, platform,
+ * cuda (null when CPU-only), sass[], ptx[], min_driver {linux, windows,
+ * at_least} (null values when unknown) and, for table entries, files
+ * (how many). Returns a new cJSON object or NULL when out of memory. */
+struct cJSON *ml_torch_build_to_json(const ml_torch_build *b);
+
 /* --- manifests and selection (src/plan/manifest.c, select.c) ----------- */
 
-/* What `mlsetup lock` records about one wheel file of a manifest, from a
- * `# mlsetup-file: <sha256> <size> <filename>` comment line (pip ignores
- * it), so plans can name files and sizes without asking an index. */
+/* What is known about one wheel file of a manifest: from a `# mlsetup-file:
+ * <sha256> <size> <filename>` comment line (pip ignores it; `mlsetup
+ * lock` writes them so plans can name files and sizes without asking an
+ * index), from a lock file's [[packages.wheels]], or learnt from an index
+ * (ml_manifest_add_file). */
 typedef struct ml_file_info {
 	char sha256[65];
-	int64_t size; /* bytes */
+	int64_t size; /* bytes; -1 when unknown (a lock file without sizes) */
 	char *filename;
+	char *url; /* where it is served, or NULL (comment lines name none) */
 } ml_file_info;
 
 /* A manifest: a pinned, hashed requirements file plus the `# mlsetup:`
@@ -409,25 +688,86 @@ typedef struct ml_manifest {
 	size_t n_pythons;
 	char **platforms; /* "linux-x86_64", empty = any */
 	size_t n_platforms;
-	ml_file_info *files; /* from # mlsetup-file lines */
+	ml_file_info *files; /* from # mlsetup-file lines, a lock's wheels, or an index */
 	size_t n_files;
+	/* A PEP 751 lock file (a path ending in .toml): its requires-python
+	 * and environments (NULL / 0 when it gives none), and the lock
+	 * itself; all NULL for requirements files. */
+	const char *requires_python;
+	char *const *environments;
+	size_t n_environments;
+	struct ml_pylock *lock;
+	/* A requirements file that does not pin hashes (pinned without them,
+	 * or loose): pip resolves it for the environment's interpreter
+	 * (ml_pip_resolve) and ml_manifest_set_resolution() pins the result;
+	 * until then reqs holds the file's own requirements and its options. */
+	bool resolve;
+	bool resolved; /* pinned by pip's resolution, not by the file */
 } ml_manifest;
+
+/* Flags for ml_manifest_open_flags(). */
+enum {
+	/* pip's --require-hashes: a file that does not pin hashes is
+	 * refused (file:line) instead of resolved. PIP_REQUIRE_HASHES in the
+	 * environment (1, true, yes, on) means the same. */
+	ML_MANIFEST_REQUIRE_HASHES = 1u << 0,
+};
 
 /* Opens a manifest by embedded name ("requirements.txt",
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
  * containing '/' or naming an existing file). Parses it in hash mode
- * (ML_REQ_HASH_MODE) and checks the header: torch_sass/torch_ptx must be
- * architecture names or "none", min_driver_* (optional) dotted versions, python X.Y
+ * (ML_REQ_HASH_MODE; a user's file that pins no hashes is read as
+ * ml_manifest_open_flags() says, a path ending in .toml as a PEP 751 lock
+ * file) and checks the header: torch_sass/torch_ptx must be architecture
+ * names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
+ * Without torch_sass/torch_ptx, the torch facts come from the torch-build
+ * table by the torch wheel hashes (ml_manifest_torch_facts()).
  * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
  * ML_EPARSE or ML_ENOMEM. */
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
+
+/* ml_manifest_open() for a user's own file, any requirements file pip
+ * reads: one with a --hash (or --require-hashes, or flags
+ * ML_MANIFEST_REQUIRE_HASHES, or PIP_REQUIRE_HASHES) is read in hash
+ * mode as above; any other is read with its -r/-c includes
+ * (ml_requirements_load_tree), checked (wheels only: no -e, paths, VCS),
+ * and marked resolve. Embedded manifests are always hash mode. Same
+ * returns as ml_manifest_open(). */
+int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags,
+                           ml_err *err);
 
 /* Frees a manifest; accepts NULL. */
 void ml_manifest_free(ml_manifest *mf);
 
 /* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
 const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
+
+/* Pins a manifest marked resolve to pip's resolution picks[0..n): its
+ * requirements become name==version with the sha256 of the file pip
+ * chose (each file recorded with its URL, size unknown until asked), and
+ * a `requested` header names what pip marks requested unless the file has
+ * one. Every pick must have a sha256 (ML_EINTEGRITY otherwise, naming it).
+ * Returns 0, ML_EINTEGRITY or ML_ENOMEM. */
+int ml_manifest_set_resolution(ml_manifest *mf, const ml_pip_pick *picks, size_t n, ml_err *err);
+
+/* Records one more wheel file of mf (learnt from an index): sha256 (64
+ * hex digits), size in bytes (-1 unknown), file name, URL (may be NULL).
+ * A sha256 already recorded keeps its entry, which gains the size and URL
+ * it lacked. Returns 0, ML_EFAIL (not a sha256) or ML_ENOMEM. */
+int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, const char *filename,
+                         const char *url, ml_err *err);
+
+/* Fills a manifest's torch facts from the torch-build table (src/plan/
+ * torch.c) when its header has no torch_sass/torch_ptx (which, when
+ * present, win: a user's override): the code of the builds its torch
+ * requirement's hashes name (ml_torch_build_lookup(); CUDA builds win over
+ * CPU-only ones, and the code of several CUDA builds is what they share),
+ * has_gpu_header, and - when the header names no cuda - the CUDA version
+ * (the newest of those builds) with its minimum drivers. A manifest whose
+ * torch hashes the table does not know is left as it is. Called by
+ * ml_manifest_open(). Returns 0 or ML_ENOMEM. */
+int ml_manifest_torch_facts(ml_manifest *mf, ml_err *err);
 
 /* The shipped manifest that covers a GPU of compute capability
  * major.minor: the first of selection.json's preference order whose torch
@@ -484,11 +824,13 @@ typedef struct ml_reason {
 typedef struct ml_select_opts {
 	const char *manifest;       /* --manifest NAME|PATH, NULL to choose */
 	const char *python_version; /* "3.12": the interpreter's X.Y */
+	const char *python_full;    /* "3.12.8" when known (a lock's requires-python), or NULL */
+	bool require_hashes;        /* --require-hashes: ML_MANIFEST_REQUIRE_HASHES */
 } ml_select_opts;
 
 #define ML_SELECT_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, NULL                                                                         \
+		NULL, NULL, NULL, false                                                            \
 	}
 
 /* The result of manifest selection. `manifest` is NULL when nothing fits;
@@ -532,9 +874,12 @@ typedef struct ml_artifact {
 	char sha256[65]; /* lower-case hex; "" when unknown */
 	int64_t size;    /* bytes; -1 when unknown */
 	int tag_rank;    /* PEP 425 priority of the chosen file (0 best), -1 unknown */
-	bool requested;  /* named in the manifest's input (gets REQUESTED, PEP 376) */
+	bool requested;  /* named in the manifest's `requested` header, or every requirement
+	                  * when it has none, as pip marks a -r file's (REQUESTED, PEP 376) */
 	bool cached;     /* already in the cache, size verified */
 	int line;        /* manifest line of the requirement */
+	char *url;       /* where the file is served when the manifest says (a lock
+	                  * file, an index lookup, pip's resolution); NULL else */
 } ml_artifact;
 
 /* The interpreter the environment will use. */
@@ -545,8 +890,43 @@ typedef struct ml_python_plan {
 	char *pin_name;   /* "cpython-3.12.8-linux-x86_64-gnu" from python.json */
 	char *url;        /* its archive URL */
 	char sha256[65];
-	int64_t size; /* archive bytes from the pins, -1 when not pinned */
+	int64_t size;    /* archive bytes from the pins, -1 when not pinned */
+	char source[16]; /* "managed" (a pin: unpacked already or to fetch),
+	                  * "system" (found on this machine, --python-preference),
+	                  * "path" (--python PATH) */
 } ml_python_plan;
+
+/* A CPython installation found on this machine. */
+typedef struct ml_python_found {
+	char executable[4096]; /* the real executable (links followed) */
+	char version[32];      /* "3.11.2" */
+	char xy[16];           /* "3.11" */
+} ml_python_found;
+
+/* Looks for the CPython 3 interpreters on this machine (src/plan/pyfind.c):
+ * python3.19 .. python3.8 and python3 in every absolute PATH directory,
+ * then /usr/local/bin and /usr/bin; each is asked (python -I -c, 20 s)
+ * and kept when it is CPython 3 and not a virtual environment, once per
+ * real executable, in the order found. Caller frees *out with free().
+ * Returns 0 (also when none is found: *n_out 0) or ML_ENOMEM. */
+int ml_python_find_system(ml_python_found **out, size_t *n_out, ml_err *err);
+
+/* Where the interpreter may come from (uv's python-preference). */
+typedef enum ml_python_preference {
+	/* an installed managed (pinned) interpreter that fits, else the
+	 * pinned download; the install falls back to a fitting CPython on
+	 * the machine only when that download fails for a network reason */
+	ML_PYTHON_MANAGED = 0,
+	ML_PYTHON_SYSTEM,       /* a fitting CPython on the machine first, then managed */
+	ML_PYTHON_ONLY_MANAGED, /* managed only, never the machine's */
+	ML_PYTHON_ONLY_SYSTEM,  /* the machine's only, never a download */
+} ml_python_preference;
+
+/* "managed", "system", "only-managed", "only-system" (static). */
+const char *ml_python_preference_name(ml_python_preference p);
+
+/* Parses one of those names. Returns 0 or ML_EUSAGE (err says the names). */
+int ml_python_preference_parse(ml_python_preference *out, const char *s, ml_err *err);
 
 typedef struct ml_plan_opts {
 	const char *manifest;    /* --manifest NAME|PATH, NULL to choose */
@@ -557,11 +937,13 @@ typedef struct ml_plan_opts {
 	const char *python_pins; /* --python-pins FILE: interpreter pins in the
 	                          * format of manifests/python.json; NULL:
 	                          * $MLSETUP_PYTHON_PINS, else the embedded file */
+	bool require_hashes;     /* --require-hashes (ML_MANIFEST_REQUIRE_HASHES) */
+	ml_python_preference python_preference; /* where the interpreter comes from */
 } ml_plan_opts;
 
 #define ML_PLAN_OPTS_INIT                                                                          \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, false, NULL                                                \
+		NULL, NULL, NULL, NULL, false, NULL, false, ML_PYTHON_MANAGED                      \
 	}
 
 typedef struct ml_plan {
@@ -572,7 +954,12 @@ typedef struct ml_plan {
 	ml_artifact *files; /* one per requirement whose marker holds here */
 	size_t n_files;
 	size_t n_not_here;          /* requirements whose marker excludes this platform */
-	size_t n_unknown;           /* files that could not be named or sized */
+	size_t n_unknown;           /* requirements whose file the manifest does not
+	                             * name (hashes without `# mlsetup-file:` lines):
+	                             * filename NULL, to be looked up on an index */
+	size_t n_unsized;           /* files named but of unknown size (size -1) */
+	bool needs_resolution;      /* the manifest pins no hashes: pip resolves it for
+	                             * the interpreter (files empty until then) */
 	uint64_t total_bytes;       /* size of all known files */
 	uint64_t download_bytes;    /* of those, not yet in the cache */
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
@@ -582,7 +969,13 @@ typedef struct ml_plan {
 
 /* Plans an install on machine m: picks the interpreter (opts->python as
  * X.Y from manifests/python.json, or an existing interpreter at a path,
- * whose version is asked from it), selects the manifest (ml_select), and
+ * whose version is asked from it; without --python, by
+ * opts->python_preference: managed tries the pinned versions unpacked
+ * already (newest first), then the pins' default, then the other pins;
+ * system first tries the CPython interpreters on this machine
+ * (ml_python_find_system), only-system only those; the first whose
+ * version the manifest supports wins, python.source says which kind it
+ * is), selects the manifest (ml_select), and
  * for each requirement whose PEP 508 marker holds here chooses the wheel
  * file with the best PEP 425 tag priority for this OS, CPU, libc (PEP 600
  * manylinux rule) and Python, from the manifest's recorded files. Sizes
@@ -597,6 +990,13 @@ int ml_plan_make(ml_plan **out, const ml_machine *m, const ml_plan_opts *opts, m
 
 /* Frees a plan; accepts NULL. */
 void ml_plan_free(ml_plan *p);
+
+/* Chooses the files again after the manifest learnt more about them
+ * (ml_manifest_add_file on p->selection->manifest: files found on an
+ * index, sizes): the same choice as ml_plan_make's, with n_unknown,
+ * n_unsized, sizes, cache state, disk estimate and the plan's warnings
+ * recomputed. Returns what ml_plan_make returns for the files. */
+int ml_plan_refile(ml_plan *p, const ml_machine *m, ml_err *err);
 
 /* Builds the "mlsetup.plan/1" JSON document: machine summary, manifest
  * {name, summary, embedded, overridden}, reasons[], python, files[],

@@ -38,6 +38,8 @@ typedef struct ml_report_input {
 	const ml_plan *plan;            /* the plan, with plan->n_files wheels */
 	const ml_python_info *python;   /* the interpreter (version "" when unknown) */
 	bool python_already_unpacked;   /* the pinned interpreter was unpacked before */
+	const char *python_source;      /* "managed", "system", "path"; NULL: left out */
+	const char *python_reason;      /* why that interpreter (a fallback), or NULL */
 	const ml_wheel_result *wheels;  /* plan->n_files install results, in plan order */
 	const bool *from_cache;         /* plan->n_files: the wheel came from the cache */
 	const char *const *stage_names; /* "detect", "plan", ... (key "<name>_s") */
@@ -57,7 +59,7 @@ typedef struct ml_report_input {
 /* Builds the "mlsetup.report/1" document: schema, mlsetup_version, status
  * ("ok" / "failed", with error and hint when failed), target, machine
  * (ml_machine_to_json), plan (ml_plan_to_json), python {version,
- * executable, already_unpacked}, installed[] {name, version, filename,
+ * executable, already_unpacked, source, reason}, installed[] {name, version, filename,
  * sha256, size (bytes), requested, from_cache, unpacked_cache_hit,
  * bytes_extracted, link_method}, stages {<name>_s..., total_s} (seconds),
  * counters {downloaded_files, downloaded_bytes, files_from_cache,
@@ -97,5 +99,59 @@ bool ml_report_matches_plan(const ml_report *r, const ml_plan *p);
 
 /* Frees a report; accepts NULL. */
 void ml_report_free(ml_report *r);
+
+/* --- the environment's lock file (src/report/pylock.c) ----------------------- */
+
+/* The lock file every install writes into its environment (PEP 751). */
+#define ML_PYLOCK_FILE "pylock.toml"
+
+/* What the environment's lock file says. Borrowed pointers. */
+typedef struct ml_pylock_input {
+	const ml_plan *plan;          /* the manifest and every installed wheel */
+	const char *const *urls;      /* plan->n_files: the URL each wheel is served from
+	                               * (NULL entries: unknown); NULL: none known */
+	const ml_python_info *python; /* the interpreter */
+	const char *python_source;    /* "managed", "system" or "path"; may be NULL */
+	const char *python_reason;    /* why this interpreter, or NULL */
+	const ml_machine *machine;    /* platform, GPUs and driver; may be NULL */
+	const char *commit;           /* the project commit of the manifest, or NULL */
+} ml_pylock_input;
+
+#define ML_PYLOCK_INPUT_INIT                                                                       \
+	{                                                                                          \
+		0                                                                                  \
+	}
+
+/* Renders a PEP 751 lock file (lock-version "1.0", created-by "mlsetup",
+ * requires-python "==X.Y.*"): one [[packages]] per installed wheel in
+ * name order with its [[packages.wheels]] name, url (userinfo removed;
+ * left out where unknown, counted in *n_without_url), size and
+ * hashes.sha256, then [tool.mlsetup]: manifest, manifest-embedded,
+ * commit, requested (the packages named in the manifest's input),
+ * platform, libc, driver, gpus (name, compute-capability, uuid);
+ * [tool.mlsetup.python]: version, implementation, executable, source,
+ * reason; [tool.mlsetup.header]: the manifest's `# mlsetup:` header, so a
+ * lock read back selects and audits like its manifest. *out is a new
+ * string (caller frees). Returns 0 or ML_ENOMEM. */
+int ml_pylock_render(char **out, const ml_pylock_input *in, size_t *n_without_url, ml_err *err);
+
+/* Renders the lock file and writes it to <dir>/pylock.toml atomically
+ * (ml_fs_write_atomic). Returns 0, ML_ENOMEM or ML_EIO. */
+int ml_pylock_write(const char *dir, const ml_pylock_input *in, size_t *n_without_url, ml_err *err);
+
+/* Renders a lock file as a hashed requirements file (`mlsetup export
+ * --format requirements`): its [tool.mlsetup.header] as `# mlsetup:`
+ * lines and requested, then each package pinned with == (its marker
+ * kept) followed by --hash=sha256: of every wheel, and a `# mlsetup-file:`
+ * line per wheel of known size, so plan names the files offline. *out is a
+ * new string (caller frees). Returns 0, ML_EUNSUPPORTED (a package with no
+ * wheel) or ML_ENOMEM. */
+int ml_pylock_to_requirements(char **out, const ml_pylock *pl, ml_err *err);
+
+/* Writes the commit (40 hex digits) that HEAD of the git repository
+ * holding the file at path points at into out (libgit2, searching up from
+ * the file's directory). Returns 0, or ML_ENOENT when path is in no
+ * repository or HEAD names no commit yet. */
+int ml_project_commit(char out[41], const char *path);
 
 #endif /* MLSETUP_REPORT_H */

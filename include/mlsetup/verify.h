@@ -8,16 +8,22 @@
  * one "will it run?" rule (plan.h). Sources:
  *
  *   fatbin.c  the fatbinary reader: containers and entries (FACTS.md
- *             "Fatbinary", checked against nvcc 13.0 output) and the ELF-64
- *             section lookup for `.nv_fatbin` (System V ABI, "ELF-64 Object
- *             File Format"); pure functions over bytes in memory
+ *             "Fatbinary", checked against nvcc 13.0 output), where each
+ *             container lies (`.nv_fatbin`, `__nv_relfatbin`, data
+ *             sections) and the ELF-64 section lookup (System V ABI,
+ *             "ELF-64 Object File Format"); pure functions over bytes
+ *   cubin.c   one entry's payload: LZ4 (liblz4) or zstd (libzstd)
+ *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
  *             trees; and the "mlsetup.audit/1" JSON document
+ *   torchbuild.c  a torch wheel -> its build: the code of torch's own CUDA
+ *             library, its CUDA version (torch/version.py, METADATA), the
+ *             table entry with its hash (plan.h, ml_torch_build_lookup())
  *
- * Nothing here prints, decompresses or runs GPU code. Every reader is
- * bounds-checked with overflow-safe arithmetic and is fuzzed
- * (tests/fuzz/fuzz_fatbin.c): malformed, truncated or hostile input gives
+ * Nothing here prints or runs GPU code. Every reader is bounds-checked with
+ * overflow-safe arithmetic and is fuzzed (tests/fuzz/fuzz_fatbin.c,
+ * tests/fuzz/fuzz_cubin.c): malformed, truncated or hostile input gives
  * ML_EPARSE with a message naming the offset, never a crash.
  */
 #ifndef MLSETUP_VERIFY_H
@@ -41,6 +47,21 @@ enum { ML_FATBIN_KIND_PTX = 1, ML_FATBIN_KIND_ELF = 2 };
 #define ML_FATBIN_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a / compute_90a */
 #define ML_FATBIN_FLAG_FAMILY        0x200000ull /* sm_100f / compute_100f */
 
+/* Where a container was found, which decides whether its code counts at
+ * run time (FACTS.md "Which containers count at run time"). */
+typedef enum ml_fatbin_where {
+	ML_FATBIN_EXECUTABLE = 0,  /* `.nv_fatbin` (or found by magic in a PE
+	                            * DLL or an ELF file without sections): what
+	                            * the CUDA runtime loads; what `cuobjdump
+	                            * --list-elf --list-ptx` lists */
+	ML_FATBIN_EMBEDDED = 1,    /* a whole container inside `.data`, `.rodata`
+	                            * or `.data.rel.ro`: loaded by the library
+	                            * itself at run time (cuFFT 11.2, CUPTI); counts */
+	ML_FATBIN_RELOCATABLE = 2, /* `__nv_relfatbin`: relocatable device code,
+	                            * input to a device link, never loaded at run
+	                            * time; never counts */
+} ml_fatbin_where;
+
 /* One code object of a fatbin: SASS (kind 2, an ELF cubin) or PTX (kind 1).
  * Offsets and sizes are in bytes; offsets count from the start of the
  * buffer given to the scan (for ml_fatbin_scan_image(), the file). */
@@ -48,38 +69,73 @@ typedef struct ml_fatbin_entry {
 	ml_cuda_arch arch;          /* sm_90, sm_90a, sm_100f, compute_80 ... */
 	uint16_t kind;              /* ML_FATBIN_KIND_PTX or ML_FATBIN_KIND_ELF */
 	uint64_t flags;             /* ML_FATBIN_FLAG_* and others, as stored */
-	bool compressed;            /* LZ4 or zstd; listed, never decompressed */
+	bool compressed;            /* LZ4 or zstd */
+	ml_fatbin_where where;      /* the container's place in the image */
 	uint64_t offset;            /* of the entry header */
-	uint32_t header_size;       /* entry header bytes (64, 80, 112 seen) */
+	uint32_t header_size;       /* entry header bytes (64, 72, 80, 112 seen) */
 	uint64_t payload_size;      /* payload bytes as stored after the header */
 	uint64_t uncompressed_size; /* when compressed, as the header says; else 0 */
+	int32_t kernels;            /* kernels in the cubin (ml_cubin_count_kernels);
+	                             * -1 when not read: PTX, relocatable code, an
+	                             * architecture another cubin showed to hold
+	                             * kernels, or a cubin that could not be read */
 } ml_fatbin_entry;
 
-/* What one or more scans found. Scans append to it; sass[] and ptx[] stay
- * sorted (major, minor, then plain < 'a' < 'f') without duplicates.
- * Initialise with ML_FATBIN_LIST_INIT; release with ml_fatbin_list_release(). */
+/* What one or more scans found. Scans append to it; every architecture
+ * array stays sorted (major, minor, then plain < 'a' < 'f') without
+ * duplicates. sass[] and ptx[] hold only ML_FATBIN_EXECUTABLE code - the
+ * lists `cuobjdump --list-elf` / `--list-ptx` print; the embedded and
+ * relocatable arrays hold the rest.
+ *
+ * Kernels: when a scan has read its entries, the SASS cubins of counted
+ * code (executable and embedded) are read, smallest first within each
+ * architecture, until the architecture shows a kernel; an architecture
+ * none of whose counted cubins holds one is in kernelless[] (cuFFT's
+ * 872-byte sm_52 cubin). A cubin that cannot be read (bad compression, not
+ * a CUDA ELF, over the size cap) is counted in n_unreadable and treated as
+ * holding kernels. Reading costs what decompressing those cubins costs:
+ * NCCL 2.21.5 ships one device-linked cubin of 37-88 MB per architecture.
+ * Initialise with ML_FATBIN_LIST_INIT; release with
+ * ml_fatbin_list_release(). */
 typedef struct ml_fatbin_list {
 	ml_fatbin_entry *entries; /* every PTX and SASS entry, in file order */
 	size_t n_entries;
 	size_t cap_entries; /* entries allocated (internal) */
-	ml_cuda_arch *sass; /* unique SASS architectures */
+	ml_cuda_arch *sass; /* unique SASS architectures, executable containers */
 	size_t n_sass;
-	ml_cuda_arch *ptx; /* unique PTX architectures */
+	ml_cuda_arch *ptx; /* unique PTX architectures, executable containers */
 	size_t n_ptx;
-	size_t n_containers; /* containers whose header was valid */
-	size_t n_compressed; /* entries with a compressed payload */
-	size_t n_other;      /* entries of other kinds, skipped (not listed) */
+	size_t n_containers;         /* containers whose header was valid (all places) */
+	size_t n_compressed;         /* entries with a compressed payload (all places) */
+	size_t n_other;              /* entries of other kinds, skipped (not listed) */
+	ml_cuda_arch *embedded_sass; /* ML_FATBIN_EMBEDDED: SASS */
+	size_t n_embedded_sass;
+	ml_cuda_arch *embedded_ptx; /* ML_FATBIN_EMBEDDED: PTX */
+	size_t n_embedded_ptx;
+	ml_cuda_arch *relocatable_sass; /* ML_FATBIN_RELOCATABLE: SASS */
+	size_t n_relocatable_sass;
+	ml_cuda_arch *relocatable_ptx; /* ML_FATBIN_RELOCATABLE: PTX */
+	size_t n_relocatable_ptx;
+	ml_cuda_arch *with_kernels; /* counted SASS architectures with a kernel
+	                             * (or an unreadable cubin) */
+	size_t n_with_kernels;
+	ml_cuda_arch *kernelless; /* counted SASS architectures whose every
+	                           * entry holds no kernel */
+	size_t n_kernelless;
+	size_t n_unreadable; /* counted cubins that could not be read */
 } ml_fatbin_list;
 
 #define ML_FATBIN_LIST_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, 0                                              \
+		NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL,   \
+		        0, NULL, 0, 0                                                              \
 	}
 
 /* Scans one fatbin region buf[0..len) - the bytes of a `.nv_fatbin`
- * section, or a fatbin image such as nvcc -fatbin writes - and appends every
- * entry to *out (which the caller initialised; entries read before a failure
- * stay appended, so a truncated fatbin still shows what it had).
+ * section, or a fatbin image such as nvcc -fatbin writes - as executable
+ * code and appends every entry to *out (which the caller initialised;
+ * entries read before a failure stay appended, so a truncated fatbin still
+ * shows what it had).
  *
  * Layout (FACTS.md "Fatbinary", checked with nvcc 13.0): containers follow
  * each other, zero padding between and after them is allowed. A container
@@ -92,8 +148,10 @@ typedef struct ml_fatbin_list {
  * (64..4096, read from the entry, never assumed), then payload_size bytes.
  * arch is 10*major + minor of the compute capability (90 = 9.0, 120 =
  * 12.0); flags mark compression and the `a`/`f` variants. Entries of other
- * kinds are counted in n_other and skipped. Compressed payloads are listed,
- * not decompressed. A zero-filled tail inside a container ends it.
+ * kinds are counted in n_other and skipped. Then SASS payloads are
+ * decompressed and read as cubins to count kernels (see ml_fatbin_list); a
+ * cubin that cannot be read is not a fatbin error. A zero-filled tail inside a
+ * container ends it.
  *
  * Returns 0; ML_EPARSE when the bytes are not a well-formed fatbin (a
  * non-zero byte where a container must start, a bad magic or version, a
@@ -121,15 +179,16 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
  * from the start of buf):
  *
  *   - ELF-64 little-endian with a section table: the `.nv_fatbin` section
- *     (loaded fatbins) and `__nv_relfatbin` (relocatable device code), each
- *     when present, scanned strictly with ml_fatbin_scan(); then `.data`,
- *     `.rodata` and `.data.rel.ro` by magic, counting only candidates that
- *     parse as whole containers (libraries such as cuFFT 11 keep their
- *     kernels there, outside .nv_fatbin);
+ *     (ML_FATBIN_EXECUTABLE) and `__nv_relfatbin` (ML_FATBIN_RELOCATABLE),
+ *     each when present, scanned strictly; then `.data`, `.rodata` and
+ *     `.data.rel.ro` by magic (ML_FATBIN_EMBEDDED), counting only
+ *     candidates that parse as whole containers (libraries such as cuFFT
+ *     11.2 keep their kernels there, outside .nv_fatbin);
  *   - anything else (Windows PE DLLs, where the section name is cut to 8
  *     characters, ELF without a section table): every 8-byte-aligned
  *     offset holding ML_FATBIN_MAGIC followed by version 1 and header size
- *     16 starts a container, which must then be well-formed.
+ *     16 starts a container (ML_FATBIN_EXECUTABLE), which must then be
+ *     well-formed.
  *
  * Returns 0 (also when there is no fatbin at all: out unchanged), ML_EPARSE
  * for a malformed ELF file or fatbin (err names the section or offset), or
@@ -139,13 +198,60 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 /* Frees what l holds and resets it to ML_FATBIN_LIST_INIT. Accepts NULL. */
 void ml_fatbin_list_release(ml_fatbin_list *l);
 
+/* --- one entry's payload (src/verify/cubin.c) ------------------------------- */
+
+/* Largest payload decompressed, in bytes (512 MiB); real cubins stay far
+ * below (NCCL's device-linked ones are about 16 MiB). */
+#define ML_FATBIN_INFLATE_MAX (512ull << 20)
+
+/* Decompresses one entry's payload src[0..src_len) - the compressed_size
+ * bytes after the entry header - according to flags: ML_FATBIN_FLAG_LZ4
+ * (an LZ4 block, liblz4's LZ4_decompress_safe) or ML_FATBIN_FLAG_ZSTD (a
+ * zstd frame, libzstd). The result must be exactly uncompressed_size bytes
+ * (the header's field); nothing is allocated or written beyond that size,
+ * which may not exceed min(cap, ML_FATBIN_INFLATE_MAX) nor 1024 times
+ * src_len plus 64 KiB (no real cubin compresses better). Sets *out (a new
+ * buffer, caller frees) and *out_len. Returns 0; ML_EPARSE for corrupt
+ * data, a size other than the declared one, a size over the bounds, or
+ * flags naming no or both compressions (err says which); ML_ENOMEM. */
+int ml_fatbin_inflate(unsigned char **out, size_t *out_len, const unsigned char *src,
+                      size_t src_len, uint64_t flags, uint64_t uncompressed_size, uint64_t cap,
+                      ml_err *err);
+
+/* Counts the kernels of a cubin buf[0..len): an ELF-64 little-endian image
+ * for the NVIDIA CUDA machine (e_machine 190) whose sections named
+ * `.text.<name>` each hold one kernel (FACTS.md "Kernel-less cubins"). Sets
+ * *out. Returns 0; ML_EPARSE when buf is not such an image or its section
+ * table or name table lies outside it (err says which). Never reads
+ * outside buf[0..len). */
+int ml_cubin_count_kernels(size_t *out, const unsigned char *buf, size_t len, ml_err *err);
+
 /* --- the audit: paths -> answers (src/verify/audit.c) --------------------- */
 
-/* One answer of ml_arch_runs_on() for one device. */
+/* One file's answer for one device. */
+typedef enum ml_audit_state {
+	ML_AUDIT_RUNS = 0,       /* ml_arch_runs_on() says the code runs there */
+	ML_AUDIT_FAILS = 1,      /* it says it does not */
+	ML_AUDIT_UNVERIFIED = 2, /* the file's counted code holds no kernels
+	                          * (kernel-less cubins, or relocatable code
+	                          * only): it keeps its kernels in a form the
+	                          * reader does not see, so nothing can be said;
+	                          * neither runs nor fails */
+} ml_audit_state;
+
+/* Returns "runs", "fails" or "unverified" (static). */
+const char *ml_audit_state_name(ml_audit_state s);
+
+/* The text of every ML_AUDIT_UNVERIFIED answer whose file has kernel-less
+ * cubins only. */
+#define ML_AUDIT_NO_KERNELS_WHY "no kernels visible; stored in another form"
+
+/* One answer for one device. */
 typedef struct ml_audit_answer {
-	bool runs;
-	char why[512]; /* "SASS sm_86 runs on 8.9", "sm_120: no SASS for major 12,
-	                * no PTX ≤ 12.0" */
+	bool runs;            /* state == ML_AUDIT_RUNS (overall: no file fails) */
+	ml_audit_state state; /* per file; overall answers are RUNS or FAILS */
+	char why[512];        /* "SASS sm_86 runs on 8.9", "sm_120: no SASS for major
+	                       * 12, no PTX ≤ 12.0", ML_AUDIT_NO_KERNELS_WHY */
 } ml_audit_answer;
 
 /* One file audited: a library, a wheel member, or a path that failed. */
@@ -153,7 +259,10 @@ typedef struct ml_audit_file {
 	char *path;               /* as given or walked ("env/lib/x.so"); wheel members
 	                           * "w.whl!torch/lib/libtorch_cuda.so" */
 	ml_fatbin_list code;      /* what its fatbins hold (partial after an error) */
-	bool has_code;            /* at least one SASS or PTX entry was found */
+	bool has_code;            /* at least one SASS or PTX entry was found,
+	                           * wherever it lies */
+	bool unverified;          /* has_code, but no counted entry holds a kernel:
+	                           * every answer is ML_AUDIT_UNVERIFIED */
 	int error;                /* 0, or ML_ENOENT / ML_EIO (unreadable), ML_EPARSE
 	                           * (malformed ELF, fatbin or wheel), ML_EFAIL (wheel
 	                           * member over the size cap, directory too deep) */
@@ -177,6 +286,51 @@ typedef struct ml_audit_opts {
 		NULL, 0, 0, false                                                                  \
 	}
 
+/* --- torch builds from wheels (src/verify/torchbuild.c) ------------------- */
+
+/* A library of a torch wheel that cannot run on some GPU that torch's own
+ * CUDA library runs on (torch 2.11's libtorch_cuda_linalg.so has no code
+ * for sm_75 while libtorch_cuda.so has): what it does fails there. */
+typedef struct ml_torch_gap {
+	char library[256];                       /* member, "torch/lib/libtorch_cuda_linalg.so" */
+	ml_cuda_arch missing[ML_TORCH_MAX_CODE]; /* the devices, as SASS names ("sm_75") */
+	size_t n_missing;
+} ml_torch_gap;
+
+/* What an audit learnt about one torch wheel among its paths: a wheel
+ * whose dist-info is torch's (or that holds torch/version.py). */
+typedef struct ml_torch_wheel {
+	char *path;             /* as given */
+	char sha256[65];        /* of the wheel file; "" when it could not be hashed */
+	ml_torch_build build;   /* derived from the wheel's own bytes; files NULL */
+	char torch_version[96]; /* torch.__version__ in torch/version.py, "2.8.0+cu128"; "" */
+	char hip[48]; /* torch.version.hip ("6.2.41134-65d174c3e") of a ROCm build, else "" */
+	char cuda_source[128]; /* where build.cuda came from: "torch/version.py",
+	                        * "METADATA: cuda-toolkit==13.0.2", "METADATA:
+	                        * nvidia-*-cu12 (major only)"; "" when none */
+	char library[256];     /* the member whose code is the build's:
+	                        * torch/lib/libtorch_cuda.so (Linux) or
+	                        * torch/lib/torch_cuda.dll (Windows); "" when the
+	                        * wheel has neither (then: all its libraries' code) */
+	ml_torch_gap *gaps;    /* other libraries that miss some of its devices */
+	size_t n_gaps;
+	const ml_torch_build *known; /* the torch-build table's build with this
+	                              * sha256 (ml_torch_build_lookup()), or NULL */
+} ml_torch_wheel;
+
+/* Derives the torch build of one wheel, read in place: the SASS and PTX
+ * of torch's own CUDA library (what torch.cuda.get_arch_list() reports;
+ * the nvidia-* wheels' libraries are not torch's), the CUDA version from
+ * torch/version.py (`cuda = '12.8'`, None for a CPU-only build; else from
+ * the METADATA's Requires-Dist: cuda-toolkit==X.Y.Z, or the major of the
+ * nvidia-*-cuXX names), the version, local label, build tag and platform
+ * from the METADATA and the wheel's file name (PEP 427) or WHEEL tags. Use
+ * ml_torch_build_min_driver() (plan.h) for the driver it needs.
+ * Fills *out (files NULL). Returns 0; ML_ENOENT when path is not a torch
+ * wheel ("no torch/version.py or torch dist-info"); ML_ENOENT, ML_EIO or
+ * ML_EPARSE when it cannot be read (err names it); ML_ENOMEM. */
+int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err);
+
 /* The result of an audit. */
 typedef struct ml_audit {
 	ml_cuda_arch *devices; /* copy of opts->devices, duplicates removed */
@@ -186,11 +340,16 @@ typedef struct ml_audit {
 	                       * every library scanned */
 	size_t n_files;
 	size_t n_scanned;         /* libraries read (wheel members included) */
-	size_t n_with_code;       /* of those, with SASS or PTX */
+	size_t n_with_code;       /* of those, with SASS or PTX anywhere */
+	size_t n_unverified;      /* of those, unverified (files[].unverified) */
 	size_t n_errors;          /* files in files[] whose error is set */
-	ml_audit_answer *overall; /* per device: runs iff every file with CUDA
-	                           * code runs there (vacuously true without any);
-	                           * why names the first file that cannot */
+	ml_audit_answer *overall; /* per device: runs iff no file fails there
+	                           * (vacuously true without any; unverified files
+	                           * count as neither); why names the first file
+	                           * that fails */
+	ml_torch_wheel *torch;    /* every torch wheel among the paths (given as a
+	                           * path or met in a walked directory), in order */
+	size_t n_torch;
 } ml_audit;
 
 /* Audits each of paths[0..n_paths):
@@ -207,8 +366,17 @@ typedef struct ml_audit {
  *     symlink loops are harmless; an environment's lib/pythonX.Y/site-packages
  *     and conda's lib/ are covered by this walk.
  *
- * For every file with CUDA code, answers[d] = ml_arch_runs_on(sass + ptx,
- * device d); overall[d] is their conjunction. A path that cannot be read, a
+ * A torch wheel also gets an ml_torch_wheel in torch[] (its build, read in
+ * the same pass: torch/version.py, the dist-info's METADATA and WHEEL, and
+ * the sha256 of the wheel file for ml_torch_build_lookup()).
+ *
+ * For every file with CUDA code the counted code is its executable and
+ * embedded PTX plus the SASS architectures that hold kernels
+ * (code.with_kernels); relocatable code and kernel-less architectures never
+ * count. answers[d] = ml_arch_runs_on(counted code, device d), or
+ * ML_AUDIT_UNVERIFIED on every device when nothing counts (why:
+ * ML_AUDIT_NO_KERNELS_WHY, or that only relocatable code was found).
+ * overall[d] fails iff some file fails on d. A path that cannot be read, a
  * malformed fatbin or a broken wheel is recorded as a file with error set
  * and the audit goes on. Returns 0 with *out set (even when files failed:
  * see n_errors and ml_audit_status()), or ML_ENOMEM. Caller owns *out; free
@@ -223,18 +391,30 @@ int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
 bool ml_audit_is_library_name(const char *name);
 
 /* Derives the audit's outcome, the one place that decides it: ML_EGPU when
- * some file with CUDA code cannot run on an asked device (err names the
- * file, the device and why, and hints at a build that carries the code),
+ * some file with CUDA code fails on an asked device (err names the device,
+ * the first failing file and why, and up to eight failing files by their
+ * last path component; the hint points at a build that carries the code),
  * else ML_EFAIL when any path or file failed (err says how many and names
- * the first), else 0. Exit codes 5, 1 and 0 (DESIGN.md "Commands"). */
+ * the first), else 0. Unverified files decide nothing. Exit codes 5, 1 and
+ * 0 (DESIGN.md "Commands"). */
 int ml_audit_status(const ml_audit *a, ml_err *err);
 
 /* Builds the "mlsetup.audit/1" JSON document: schema, devices[] ("sm_120"),
- * libraries_scanned, libraries_with_cuda, errors, files[] each with path,
- * sass[], ptx[], containers, entries, compressed, error (string or null),
- * runs_on {"sm_120": bool} and why {"sm_120": text} (empty objects when the
- * file has no code), then the overall runs_on and why. Returns a new cJSON
- * object (caller frees with cJSON_Delete) or NULL when out of memory. */
+ * libraries_scanned, libraries_with_cuda, libraries_unverified, errors,
+ * unverified[] (paths of the unverified files), files[] each with path,
+ * sass[] and ptx[] (executable containers only: what cuobjdump --list-elf
+ * / --list-ptx list), embedded {sass[], ptx[]} (containers in data
+ * sections, loaded by the library at run time; they count), relocatable
+ * {sass[], ptx[]} (`__nv_relfatbin`, device-link input; never counted),
+ * kernelless[] (SASS architectures whose counted entries hold no kernel),
+ * containers, entries, compressed, unreadable_cubins, error (string or
+ * null), runs_on {"sm_120": true | false | "unverified"} and why
+ * {"sm_120": text} (empty objects when the file has no code), then the
+ * overall runs_on (booleans) and why, and torch_wheels[] {path, sha256,
+ * torch_version, hip, cuda_source, library, torch_build
+ * (ml_torch_build_to_json()), gaps [{library, missing[]}], known (the
+ * table's build, or null)}. Returns a new cJSON object (caller
+ * frees with cJSON_Delete) or NULL when out of memory. */
 struct cJSON *ml_audit_to_json(const ml_audit *a);
 
 /* Frees an audit and everything it owns. Accepts NULL. */
@@ -271,6 +451,21 @@ typedef enum ml_check_status {
 
 /* Returns "pass", "fail", "skip" or "warn" (static). */
 const char *ml_check_status_name(ml_check_status s);
+
+/* One step of checking an environment, reported as it happens so that a
+ * front end can show what runs now (a smoke test can take a minute). */
+typedef struct ml_verify_step {
+	const char *name;       /* "auditing the CUDA libraries", "importing torch",
+	                         * "SAXPY on GPU 0", "fp16 matmul on GPU 0" */
+	bool done;              /* false: the step begins; true: it ended */
+	ml_check_status status; /* done: how it went (FAIL also when the
+	                         * program running it died or timed out) */
+	double seconds;         /* done: how long it ran (monotonic clock) */
+} ml_verify_step;
+
+/* Called at the beginning and at the end of every step, from the thread
+ * that runs the check; step and its strings are valid during the call. */
+typedef void (*ml_verify_step_fn)(const ml_verify_step *step, void *data);
 
 /* Returns the CUresult's enumerator name from mlsetup's own table
  * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
@@ -348,11 +543,15 @@ typedef struct ml_smoke_opts {
 	size_t n_floats; /* elements per buffer, 1 .. 2^28; 0: 4 Mi (16 MiB a buffer) */
 	int iterations;  /* timed launches after one warm-up, 1 .. 1000; 0: 10 */
 	int block_size;  /* threads per block, 32 .. 1024; 0: 256 */
+	/* Steps as they run: "starting the CUDA driver" (dlopen, cuInit,
+	 * cuDeviceGetCount), then "SAXPY on GPU N" per device; may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_smoke_opts;
 
 #define ML_SMOKE_OPTS_INIT                                                                         \
 	{                                                                                          \
-		NULL, NULL, 0, 0, 0                                                                \
+		NULL, NULL, 0, 0, 0, NULL, NULL                                                    \
 	}
 
 /* Runs the driver-level smoke test (CUDA Driver API): dlopen the driver
@@ -408,20 +607,35 @@ typedef enum ml_fw_class {
 	ML_FW_OOM,              /* "CUDA out of memory" */
 	ML_FW_WRONG_RESULTS,    /* ran, but the result differs from the CPU reference */
 	ML_FW_IMPORT_ERROR,     /* `import torch` failed */
+	ML_FW_SYSTEM_NOT_READY, /* CUDA error 802 "system not yet initialized":
+	                         * an NVSwitch system without its Fabric Manager */
+	ML_FW_DEVICES_BUSY,     /* CUDA error 46 "all CUDA-capable devices are busy
+	                         * or unavailable": exclusive-process compute mode */
 	ML_FW_OTHER,
 } ml_fw_class;
 
 /* Returns "ok", "no_kernel_image", "cpu_only_build", "cuda_unavailable",
- * "driver_too_old", "oom", "wrong_results", "import_error" or "other". */
+ * "driver_too_old", "oom", "wrong_results", "import_error",
+ * "system_not_ready", "devices_busy" or "other". */
 const char *ml_fw_class_name(ml_fw_class c);
 
 /* Classifies an error message torch (or Python) gave, case-insensitively,
- * by the first matching entry of one table of known phrases ("no kernel
- * image is available", "not compatible with the current PyTorch
- * installation", "driver on your system is too old", "out of memory",
- * "Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
- * "ModuleNotFoundError", ...). NULL or no match gives ML_FW_OTHER. */
+ * by the first matching entry of one table of known phrases, each quoted
+ * from the torch or CUDA source that prints it ("no kernel image is
+ * available", "not compatible with the current PyTorch installation",
+ * "driver on your system is too old", "system not yet initialized" (802),
+ * "busy or unavailable" (46), "out of memory", "Torch not compiled with
+ * CUDA enabled", "No CUDA GPUs are available", "invalid device ordinal",
+ * "Found no NVIDIA driver", "ModuleNotFoundError", ...). NULL or no match
+ * gives ML_FW_OTHER. */
 ml_fw_class ml_fw_classify(const char *message);
+
+/* True when message is torch's "Found no NVIDIA driver on your system"
+ * (c10/cuda/CUDAFunctions.cpp device_count_impl(): the CUDA runtime found
+ * no libcuda.so.1 to load), classified ML_FW_CUDA_UNAVAILABLE like every
+ * "no usable GPU" text, but telling that the driver's library itself is
+ * missing (a container started without the NVIDIA container runtime). */
+bool ml_fw_says_no_driver_library(const char *message);
 
 /* One framework check: machine-wide "import" and "cpu_matmul", per GPU
  * "fp32_matmul", "fp16_matmul", "bf16_matmul", "elementwise", "alloc". */
@@ -429,8 +643,15 @@ typedef struct ml_fw_check {
 	char name[32];
 	ml_check_status status; /* PASS, FAIL or SKIP (e.g. bf16 unsupported) */
 	ml_fw_class cls;        /* why it failed; ML_FW_OK otherwise */
-	double ms;              /* time of the timed run, milliseconds; 0 unknown */
+	double ms;              /* one run, milliseconds; 0 unknown. GPU checks:
+	                         * the mean of `reps` runs timed with CUDA events
+	                         * after one warm-up run and a synchronize */
+	int n;                  /* GPU matmuls: n of the n x n matmul; 0 n/a */
+	int reps;               /* GPU checks: runs in the timed batch; 0 n/a */
 	double gflops;          /* 10^9 floating-point operations per second; 0 n/a */
+	double tflops;          /* GPU matmuls: 2 n^3 / (ms / 10^3) / 10^12, the
+	                         * 10^12 floating-point operations per second of
+	                         * this dtype on this GPU; 0 n/a */
 	double gbps;            /* elementwise/alloc: 10^9 bytes per second; 0 n/a */
 	double max_abs_error;   /* against the CPU reference, -1 when not compared */
 	double tolerance;       /* the bound max_abs_error was held to, -1 n/a */
@@ -488,11 +709,17 @@ typedef struct ml_framework_opts {
 	int matmul_size;  /* n of the n x n matmuls (elementwise: n*n elements),
 	                   * 2 .. 16384; 0: 2048 */
 	size_t alloc_mib; /* size of the allocation check, MiB, 1 .. 1048576; 0: 256 */
+	/* Steps as the script reports them while it runs ("importing torch",
+	 * "CPU matmul", "checking CUDA", then per GPU "fp32 matmul on GPU N",
+	 * "fp16 ...", "bf16 ...", "elementwise ...", "allocation on GPU N");
+	 * may be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_framework_opts;
 
 #define ML_FRAMEWORK_OPTS_INIT                                                                     \
 	{                                                                                          \
-		0, 0, 0                                                                            \
+		0, 0, 0, NULL, NULL                                                                \
 	}
 
 /* Runs the framework-level smoke test: the embedded script
@@ -503,8 +730,17 @@ typedef struct ml_framework_opts {
  * capability against the arch list (here, with ml_arch_runs_on), and runs
  * on the CPU a matmul against an exact reference and on every GPU fp32,
  * fp16 and bf16 matmuls against CPU references, an elementwise kernel and
- * an allocation, timed; it prints one JSON line that this parses (cJSON)
- * and classifies (ml_fw_classify). No GPU: the CPU checks still run and
+ * an allocation, timed (GPU checks: one warm-up run, a synchronize, then a
+ * batch of runs between CUDA events; a matmul's rate is 2 n^3 / seconds
+ * per run, in TFLOP/s); it prints one JSON line that this parses (cJSON)
+ * and classifies (ml_fw_classify). Before and after each step it prints a
+ * "MLSETUP-TORCH-SMOKE-STEP: begin NAME" / "... end STATUS NAME" line,
+ * read as it comes and passed to o->on_step; a step the script never
+ * ended (it crashed or hung) ends as FAIL, and the result's detail names
+ * it. A bf16 matmul that failed on a GPU without bf16 in hardware
+ * (compute capability below 8.0; the script does not try it there) is
+ * expected: it becomes a skip whose detail says so, so a bf16 FAIL means a
+ * GPU that has bf16. No GPU: the CPU checks still run and
  * gpu_checks_skipped says why. A script that crashes, hangs or prints no
  * JSON gives ML_FW_OTHER (or ML_FW_IMPORT_ERROR when the output says so)
  * with the output's tail in out->output.
@@ -518,9 +754,20 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 void ml_framework_result_release(ml_framework_result *r);
 
 /* Builds the JSON object for a framework result (class, versions,
- * availability, arch_list, checks[], gpus[] with their checks[]).
+ * availability, arch_list, checks[], gpus[] with their checks[] - each
+ * with ms, n, reps, gflops, tflops, gbps, null where they do not apply - and
+ * matmul[]: per dtype run {dtype "fp32"/"fp16"/"bf16", status, n, ms,
+ * tflops}, the numbers null unless it passed).
  * Returns a new cJSON object (caller frees) or NULL when out of memory. */
 struct cJSON *ml_framework_result_to_json(const ml_framework_result *r);
+
+/* The GPU check of fg called name ("bf16_matmul"), or NULL. */
+const ml_fw_check *ml_fw_gpu_check(const ml_fw_gpu *fg, const char *name);
+
+/* Writes a rate in TFLOP/s with three significant digits and no exponent
+ * ("0.0123", "1.23", "12.3", "312", "2250") into dst (sz bytes); "?" when
+ * it is not a positive number. */
+void ml_tflops_format(char *dst, size_t sz, double tflops);
 
 /* The framework smoke script src/verify/torch_smoke.py, embedded at build
  * time (EMBED_FILES in the Makefile) byte for byte. Static, NUL-terminated,
@@ -533,22 +780,29 @@ const char *ml_torch_smoke_script(void);
 /* The cause a failed (or warned) check is attributed to. */
 typedef enum ml_cause {
 	ML_CAUSE_NONE = 0,
-	ML_CAUSE_NO_KERNEL_IMAGE, /* the build has no code for this GPU's architecture */
-	ML_CAUSE_DRIVER_TOO_OLD,  /* driver older than the CUDA the code needs */
-	ML_CAUSE_CPU_ONLY_BUILD,  /* torch without CUDA on a machine with a GPU */
-	ML_CAUSE_GPU_NOT_VISIBLE, /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
-	                           * container without the GPU runtime, WSL without
-	                           * the driver libraries, no driver loaded */
-	ML_CAUSE_DRIVER_BROKEN,   /* stub library, driver/kernel module mismatch */
-	ML_CAUSE_WRONG_RESULTS,   /* computed, but wrong */
-	ML_CAUSE_OOM,             /* out of device memory */
-	ML_CAUSE_IMPORT_ERROR,    /* torch does not import */
+	ML_CAUSE_NO_KERNEL_IMAGE,  /* the build has no code for this GPU's architecture */
+	ML_CAUSE_DRIVER_TOO_OLD,   /* driver older than the CUDA the code needs */
+	ML_CAUSE_CPU_ONLY_BUILD,   /* torch without CUDA on a machine with a GPU */
+	ML_CAUSE_GPU_NOT_VISIBLE,  /* GPU present but hidden: CUDA_VISIBLE_DEVICES,
+	                            * container without the GPU runtime, WSL without
+	                            * the driver libraries, no driver loaded */
+	ML_CAUSE_DRIVER_BROKEN,    /* stub library, driver/kernel module mismatch */
+	ML_CAUSE_WRONG_RESULTS,    /* computed, but wrong */
+	ML_CAUSE_OOM,              /* out of device memory */
+	ML_CAUSE_IMPORT_ERROR,     /* torch does not import */
+	ML_CAUSE_SYSTEM_NOT_READY, /* CUDA error 802: an NVSwitch system whose
+	                            * Fabric Manager is not running */
+	ML_CAUSE_GPU_BUSY,         /* CUDA error 46: a GPU in exclusive-process (or
+	                            * prohibited) compute mode, held elsewhere */
+	ML_CAUSE_PRECISION_FAILED, /* a precision the GPU has in hardware fails
+	                            * (bf16 on compute capability 8.0+) */
 	ML_CAUSE_OTHER,
 } ml_cause;
 
 /* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
  * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
- * "import_error" or "other" (static). */
+ * "import_error", "system_not_ready", "gpu_busy", "precision_failed" or
+ * "other" (static). */
 const char *ml_cause_name(ml_cause c);
 
 /* One check of the verdict. */
@@ -605,11 +859,27 @@ typedef struct ml_diagnose_opts {
  *                       it (ml_manifest_open + ml_arch_runs_on, in
  *                       selection.json's preference order);
  *   driver too old   -> names the minimum driver (the manifest's, else the
- *                       one torch's CUDA version needs, else the GPU's);
- *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty or -1,
- *   container without /dev/nvidia*, WSL without
- *   /usr/lib/wsl/lib/libcuda.so.1, no driver loaded), wrong results, out of
- *   memory, a broken driver installation.
+ *                       one torch's CUDA version needs, else the GPU's) and
+ *                       the CUDA version torch found the driver to have;
+ *   system not ready -> CUDA error 802 (cuInit, or torch's "Error 802:
+ *                       system not yet initialized"): the Fabric Manager of
+ *                       the driver's version, to install and start;
+ *   GPU busy         -> CUDA error 46 (a context refused, or torch's "all
+ *                       CUDA-capable devices are busy or unavailable"):
+ *                       free the GPU or `nvidia-smi -c DEFAULT`;
+ *   CPU-only build, GPU not visible (CUDA_VISIBLE_DEVICES empty, -1 or a
+ *   MIG UUID CUDA does not find; a container without the GPU runtime, with
+ *   no /dev/nvidia* or no libcuda.so.1 (torch: "Found no NVIDIA driver on
+ *   your system"); WSL without /usr/lib/wsl/lib/libcuda.so.1; no driver
+ *   loaded; a MIG-capable GPU - compute capability 8.0, 9.x, 10.x - that
+ *   CUDA does not see: MIG mode without a MIG device), wrong results, out
+ *   of memory, a broken driver installation; detected GPUs no smoke test
+ *   reached take the cause of a machine-wide failure that explains it
+ *   (802, 46, a driver too old or broken);
+ *   bf16 failing     on a GPU with bf16 in hardware (a bf16 failure on an
+ *                    older GPU arrives as a skip, see ml_smoke_framework):
+ *                    names the GPU, its architecture, and the CUDA
+ *                    libraries torch loads as the suspect.
  * Caller owns *out; free with ml_verdict_free(). Returns 0 or ML_ENOMEM. */
 int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *o, ml_err *err);
 
@@ -644,11 +914,16 @@ typedef struct ml_verify_env_opts {
 	const char *root;     /* sysroot for the diagnosis; NULL: the live system */
 	bool require_gpu;     /* no GPU check run is a failure */
 	ml_framework_opts framework;
+	/* Every step as it runs: "auditing the CUDA libraries", the driver
+	 * smoke test's and the framework smoke test's (ml_smoke_opts,
+	 * ml_framework_opts); framework.on_step is not used. May be NULL. */
+	ml_verify_step_fn on_step;
+	void *step_data;
 } ml_verify_env_opts;
 
 #define ML_VERIFY_ENV_OPTS_INIT                                                                    \
 	{                                                                                          \
-		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT                              \
+		NULL, NULL, NULL, NULL, false, ML_FRAMEWORK_OPTS_INIT, NULL, NULL                  \
 	}
 
 /* Everything verify learnt about one environment. */

@@ -1,7 +1,9 @@
 /*
  * os.c (Linux) - the operating-system interface core.h declares: reading
  * files under a root directory, dlopen, spawning a program with a timeout
- * and captured output, free disk space and CPU count.
+ * and captured output, free disk space and CPU count, and the system calls
+ * that the oldest glibc mlsetup supports (2.17, the manylinux2014 baseline)
+ * has no wrapper for, and where each distribution keeps its CA certificates.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,8 +124,29 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
-                       int timeout_s, bool with_stderr, ml_err *err)
+/* A child's output cut into lines for an ml_os_line_fn. */
+struct lines {
+	ml_os_line_fn fn;
+	void *data;
+	char line[1024];
+	size_t len;
+};
+
+static void feed_lines(struct lines *l, const char *chunk, size_t n)
+{
+	for (size_t i = 0; l->fn && i < n; i++) {
+		if (chunk[i] == '\n') {
+			l->line[l->len] = '\0';
+			l->fn(l->line, l->data);
+			l->len = 0;
+		} else if (l->len + 1 < sizeof(l->line)) {
+			l->line[l->len++] = chunk[i];
+		}
+	}
+}
+
+static int run_child(char **out, int *status, const char *const *argv, size_t max_bytes,
+                     int timeout_s, bool with_stderr, struct lines *lines, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -171,6 +195,8 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 			continue;
 		if (n <= 0)
 			break;
+		if (lines)
+			feed_lines(lines, chunk, (size_t)n);
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
@@ -181,6 +207,8 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 		}
 	}
 	close(pfd[0]);
+	if (lines && lines->len && !rc)
+		feed_lines(lines, "\n", 1);
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
@@ -193,6 +221,19 @@ static int run_capture(char **out, int *status, const char *const *argv, size_t 
 	if (!*out)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	return 0;
+}
+
+int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
+                    int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err)
+{
+	struct lines l = {on_line, data, "", 0};
+	return run_child(out, status, argv, max_bytes, timeout_s, true, &l, err);
+}
+
+static int run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
+                       int timeout_s, bool with_stderr, ml_err *err)
+{
+	return run_child(out, status, argv, max_bytes, timeout_s, with_stderr, NULL, err);
 }
 
 int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err)
@@ -232,4 +273,111 @@ int ml_os_run_output(char **out, int *status, const char *const *argv, size_t ma
                      int timeout_s, ml_err *err)
 {
 	return run_capture(out, status, argv, max_bytes, timeout_s, true, err);
+}
+
+int ml_os_random(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+#ifdef SYS_getrandom
+	while (got < n) {
+		long r = syscall(SYS_getrandom, p + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+#endif
+	if (got == n)
+		return 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : EIO;
+			close(fd);
+			return -e;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
+long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)
+{
+#ifdef SYS_copy_file_range
+	long r;
+	do
+		r = syscall(SYS_copy_file_range, in_fd, NULL, out_fd, NULL, n, 0u);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -(long long)errno : (long long)r;
+#else
+	(void)in_fd, (void)out_fd, (void)n;
+	return -ENOSYS;
+#endif
+}
+
+/* CA bundles, most common first: Debian/Ubuntu (and Gentoo, Arch's
+ * compatibility link); RHEL/CentOS/Fedora/Amazon Linux and the file it
+ * links to; openSUSE/SLES and the file it links to; Arch (p11-kit); Alpine
+ * and others. */
+static const char *const ca_files[] = {
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+        "/etc/ssl/ca-bundle.pem",
+        "/var/lib/ca-certificates/ca-bundle.pem",
+        "/etc/ca-certificates/extracted/tls-ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+        "/etc/pki/tls/cacert.pem",
+        NULL,
+};
+
+/* Hashed certificate directories (c_rehash / update-ca-certificates). */
+static const char *const ca_dirs[] = {
+        "/etc/ssl/certs",
+        "/var/lib/ca-certificates/openssl",
+        "/etc/pki/tls/certs",
+        NULL,
+};
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] ? v : NULL;
+}
+
+static const char *first_existing(const char *const *paths, bool dir)
+{
+	struct stat st;
+	for (size_t i = 0; paths[i]; i++)
+		if (stat(paths[i], &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+			return paths[i];
+	return NULL;
+}
+
+const char *ml_os_ca_file(void)
+{
+	const char *env = env_nonempty("SSL_CERT_FILE");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_DIR"))
+		return NULL;
+	return first_existing(ca_files, false);
+}
+
+const char *ml_os_ca_dir(void)
+{
+	const char *env = env_nonempty("SSL_CERT_DIR");
+	if (env)
+		return env;
+	if (env_nonempty("SSL_CERT_FILE") || first_existing(ca_files, false))
+		return NULL;
+	return first_existing(ca_dirs, true);
 }

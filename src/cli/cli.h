@@ -63,11 +63,13 @@ extern const ml_command ml_cmd_help;
 extern const ml_command ml_cmd_plan;
 extern const ml_command ml_cmd_lock;
 extern const ml_command ml_cmd_download;
+extern const ml_command ml_cmd_bundle;
 extern const ml_command ml_cmd_cache;
 extern const ml_command ml_cmd_audit;
 extern const ml_command ml_cmd_install;
 extern const ml_command ml_cmd_verify;
 extern const ml_command ml_cmd_doctor;
+extern const ml_command ml_cmd_export;
 
 /* Looks a command up by name; NULL when unknown. */
 const ml_command *ml_cli_find(const char *name);

@@ -1,10 +1,13 @@
 /*
  * cmd_detect.c - `mlsetup detect [--json] [--target DIR]`: what machine is
  * this? Prints OS, libc, CPU, memory, disk, the NVIDIA driver and every
- * GPU with its compute capability, and how each fact was learnt.
+ * GPU with its compute capability and precision features (bf16, tf32,
+ * fp8, fp4, FlashAttention 2, the dtype to train in), and how each fact
+ * was learnt.
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -27,6 +30,28 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	else if (opt == OPT_NO_SMI)
 		a->no_smi = true;
 	return 0;
+}
+
+/* One line under a GPU: the precisions its compute capability supports,
+ * the dtype to train in and whether FlashAttention 2 runs. */
+static void print_precision(const ml_gpu *gp)
+{
+	ml_precision p;
+	ml_gpu_precision(&p, gp->cc_major, gp->cc_minor);
+	if (!p.known)
+		return;
+	char feats[64] = "";
+	const struct {
+		bool on;
+		const char *name;
+	} f[] = {{p.bf16, "bf16"}, {p.tf32, "tf32"}, {p.fp8, "fp8"}, {p.fp4, "fp4"}};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].on)
+			snprintf(feats + strlen(feats), sizeof feats - strlen(feats), "%s%s",
+			         feats[0] ? " " : "", f[i].name);
+	ml_say("             precision: %s · recommended dtype %s · FlashAttention 2: %s",
+	       feats[0] ? feats : "no bf16, tf32, fp8 or fp4", p.recommended_dtype,
+	       p.flash_attention_2 ? "yes" : "no (needs compute capability 8.0)");
 }
 
 static void print_human(const ml_machine *m)
@@ -66,6 +91,7 @@ static void print_human(const ml_machine *m)
 		       g, gp->name[0] ? gp->name : "unknown NVIDIA GPU", r, cc[0] ? cc : "unknown",
 		       sm[0] ? sm : "?", gp->architecture[0] ? gp->architecture : "unknown",
 		       (unsigned long long)gp->memory_mib, gp->pci_bus_id);
+		print_precision(gp);
 	}
 	char advice[512];
 	if (ml_machine_driver_advice(advice, sizeof(advice), m))

@@ -2,7 +2,8 @@
  * cmd_doctor.c - `mlsetup doctor`: detect, the plan's selection rules and
  * verify for an existing environment, printed as findings with remedies:
  * what this machine is, which manifest fits it and why, and whether the
- * environment that is there really runs on its GPUs.
+ * environment that is there really runs on its GPUs. Each step shows as it
+ * runs (stage_ui.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,13 +13,20 @@
 #include "cli.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/report.h"
+#include "stage_ui.h"
 #include "verify_ui.h"
 
-enum { OPT_TARGET = 't', OPT_PYTHON = 1400 };
+enum { OPT_TARGET = 't', OPT_PYTHON = 1400, OPT_NO_PROGRESS };
+
+struct doctor_args {
+	ml_verify_env_opts o;
+	bool no_progress;
+};
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	ml_verify_env_opts *o = data;
+	struct doctor_args *a = data;
+	ml_verify_env_opts *o = &a->o;
 	int r = ml_verify_option(&o->framework, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
@@ -26,6 +34,8 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		o->target = arg;
 	else if (opt == OPT_PYTHON)
 		o->python = arg;
+	else if (opt == OPT_NO_PROGRESS)
+		a->no_progress = true;
 	return 0;
 }
 
@@ -54,15 +64,16 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	static const struct option opts[] = {
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"python", required_argument, NULL, OPT_PYTHON},
+	        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	        ML_VERIFY_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
-	ml_verify_env_opts *o = args;
+	struct doctor_args *a = args;
 	ml_verify_env_opts init = ML_VERIFY_ENV_OPTS_INIT;
-	*o = init;
-	o->target = ".venv";
+	a->o = init;
+	a->o.target = ".venv";
 	int first;
-	int rc = ml_cli_parse(&ml_cmd_doctor, argc, argv, opts, on_option, o, &first,
+	int rc = ml_cli_parse(&ml_cmd_doctor, argc, argv, opts, on_option, a, &first,
 	                      &ctx->help_shown, err);
 	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_doctor, err, "unexpected argument '%s'", argv[first]);
@@ -82,7 +93,8 @@ static void print_json(const ml_machine *m, const ml_plan *p, const ml_verificat
 
 static int run(ml_ctx *ctx, void *args, ml_err *err)
 {
-	ml_verify_env_opts o = *(const ml_verify_env_opts *)args;
+	const struct doctor_args *a = args;
+	ml_verify_env_opts o = a->o;
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
 	d.root = ctx->sysroot;
 	d.target_dir = o.target;
@@ -90,19 +102,33 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 	ml_plan *p = NULL;
 	ml_report *rep = NULL;
 	ml_verification *v = NULL;
+	ml_stage_ui ui;
+	ml_stage_ui_start(&ui, !a->no_progress);
+	ml_stage_ui_begin(&ui, "detect");
 	int rc = ml_detect(&m, &d, err);
-	if (rc)
+	ml_stage_ui_end(&ui, rc);
+	if (rc) {
+		ml_stage_ui_finish(&ui);
 		return rc;
+	}
 	ml_plan_opts po = ML_PLAN_OPTS_INIT;
 	po.target = o.target;
 	po.offline = true;
+	ml_stage_ui_begin(&ui, "plan");
 	rc = ml_plan_make(&p, m, &po, err);
+	ml_stage_ui_end(&ui, rc);
 	/* The manifest the environment came from, for the remedies. */
 	if (!o.python && ml_report_read(&rep, o.target, NULL) == 0)
 		o.manifest = ml_report_manifest(rep);
 	o.root = ctx->sysroot;
-	if (!rc)
+	o.on_step = ml_stage_ui_step;
+	o.step_data = &ui;
+	if (!rc) {
+		ml_stage_ui_begin(&ui, "verify");
 		rc = ml_verify_env(&v, m, &o, err);
+		ml_stage_ui_end(&ui, rc);
+	}
+	ml_stage_ui_finish(&ui);
 	if (!rc) {
 		if (ctx->json) {
 			print_json(m, p, v);
@@ -127,12 +153,14 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 
 const ml_command ml_cmd_doctor = {
         "doctor",
-        sizeof(ml_verify_env_opts),
+        sizeof(struct doctor_args),
         parse,
         run,
         ML_NEED_NONE,
         "diagnose a machine and its environment: detect, selection rules, verify, remedies",
-        "mlsetup doctor [--target DIR | --python PATH] [--json]",
+        "mlsetup doctor [--target DIR | --python PATH] [--no-progress] [--json]",
         "  -t, --target DIR     the environment (default ./.venv)\n"
-        "  --python PATH        check this interpreter instead of an environment\n" ML_VERIFY_HELP,
+        "  --python PATH        check this interpreter instead of an environment\n"
+        "  --no-progress        no progress: neither each step live on a terminal nor the\n"
+        "                       stage lines elsewhere (-q silences them too)\n" ML_VERIFY_HELP,
 };

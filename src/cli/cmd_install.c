@@ -2,9 +2,11 @@
  * cmd_install.c - `mlsetup install`: a verified environment at the target.
  * The pipeline is the library's (ml_install, src/install/: detect -> plan
  * -> fetch -> audit -> env -> verify -> report); this command parses the
- * options, shows the pipeline's events as they come (warnings, download
- * progress, the GPU verdict) and ends with a summary, or with the report
- * as JSON. main() holds the target's lock while it runs (ML_NEED_LOCK).
+ * options, shows the pipeline's events as they come (stage_ui.c: the
+ * machine and the manifest first, then each stage and step live, the
+ * download bars, warnings, the GPU verdict) and ends with a summary, or
+ * with the report as JSON. main() holds the target's lock while it runs
+ * (ML_NEED_LOCK).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -14,9 +16,9 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "fetch_ui.h"
 #include "index_opts.h"
 #include "mlsetup/install.h"
+#include "stage_ui.h"
 #include "verify_ui.h"
 
 enum {
@@ -38,6 +40,8 @@ enum {
 	OPT_LINK,
 	OPT_FORCE,
 	OPT_REINSTALL,
+	OPT_REQUIRE_HASHES,
+	OPT_PY_PREFERENCE,
 };
 
 struct install_args {
@@ -137,6 +141,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_REINSTALL:
 		o->reinstall = true;
 		break;
+	case OPT_REQUIRE_HASHES:
+		o->require_hashes = true;
+		break;
+	case OPT_PY_PREFERENCE:
+		return ml_python_preference_parse(&o->python_preference, arg, err);
 	}
 	return 0;
 }
@@ -162,6 +171,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"link", required_argument, NULL, OPT_LINK},
 	        {"force", no_argument, NULL, OPT_FORCE},
 	        {"reinstall", no_argument, NULL, OPT_REINSTALL},
+	        {"require-hashes", no_argument, NULL, OPT_REQUIRE_HASHES},
+	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
 	        ML_VERIFY_LONGOPTS,
 	        ML_CLI_INDEX_LONGOPTS,
 	        {NULL, 0, NULL, 0},
@@ -183,18 +194,6 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	return 0;
 }
 
-/* Shows the pipeline's events as they come. */
-static void on_event(const ml_install_event *ev, void *data)
-{
-	ml_fetch_ui_event(data, ev);
-	if (ev->kind == ML_EV_WARNING)
-		ml_warn("%s", ev->text);
-	else if (ev->kind == ML_EV_DETAIL)
-		ml_verbose("%s", ev->text);
-	else if (ev->kind == ML_EV_CHECK_END && ev->verification)
-		ml_cli_print_verification(ev->verification);
-}
-
 static void print_summary(const ml_install_result *r, int rc)
 {
 	const char *b = ml_c("bold"), *e = ml_c("reset");
@@ -206,9 +205,7 @@ static void print_summary(const ml_install_result *r, int rc)
 		       r->target, p->selection->manifest->name, p->n_files);
 		return;
 	}
-	const ml_manifest *mf = p->selection->manifest;
-	ml_say("%smanifest%s     %s%s%s", b, e, mf->name, mf->summary ? " - " : "",
-	       mf->summary ? mf->summary : "");
+	/* The machine and the manifest were shown first, as they came. */
 	if (r->python.version[0])
 		ml_say("%spython%s       %s (%s%s)", b, e, r->python.version, r->python.executable,
 		       r->python_cached ? ", already unpacked" : "");
@@ -230,16 +227,17 @@ static void print_summary(const ml_install_result *r, int rc)
 static int run(ml_ctx *ctx, void *args, ml_err *err)
 {
 	struct install_args *a = args;
-	ml_fetch_ui ui = {!a->no_progress, NULL, "downloading", {{0}}};
+	ml_stage_ui ui;
+	ml_stage_ui_start(&ui, !a->no_progress);
 	a->o.sysroot = ctx->sysroot;
 	a->o.offline = ctx->offline;
 	a->o.lock = ctx->lock;
-	a->o.on_event = on_event;
+	a->o.on_event = ml_stage_ui_event;
 	a->o.event_data = &ui;
 	ml_cli_index_flags(&a->ix, &a->o.index);
 	ml_install_result r;
 	int rc = ml_install(&r, &a->o, err);
-	ml_fetch_ui_finish(&ui);
+	ml_stage_ui_finish(&ui);
 	if (ctx->json && r.report)
 		ml_out_json(r.report);
 	print_summary(&r, rc);
@@ -260,6 +258,9 @@ const ml_command ml_cmd_install = {
         "  -t, --target DIR        where the environment goes (default ./.venv); replaced\n"
         "                          atomically, an existing one is untouched on failure\n"
         "  --python X.Y|PATH       pinned interpreter version, or an existing interpreter\n"
+        "  --python-preference P   managed (default: a pinned interpreter, else one found\n"
+        "                          here when the download fails for the network), system\n"
+        "                          (one found here first), only-managed, only-system\n"
         "  --python-mirror URL     replaces the interpreter release host prefix (also\n"
         "                          MLSETUP_PYTHON_MIRROR)\n"
         "  --python-pins FILE      interpreter pins instead of the built-in ones\n"
@@ -269,13 +270,16 @@ const ml_command ml_cmd_install = {
         "  --retries N             retries per source on network errors (default 3)\n"
         "  --connect-timeout S     connect timeout in seconds (default 10)\n"
         "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds (default 30)\n"
-        "  --no-progress           no progress display\n"
+        "  --no-progress           no progress: neither the live display on a terminal nor\n"
+        "                          the stage lines elsewhere (-q silences them too)\n"
         "  --no-wait               fail at once when another install holds the target\n"
         "  --no-verify             skip the import check after building\n"
         "  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
         "  --compile-bytecode      compile .pyc files after installing\n"
         "  --link METHOD           auto (default), reflink, hardlink or copy\n"
         "  --reinstall             rebuild the target even when it already is this plan\n"
+        "  --require-hashes        refuse a manifest that does not pin hashes instead of\n"
+        "                          resolving it with pip (also PIP_REQUIRE_HASHES)\n"
         "  --force                 build even when the audit of the downloaded wheels says the\n"
         "                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
 };

@@ -6,19 +6,36 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "mlsetup/detect.h"
-#include "mlsetup/plan.h"
+#include "index_opts.h"
+#include "mlsetup/install.h"
 
-enum { OPT_MANIFEST = 'm', OPT_PYTHON = 'p', OPT_TARGET = 't', OPT_CACHE = 256, OPT_PINS };
+enum {
+	OPT_MANIFEST = 'm',
+	OPT_PYTHON = 'p',
+	OPT_TARGET = 't',
+	OPT_CACHE = 256,
+	OPT_PINS,
+	OPT_REQUIRE_HASHES,
+	OPT_PY_PREFERENCE,
+};
+
+struct plan_args {
+	ml_install_opts o;
+	ml_cli_index ix;
+};
 
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
-	(void)err;
-	ml_plan_opts *o = data;
+	struct plan_args *a = data;
+	ml_install_opts *o = &a->o;
+	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (r)
+		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
 		o->manifest = arg;
@@ -35,6 +52,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_PINS:
 		o->python_pins = arg;
 		break;
+	case OPT_REQUIRE_HASHES:
+		o->require_hashes = true;
+		break;
+	case OPT_PY_PREFERENCE:
+		return ml_python_preference_parse(&o->python_preference, arg, err);
 	}
 	return 0;
 }
@@ -53,7 +75,7 @@ static const char *mark(ml_verdict_kind v)
 	}
 }
 
-static void print_human(const ml_plan *p, const ml_machine *m)
+static void print_human(const ml_plan *p, const ml_machine *m, const char *resolved_lock)
 {
 	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow"), *red = ml_c("red");
 	const ml_selection *s = p->selection;
@@ -77,12 +99,24 @@ static void print_human(const ml_plan *p, const ml_machine *m)
 	ml_say("%smanifest%s  %s%s%s", b, r, s->manifest->name, s->manifest->summary ? " - " : "",
 	       s->manifest->summary ? s->manifest->summary : "");
 	if (p->python.path)
-		ml_say("%spython%s    %s (%s)", b, r, p->python.version, p->python.path);
+		ml_say("%spython%s    %s (%s%s)", b, r, p->python.version, p->python.path,
+		       !strcmp(p->python.source, "system") ? ", found on this machine" : "");
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);
-	ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply here)", b,
-	       r, p->n_files, p->n_not_here);
+	if (p->needs_resolution)
+		ml_say("%sfiles%s     not known yet: '%s' does not pin hashes; pip of the "
+		       "environment's interpreter resolves it (install does, once it has the "
+		       "interpreter; or give --python PATH)",
+		       b, r, s->manifest->name);
+	else
+		ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply "
+		       "here)",
+		       b, r, p->n_files, p->n_not_here);
+	if (resolved_lock && resolved_lock[0])
+		ml_say("%slock%s      %s ('%s' does not pin hashes: pip resolved it, and install "
+		       "checks every byte against this)",
+		       b, r, resolved_lock, s->manifest->name);
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];
 		if (a->filename)
@@ -109,39 +143,53 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
+	        {"require-hashes", no_argument, NULL, OPT_REQUIRE_HASHES},
+	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
+	        ML_CLI_INDEX_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
-	ml_plan_opts *o = args;
-	ml_plan_opts init = ML_PLAN_OPTS_INIT;
-	*o = init;
+	struct plan_args *a = args;
+	ml_install_opts init = ML_INSTALL_OPTS_INIT;
+	a->o = init;
 	int first;
-	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, o, &first,
+	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, a, &first,
 	                      &ctx->help_shown, err);
 	if (!rc && !ctx->help_shown && first < argc)
 		return ml_cli_usage(&ml_cmd_plan, err, "unexpected argument '%s'", argv[first]);
 	return rc;
 }
 
+/* Shows the steps and warnings of planning as they come. */
+static void on_event(const ml_install_event *ev, void *data)
+{
+	(void)data;
+	if (ev->kind == ML_EV_STEP)
+		ml_say("%s", ev->text);
+	else if (ev->kind == ML_EV_DETAIL)
+		ml_verbose("%s", ev->text);
+}
+
 static int run(ml_ctx *ctx, void *args, ml_err *err)
 {
-	ml_plan_opts o = *(const ml_plan_opts *)args;
-	o.offline = ctx->offline;
-	ml_detect_opts d = ML_DETECT_OPTS_INIT;
-	d.root = ctx->sysroot;
-	d.target_dir = o.target ? o.target : ".venv";
-	ml_machine *m = NULL;
-	int rc = ml_detect(&m, &d, err);
-	if (rc)
-		return rc;
-	ml_plan *p = NULL;
-	rc = ml_plan_make(&p, m, &o, err);
-	if (!rc) {
+	struct plan_args *a = args;
+	a->o.offline = ctx->offline;
+	a->o.sysroot = ctx->sysroot;
+	a->o.on_event = on_event;
+	ml_cli_index_flags(&a->ix, &a->o.index);
+	ml_install_result res;
+	int rc = ml_install_plan(&res, &a->o, err);
+	const ml_plan *p = res.plan;
+	const ml_machine *m = res.machine;
+	/* a plan where nothing fits is still shown, with every rule */
+	if (rc == ML_EUNSUPPORTED && p && !p->selection->manifest)
+		rc = 0;
+	if (!rc && p) {
 		if (ctx->json) {
 			cJSON *doc = ml_plan_to_json(p, m);
 			rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
 			cJSON_Delete(doc);
 		} else {
-			print_human(p, m);
+			print_human(p, m, res.resolved_lock);
 		}
 		if (!rc && !p->selection->manifest) {
 			ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s",
@@ -154,14 +202,13 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 					ml_warn("%s", p->selection->warnings[i]);
 		}
 	}
-	ml_plan_free(p);
-	ml_machine_free(m);
+	ml_install_result_release(&res);
 	return rc;
 }
 
 const ml_command ml_cmd_plan = {
         "plan",
-        sizeof(ml_plan_opts),
+        sizeof(struct plan_args),
         parse,
         run,
         ML_NEED_NONE,
@@ -171,10 +218,12 @@ const ml_command ml_cmd_plan = {
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
         "                        cannot run it)\n"
         "  --python X.Y|PATH     pinned interpreter version, or an existing interpreter\n"
+        "  --python-preference P managed (default), system, only-managed or only-system\n"
+        "  --require-hashes      refuse a manifest that does not pin hashes\n"
         "  --target DIR          where the environment would go (default ./.venv)\n"
         "  --cache-dir DIR       cache to check for files already downloaded\n"
         "  --offline             contact no index (plan never needs one for shipped manifests;\n"
         "                        global option)\n"
         "  --python-pins FILE    interpreter pins (format of manifests/python.json) instead of\n"
-        "                        the built-in ones; also MLSETUP_PYTHON_PINS\n",
+        "                        the built-in ones; also MLSETUP_PYTHON_PINS\n" ML_CLI_INDEX_HELP,
 };

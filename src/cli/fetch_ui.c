@@ -42,11 +42,15 @@ void ml_fetch_ui_finish(ml_fetch_ui *ui)
 
 void ml_fetch_ui_event(ml_fetch_ui *ui, const ml_install_event *ev)
 {
-	if (ev->stage != ML_STAGE_FETCH)
+	if (ev->stage != ML_STAGE_FETCH && ev->stage != ML_STAGE_INTERPRETER)
 		return;
-	if (ev->kind == ML_EV_FETCH)
+	if (ev->kind == ML_EV_FETCH) {
+		const char *title = ui->title;
+		if (ev->stage == ML_STAGE_INTERPRETER)
+			ui->title = "downloading the interpreter";
 		show_progress(ui, ev->fetch);
-	else if (ev->kind == ML_EV_STAGE_END)
+		ui->title = title;
+	} else if (ev->kind == ML_EV_STAGE_END)
 		ml_fetch_ui_finish(ui);
 	else if (ev->kind == ML_EV_FETCH_FAILED) {
 		ml_fetch_ui_finish(ui);

@@ -18,10 +18,11 @@ typedef struct ml_fetch_ui {
 	ml_progress_line lines[ML_FETCH_UI_LINES];
 } ml_fetch_ui;
 
-/* Shows one event of a pipeline: FETCH reports of the fetch stage redraw
- * the display (notes become "warning: ..." lines above it); the end of the
- * fetch stage erases it; FETCH_FAILED erases it and prints the file's
- * error. Other events are not the display's. */
+/* Shows one event of a pipeline: FETCH reports of the fetch and
+ * interpreter stages redraw the display (notes become "warning: ..." lines
+ * above it; the interpreter's title is "downloading the interpreter"); the
+ * end of either stage erases it; FETCH_FAILED erases it and prints the
+ * file's error. Other events are not the display's. */
 void ml_fetch_ui_event(ml_fetch_ui *ui, const ml_install_event *ev);
 
 /* Erases the display, if any. */

@@ -19,8 +19,9 @@
 #include "mlsetup/version.h"
 
 static const ml_command *const commands[] = {
-        &ml_cmd_detect, &ml_cmd_plan,   &ml_cmd_install, &ml_cmd_download, &ml_cmd_verify,
-        &ml_cmd_audit,  &ml_cmd_doctor, &ml_cmd_lock,    &ml_cmd_cache,    &ml_cmd_help,
+        &ml_cmd_detect, &ml_cmd_plan,   &ml_cmd_install, &ml_cmd_download,
+        &ml_cmd_bundle, &ml_cmd_verify, &ml_cmd_audit,   &ml_cmd_doctor,
+        &ml_cmd_lock,   &ml_cmd_export, &ml_cmd_cache,   &ml_cmd_help,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -295,6 +296,7 @@ int main(int argc, char **argv)
 			return ML_EXIT_USAGE;
 		}
 		rc = run_command(c, &ctx, argc - 1, argv + 1, &err);
+		ml_live_stop(); /* the error goes below whatever the command drew */
 		if (rc) {
 			if (!err.code)
 				ml_err_set(&err, rc, "%s failed", c->name);

@@ -2,7 +2,9 @@
  * verify_ui.c - the verify options and the verdict as people read it,
  * shared by verify, doctor and install.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verify_ui.h"
 
@@ -34,6 +36,36 @@ static void print_check(const ml_check *c, const char *indent)
 		ml_say("%s%-14s       remedy: %s", indent, "", c->remedy);
 }
 
+/* "fp32 12.3 TFLOP/s · fp16 45.6 TFLOP/s · bf16 failed" for the framework
+ * GPU with CUDA device ordinal index; "" when it ran no matmul. */
+static void matmul_line(char *dst, size_t sz, const ml_verification *v, int index)
+{
+	static const char *const dtypes[] = {"fp32", "fp16", "bf16"};
+	dst[0] = '\0';
+	const ml_fw_gpu *fg = NULL;
+	for (size_t i = 0; v->framework_ran && i < v->framework.n_gpus; i++)
+		if (v->framework.gpus[i].index == index)
+			fg = &v->framework.gpus[i];
+	size_t n = 0;
+	for (size_t i = 0; fg && i < sizeof(dtypes) / sizeof(dtypes[0]) && n < sz; i++) {
+		char name[32], rate[32];
+		snprintf(name, sizeof(name), "%s_matmul", dtypes[i]);
+		const ml_fw_check *c = ml_fw_gpu_check(fg, name);
+		if (!c)
+			continue;
+		if (c->status == ML_CHECK_PASS && c->tflops > 0) {
+			ml_tflops_format(rate, sizeof(rate), c->tflops);
+			strcat(rate, " TFLOP/s");
+		} else {
+			snprintf(rate, sizeof(rate), "%s",
+			         c->status == ML_CHECK_FAIL   ? "failed"
+			         : c->status == ML_CHECK_SKIP ? "skipped"
+			                                      : "not timed");
+		}
+		n += (size_t)snprintf(dst + n, sz - n, "%s%s %s", n ? " · " : "", dtypes[i], rate);
+	}
+}
+
 void ml_cli_print_verification(const ml_verification *v)
 {
 	const char *b = ml_c("bold"), *e = ml_c("reset");
@@ -59,6 +91,10 @@ void ml_cli_print_verification(const ml_verification *v)
 		ml_say("  gpu %d: %s (%s)", vg->index, vg->name, sm);
 		for (size_t i = 0; i < vg->n_checks; i++)
 			print_check(&vg->checks[i], "    ");
+		char line[256];
+		matmul_line(line, sizeof(line), v, vg->index);
+		if (line[0])
+			ml_say("    %-14s       %s", "matmul speed", line);
 	}
 	ml_say("%sverdict%s   %s %s", b, e, ml_check_status_name(v->verdict->status),
 	       v->verdict->summary);

@@ -26,7 +26,9 @@ enum { ML_OPT_SMOKE_SIZE = 1500, ML_OPT_ALLOC_MIB };
 int ml_verify_option(ml_framework_opts *fo, int opt, const char *arg, ml_err *err);
 
 /* Prints a verification for people: the audit, every check with its
- * status, the remedy of each failure, and the verdict. */
+ * status, the remedy of each failure, each GPU's matmul speed per dtype
+ * ("fp32 12.3 TFLOP/s · fp16 45.6 TFLOP/s · bf16 44.1 TFLOP/s"), and the
+ * verdict. */
 void ml_cli_print_verification(const ml_verification *v);
 
 #endif

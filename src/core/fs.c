@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,19 +24,12 @@ void ml_random_hex(char *dst, size_t nbytes)
 	uint8_t r[16];
 	if (nbytes > sizeof r)
 		nbytes = sizeof r;
-	size_t got = 0;
-	while (got < nbytes) {
-		ssize_t n = getrandom(r + got, nbytes - got, 0);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got < nbytes) { /* no getrandom: time and pid are enough for names */
+	if (ml_os_random(r, nbytes) != 0) { /* time and pid are enough for names */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
 		             ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)dst;
-		for (size_t i = got; i < nbytes; i++, x = x * 6364136223846793005u + 1)
+		for (size_t i = 0; i < nbytes; i++, x = x * 6364136223846793005u + 1)
 			r[i] = (uint8_t)(x >> 56);
 	}
 	for (size_t i = 0; i < nbytes; i++) {
@@ -308,7 +300,10 @@ int ml_fs_copy_fd(int dst, int src)
 	for (;;) {
 		ssize_t n;
 		if (!plain) {
-			n = copy_file_range(src, NULL, dst, NULL, (size_t)1 << 30, 0);
+			long long c = ml_os_copy_file_range(src, dst, (size_t)1 << 30);
+			if (c < 0)
+				errno = (int)-c;
+			n = c < 0 ? -1 : (ssize_t)c;
 			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
 			              errno == EOPNOTSUPP)) {
 				plain = true;

@@ -4,7 +4,8 @@
  * a second and erased at the end; elsewhere a plain line every few
  * seconds; nothing with -q, --json or --no-progress. Stages never draw:
  * they report through callbacks and the command turns those into
- * ml_progress_state (STYLE.md, "Stages don't print").
+ * ml_progress_state (STYLE.md, "Stages don't print"). While a terminal
+ * display is up, the live status line (live.c) steps aside.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "mlsetup/out.h"
 
 #define TTY_PERIOD_S   0.1
@@ -86,6 +88,8 @@ ml_progress *ml_progress_new(bool enabled)
 		                  ? MODE_TTY
 		                  : MODE_PLAIN;
 	}
+	if (p->mode == MODE_TTY)
+		ml_live_suspend(true);
 	p->last = now_s();
 	return p;
 }
@@ -185,10 +189,12 @@ void ml_progress_update(ml_progress *p, const ml_progress_state *s)
 	if (t - p->last < (p->mode == MODE_TTY ? TTY_PERIOD_S : PLAIN_PERIOD_S))
 		return;
 	p->last = t;
+	ml_out_lock();
 	if (p->mode == MODE_TTY)
 		draw_tty(p, s);
 	else
 		draw_plain(s);
+	ml_out_unlock();
 }
 
 void ml_progress_note(ml_progress *p, const char *text)
@@ -197,10 +203,12 @@ void ml_progress_note(ml_progress *p, const char *text)
 		return;
 	if (p->mode == MODE_SILENT && !p->notes_only)
 		return;
+	ml_out_lock();
 	if (p->mode == MODE_TTY)
 		erase(p);
 	fprintf(stderr, "%s\n", text);
 	fflush(stderr);
+	ml_out_unlock();
 	if (p->mode == MODE_TTY)
 		p->last = 0; /* redraw below the note at the next update */
 }
@@ -210,8 +218,11 @@ void ml_progress_finish(ml_progress *p)
 	if (!p)
 		return;
 	if (p->mode == MODE_TTY) {
+		ml_out_lock();
 		erase(p);
 		fflush(stderr);
+		ml_out_unlock();
+		ml_live_suspend(false);
 	}
 	if (!p->is_static)
 		free(p);

@@ -1,18 +1,30 @@
 /*
- * version.c - mlsetup's version, the git commit it was built from, and the
- * versions of the libraries it runs with (for --version and reports).
+ * version.c - mlsetup's version, the git commit and the kind of build it
+ * is, and the versions of the libraries it runs with (for --version and
+ * reports).
+ *
+ * A release build (packaging/release, `make release`) defines
+ * ML_RELEASE_BUILD and includes the generated mlsetup-release.h, which
+ * names the target, the glibc baseline, the zig version and the Debian
+ * source version of every statically linked library.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <archive.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <git2.h>
+#include <lz4.h>
 #include <openssl/crypto.h>
 #include <zstd.h>
 
 #include "mlsetup/core.h"
 #include "mlsetup/version.h"
+
+#ifdef ML_RELEASE_BUILD
+#include "mlsetup-release.h"
+#endif
 
 #ifndef ML_GIT_COMMIT
 #define ML_GIT_COMMIT "unknown"
@@ -23,29 +35,86 @@ const char *ml_version_commit(void)
 	return ML_GIT_COMMIT;
 }
 
+const char *ml_version_build(void)
+{
+#ifdef ML_RELEASE_BUILD
+	return "release " ML_BUILD_TARGET " (glibc >= " ML_BUILD_GLIBC "), zig " ML_BUILD_ZIG
+	       ", static libraries from Debian " ML_BUILD_SUITE " sources";
+#else
+	return "development, shared libraries of the build machine";
+#endif
+}
+
+/* Writes "<version>" or, in a release build, "<version> [static, Debian
+ * <debian version>]" into buf (sz bytes); returns buf. */
+static const char *with_origin(char *buf, size_t sz, const char *version, const char *debian)
+{
+	if (debian && debian[0])
+		snprintf(buf, sz, "%s [static, Debian %s]", version, debian);
+	else
+		snprintf(buf, sz, "%s", version);
+	return buf;
+}
+
+#ifndef ML_DEB_CURL
+#define ML_DEB_CURL ""
+#endif
+#ifndef ML_DEB_LIBARCHIVE
+#define ML_DEB_LIBARCHIVE ""
+#endif
+#ifndef ML_DEB_OPENSSL
+#define ML_DEB_OPENSSL ""
+#endif
+#ifndef ML_DEB_CJSON
+#define ML_DEB_CJSON ""
+#endif
+#ifndef ML_DEB_LIBGIT2
+#define ML_DEB_LIBGIT2 ""
+#endif
+#ifndef ML_DEB_ZSTD
+#define ML_DEB_ZSTD ""
+#endif
+#ifndef ML_DEB_LZ4
+#define ML_DEB_LZ4 ""
+#endif
+
 int ml_version_libraries(ml_kvs *out)
 {
-	static char git[32], cjson[32];
+	static char curl[256], archive[256], ssl[256], cjson[256], git[256], zstd[256], lz4[256];
+	char v[160];
+	const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+	snprintf(v, sizeof(v), "%s (%s%s%s%s%s)", cv->version,
+	         cv->ssl_version ? cv->ssl_version : "no TLS",
+	         cv->nghttp2_version ? ", nghttp2/" : "",
+	         cv->nghttp2_version ? cv->nghttp2_version : "", cv->libz_version ? ", zlib/" : "",
+	         cv->libz_version ? cv->libz_version : "");
+	with_origin(curl, sizeof(curl), v, ML_DEB_CURL);
+	with_origin(archive, sizeof(archive), archive_version_details(), ML_DEB_LIBARCHIVE);
+	with_origin(ssl, sizeof(ssl), OpenSSL_version(OPENSSL_VERSION), ML_DEB_OPENSSL);
+	with_origin(cjson, sizeof(cjson), cJSON_Version(), ML_DEB_CJSON);
 	int maj = 0, min = 0, rev = 0;
 	git_libgit2_version(&maj, &min, &rev);
-	snprintf(git, sizeof(git), "%d.%d.%d", maj, min, rev);
-	snprintf(cjson, sizeof(cjson), "%s", cJSON_Version());
-	const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
-	static char curl[96];
-	snprintf(curl, sizeof(curl), "%s (%s)", cv->version,
-	         cv->ssl_version ? cv->ssl_version : "no TLS");
+	snprintf(v, sizeof(v), "%d.%d.%d", maj, min, rev);
+	with_origin(git, sizeof(git), v, ML_DEB_LIBGIT2);
+	with_origin(zstd, sizeof(zstd), ZSTD_versionString(), ML_DEB_ZSTD);
+	with_origin(lz4, sizeof(lz4), LZ4_versionString(), ML_DEB_LZ4);
+
+	const struct {
+		const char *key, *value;
+	} items[] = {
+	        {"build", ml_version_build()},
+	        {"libcurl", curl},
+	        {"libarchive", archive},
+	        {"openssl", ssl},
+	        {"cjson", cjson},
+	        {"libgit2", git},
+	        {"zstd", zstd},
+	        {"lz4", lz4},
+	};
 	out->n = 0;
-	out->items[out->n].key = "libcurl";
-	out->items[out->n++].value = curl;
-	out->items[out->n].key = "libarchive";
-	out->items[out->n++].value = archive_version_details();
-	out->items[out->n].key = "openssl";
-	out->items[out->n++].value = OpenSSL_version(OPENSSL_VERSION);
-	out->items[out->n].key = "cjson";
-	out->items[out->n++].value = cjson;
-	out->items[out->n].key = "libgit2";
-	out->items[out->n++].value = git;
-	out->items[out->n].key = "zstd";
-	out->items[out->n++].value = ZSTD_versionString();
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]) && out->n < ML_KVS_MAX; i++) {
+		out->items[out->n].key = items[i].key;
+		out->items[out->n++].value = items[i].value;
+	}
 	return 0;
 }

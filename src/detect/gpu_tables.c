@@ -1,7 +1,8 @@
 /*
  * gpu_tables.c - the facts detect and plan look up rather than compute:
- * compute capability -> architecture name, the "12.0" / "sm_120" spellings,
- * and driver branch -> highest CUDA version it supports. Each is one table;
+ * compute capability -> architecture name, compute capability -> precision
+ * features and recommended dtype, the "12.0" / "sm_120" spellings, and
+ * driver branch -> highest CUDA version it supports. Each is one table;
  * the functions only walk them. The minimum driver per CUDA toolkit and per
  * architecture is data too, in manifests/drivers.json (read by drivers.c).
  *
@@ -10,6 +11,7 @@
  * both summarised with their checks in docs/FACTS.md.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "mlsetup/detect.h"
 
@@ -48,6 +50,75 @@ const char *ml_cc_architecture(int major, int minor)
 			return cc_archs[i].name;
 	}
 	return "";
+}
+
+/* --- compute capability -> precision ------------------------------------ */
+
+/* Each feature holds from its compute capability on; "dtype:" rules name
+ * the recommended training dtype, the rule with the highest compute
+ * capability a GPU meets winning. */
+static const ml_precision_rule precision_rules[] = {
+        {"bf16", 8, 0,
+         "bfloat16 tensor cores from Ampere: NVIDIA A100 Tensor Core GPU Architecture "
+         "whitepaper; CUDA C++ Programming Guide, bfloat16 arithmetic (cuda_bf16.h) needs "
+         "compute capability 8.0; FACTS.md \"Precision by compute capability\""},
+        {"tf32", 8, 0,
+         "TF32 tensor cores from Ampere: NVIDIA A100 Tensor Core GPU Architecture whitepaper; "
+         "NVIDIA Ampere GPU Architecture Tuning Guide; FACTS.md"},
+        {"fp8", 8, 9,
+         "FP8 (E4M3, E5M2) tensor cores from Ada (8.9) and Hopper (9.0): NVIDIA Ada GPU "
+         "Architecture whitepaper; NVIDIA H100 Tensor Core GPU Architecture whitepaper; "
+         "NVIDIA Hopper Tuning Guide; FACTS.md"},
+        {"fp4", 10, 0,
+         "FP4 tensor cores from Blackwell (10.0 data center, 12.0 consumer): NVIDIA Blackwell "
+         "Tuning Guide; NVIDIA Blackwell architecture technical brief; FACTS.md"},
+        {"flash_attention_2", 8, 0,
+         "FlashAttention 2 README (Dao-AILab/flash-attention), requirements: \"Ampere, Ada, "
+         "or Hopper GPUs\", i.e. sm_80 and newer; FACTS.md"},
+        {"dtype:float32", 0, 0, "no tensor cores before Volta (7.0): train in float32; FACTS.md"},
+        {"dtype:float16", 7, 0,
+         "Volta and Turing (7.x) have fp16 tensor cores and no bf16: float16 with loss "
+         "scaling; FACTS.md"},
+        {"dtype:bfloat16", 8, 0,
+         "bf16 from Ampere (8.0): fp32's exponent range, no loss scaling; FACTS.md"},
+};
+
+#define N_PRECISION_RULES (sizeof precision_rules / sizeof precision_rules[0])
+
+size_t ml_precision_rules(const ml_precision_rule **out)
+{
+	if (out)
+		*out = precision_rules;
+	return N_PRECISION_RULES;
+}
+
+void ml_gpu_precision(ml_precision *out, int major, int minor)
+{
+	*out = (ml_precision){0};
+	if (major < 0 || minor < 0)
+		return;
+	out->known = true;
+	const ml_precision_rule *dtype = NULL;
+	for (size_t i = 0; i < N_PRECISION_RULES; i++) {
+		const ml_precision_rule *r = &precision_rules[i];
+		if (major < r->major || (major == r->major && minor < r->minor))
+			continue;
+		if (strncmp(r->feature, "dtype:", 6) == 0) {
+			if (!dtype || r->major > dtype->major ||
+			    (r->major == dtype->major && r->minor > dtype->minor))
+				dtype = r;
+		} else if (strcmp(r->feature, "bf16") == 0)
+			out->bf16 = true;
+		else if (strcmp(r->feature, "tf32") == 0)
+			out->tf32 = true;
+		else if (strcmp(r->feature, "fp8") == 0)
+			out->fp8 = true;
+		else if (strcmp(r->feature, "fp4") == 0)
+			out->fp4 = true;
+		else if (strcmp(r->feature, "flash_attention_2") == 0)
+			out->flash_attention_2 = true;
+	}
+	out->recommended_dtype = dtype ? dtype->feature + 6 : NULL;
 }
 
 /* --- spellings ----------------------------------------------------------- */

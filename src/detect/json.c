@@ -116,6 +116,20 @@ static cJSON *gpu_json(const ml_gpu *g)
 	cJSON_AddStringToObject(j, "pci_device_id", g->pci_device_id ? devid : "");
 	cJSON_AddStringToObject(j, "uuid", g->uuid);
 	cJSON_AddStringToObject(j, "source", g->source);
+	ml_precision pr;
+	ml_gpu_precision(&pr, g->cc_major, g->cc_minor);
+	if (pr.known) {
+		cJSON *f = cJSON_AddObjectToObject(j, "features");
+		cJSON_AddBoolToObject(f, "bf16", pr.bf16);
+		cJSON_AddBoolToObject(f, "tf32", pr.tf32);
+		cJSON_AddBoolToObject(f, "fp8", pr.fp8);
+		cJSON_AddBoolToObject(f, "fp4", pr.fp4);
+		cJSON_AddBoolToObject(f, "flash_attention_2", pr.flash_attention_2);
+		cJSON_AddStringToObject(j, "recommended_dtype", pr.recommended_dtype);
+	} else {
+		cJSON_AddNullToObject(j, "features");
+		cJSON_AddNullToObject(j, "recommended_dtype");
+	}
 	return j;
 }
 

@@ -329,6 +329,83 @@ int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd, co
 	return 0;
 }
 
+/* --- where blobs came from ---------------------------------------------------- */
+
+static int origin_path(char *dst, size_t sz, const ml_cache *c, const char *sha256)
+{
+	if (!ml_is_sha256_hex(sha256))
+		return ML_EFAIL;
+	int n = snprintf(dst, sz, "%s/origins/%.2s/%s", c->root, sha256, sha256);
+	return n < 0 || (size_t)n >= sz ? ML_EFAIL : 0;
+}
+
+int ml_cache_origin_put(ml_cache *c, const char *sha256, const char *url, ml_err *err)
+{
+	char p[PATH_MAX], dir[PATH_MAX], clean[4096];
+	if (origin_path(p, sizeof(p), c, sha256) != 0)
+		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 digest",
+		                  sha256 ? sha256 : "");
+	ml_url_strip_userinfo(clean, sizeof(clean), url);
+	ml_strlcpy(dir, p, sizeof(dir));
+	*strrchr(dir, '/') = '\0';
+	int e = ml_fs_mkdirs(dir, 0755);
+	if (!e)
+		e = ml_fs_write_atomic_nosync(p, clean, strlen(clean), 0644);
+	return e ? ml_err_set(err, ML_EIO, "cannot write '%s': %s", p, strerror(-e)) : 0;
+}
+
+int ml_cache_origin_get(char *url, size_t sz, ml_cache *c, const char *sha256)
+{
+	char p[PATH_MAX];
+	char *text = NULL;
+	size_t len = 0;
+	if (origin_path(p, sizeof(p), c, sha256) != 0 ||
+	    ml_os_read_file(&text, &len, NULL, p, 16384, NULL) != 0)
+		return ML_ENOENT;
+	int rc = len && len < sz && !memchr(text, '\n', len) ? 0 : ML_ENOENT;
+	if (!rc)
+		memcpy(url, text, len + 1);
+	free(text);
+	return rc;
+}
+
+/* Removes origin records: all of them, or those whose blob is gone. */
+static void sweep_origins(const ml_cache *c, bool all)
+{
+	char top[PATH_MAX];
+	if (join(top, sizeof(top), c->root, "origins"))
+		return;
+	if (all) {
+		ml_fs_rm_tree(top);
+		return;
+	}
+	DIR *d = opendir(top);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		char sub[PATH_MAX];
+		if (e->d_name[0] == '.' ||
+		    snprintf(sub, sizeof(sub), "%s/%s", top, e->d_name) >= (int)sizeof(sub))
+			continue;
+		DIR *d2 = opendir(sub);
+		struct dirent *f;
+		while (d2 && (f = readdir(d2)) != NULL) {
+			char blob[PATH_MAX], rec[PATH_MAX];
+			struct stat st;
+			if (!ml_is_sha256_hex(f->d_name) ||
+			    ml_cache_blob_path(blob, sizeof(blob), c->root, f->d_name) != 0 ||
+			    snprintf(rec, sizeof(rec), "%s/%s", sub, f->d_name) >= (int)sizeof(rec))
+				continue;
+			if (stat(blob, &st) != 0)
+				unlink(rec);
+		}
+		if (d2)
+			closedir(d2);
+		rmdir(sub); /* only when empty */
+	}
+	if (d)
+		closedir(d);
+}
+
 /* --- index pages ----------------------------------------------------------------- */
 
 /* <cache>/index/<2>/<64> (no suffix) for (url, accept). Returns 0,
@@ -687,6 +764,7 @@ int ml_cache_clean(ml_cache *c, ml_cache_stats *removed, ml_err *err)
 		rc = walk_unpacked(&w, true);
 	remove_empty_dirs(c, "blobs/sha256");
 	remove_empty_dirs(c, "index");
+	sweep_origins(c, true);
 	if (removed)
 		*removed = s;
 	return rc;
@@ -747,6 +825,7 @@ int ml_cache_prune(ml_cache *c, unsigned days, ml_cache_stats *removed, ml_err *
 	sweep_parts(c, false, &s);
 	remove_empty_dirs(c, "blobs/sha256");
 	remove_empty_dirs(c, "index");
+	sweep_origins(c, false);
 	if (removed)
 		*removed = s;
 	return rc;

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,7 +123,7 @@ static double now_s(void)
 static double random_unit(void)
 {
 	uint32_t r;
-	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+	if (ml_os_random(&r, sizeof(r)) != 0)
 		r = (uint32_t)(now_s() * 1e9);
 	return (double)r / 4294967296.0;
 }
@@ -515,10 +514,10 @@ static int handle_setup(engine *e, job *j)
 	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : getenv("SSL_CERT_FILE");
+	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : ml_os_ca_file();
 	if (ca && ca[0])
 		SET(CURLOPT_CAINFO, ca);
-	const char *capath = getenv("SSL_CERT_DIR");
+	const char *capath = ml_os_ca_dir();
 	if (!(e->o->cert && e->o->cert[0]) && capath && capath[0])
 		SET(CURLOPT_CAPATH, capath);
 	SET(CURLOPT_CONNECTTIMEOUT, e->connect_s);
@@ -767,6 +766,8 @@ static void finish_file(engine *e, job *j)
 	j->fd = -1;
 	j->part[0] = '\0';
 	d->url_used = (int)j->url_idx;
+	/* where it came from, for lock files written later (best effort) */
+	(void)ml_cache_origin_put(e->cache, d->sha256, d->urls[j->url_idx], NULL);
 	job_done(e, j);
 }
 

@@ -47,8 +47,10 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
 		curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 		curl_easy_setopt(h, CURLOPT_USERAGENT, "mlsetup/" ML_VERSION);
-		if (cert)
-			curl_easy_setopt(h, CURLOPT_CAINFO, cert);
+		if (cert || ml_os_ca_file())
+			curl_easy_setopt(h, CURLOPT_CAINFO, cert ? cert : ml_os_ca_file());
+		if (!cert && ml_os_ca_dir())
+			curl_easy_setopt(h, CURLOPT_CAPATH, ml_os_ca_dir());
 		CURLcode cc = curl_easy_perform(h);
 		long status = 0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -168,6 +168,28 @@ void ml_url_redact(char *dst, size_t dstsz, const char *url)
 	snprintf(dst, dstsz, "%.*s***%s", (int)(u.auth - url), url, at);
 }
 
+void ml_url_strip_userinfo(char *dst, size_t dstsz, const char *url)
+{
+	if (!dst || dstsz == 0)
+		return;
+	if (!url)
+		url = "";
+	url_parts u;
+	url_split(&u, url);
+	const char *at = NULL;
+	if (u.has_auth)
+		for (size_t i = u.auth_len; i > 0; i--)
+			if (u.auth[i - 1] == '@') {
+				at = u.auth + i - 1;
+				break;
+			}
+	if (!at) {
+		ml_strlcpy(dst, url, dstsz);
+		return;
+	}
+	snprintf(dst, dstsz, "%.*s%s", (int)(u.auth - url), url, at + 1);
+}
+
 /* --- RFC 3986 §5.2 reference resolution ------------------------------------ */
 
 /* §5.2.4 remove_dot_segments over path (n bytes), appended to out. */
@@ -616,10 +638,10 @@ static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errb
 	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = req->cert && req->cert[0] ? req->cert : getenv("SSL_CERT_FILE");
+	const char *ca = req->cert && req->cert[0] ? req->cert : ml_os_ca_file();
 	if (ca && ca[0])
 		SET(CURLOPT_CAINFO, ca);
-	const char *capath = getenv("SSL_CERT_DIR");
+	const char *capath = ml_os_ca_dir();
 	if (!(req->cert && req->cert[0]) && capath && capath[0])
 		SET(CURLOPT_CAPATH, capath);
 	SET(CURLOPT_CONNECTTIMEOUT,

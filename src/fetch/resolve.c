@@ -18,12 +18,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 #include "mlsetup/plan.h"
 
 #define LOOKUP_THREADS 8
-#define BACKOFF_BASE_S 0.5
-#define BACKOFF_MAX_S  8.0
 
 typedef struct source {
 	const char *url;
@@ -51,13 +49,6 @@ typedef struct resolver {
 	pthread_mutex_t mu;
 } resolver;
 
-static void sleep_s(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 static void note(resolver *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void note(resolver *r, const char *fmt, ...)
@@ -81,40 +72,16 @@ static bool is_remote(const char *url)
 	return strncasecmp(url, "http:", 5) == 0 || strncasecmp(url, "https:", 6) == 0;
 }
 
+static void note_fn(void *data, const char *text)
+{
+	note(data, "%s", text);
+}
+
 /* Asks one source for project name, retrying retryable failures. */
 static int lookup(resolver *r, const source *s, const char *name, ml_project **out, ml_err *err)
 {
-	int retries = r->o->retries >= 0 ? r->o->retries : 3;
-	double delay = BACKOFF_BASE_S;
-	for (int attempt = 1;; attempt++) {
-		ml_http_failure f = {0};
-		ml_index_source src = {s->url, r->cfg->trusted_hosts, r->cfg->n_trusted,
-		                       r->cfg->cert};
-		ml_index_opts io = ML_INDEX_OPTS_INIT;
-		io.cache = r->cache;
-		io.connect_timeout_s = r->o->connect_timeout_s;
-		io.low_speed_time_s = r->o->low_speed_time_s;
-		io.failure = &f;
-		ml_err_clear(err);
-		int rc = s->find_links ? ml_find_links_project_opts(out, &src, name, &io, err)
-		                       : ml_index_project_opts(out, &src, name, &io, err);
-		if (rc == 0 || !f.retryable || f.tls_rejected)
-			return rc;
-		if (attempt > retries) {
-			size_t l = strlen(err->msg);
-			if (attempt > 1)
-				snprintf(err->msg + l, sizeof(err->msg) - l, " (after %d requests)",
-				         attempt);
-			if (!err->hint[0])
-				ml_err_hint(err,
-				            "check the network and the index URL (--index-url), "
-				            "or try again later");
-			return rc;
-		}
-		note(r, "retrying the index page of %s in %.1f s: %s", name, delay, err->msg);
-		sleep_s(delay);
-		delay = delay * 2 < BACKOFF_MAX_S ? delay * 2 : BACKOFF_MAX_S;
-	}
+	return mlf_lookup(out, s->url, s->find_links, name, r->cfg, r->cache, r->o, note_fn, r,
+	                  err);
 }
 
 /* Adds the URLs of every file of proj that is one of the plan's files. */
@@ -229,7 +196,7 @@ static int collect_projects(resolver *r)
 	if (!r->projects)
 		return ML_ENOMEM;
 	for (size_t i = 0; i < r->plan->n_files; i++) {
-		if (r->items[i].done)
+		if (r->items[i].done || r->items[i].n_urls > 0)
 			continue;
 		const char *name = r->plan->files[i].name;
 		bool seen = false;
@@ -282,6 +249,11 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 			goto out;
 		}
 		if ((rc = ml_download_init(&items[i], a->filename, a->sha256, a->size, err)) != 0)
+			goto out;
+		/* a file the manifest names the URL of (a lock file, pip's
+		 * resolution) is fetched from there: no index is asked */
+		if (a->url && (!r.o->offline || !is_remote(a->url)) &&
+		    (rc = ml_download_add_url(&items[i], a->url, err)) != 0)
 			goto out;
 	}
 

@@ -28,6 +28,7 @@ static int plan_for(ml_install_download_result *res, const ml_install_download_o
 	ml_plan_opts po = ML_PLAN_OPTS_INIT;
 	po.manifest = o->manifest;
 	po.python = o->python;
+	po.python_pins = o->python_pins;
 	po.cache_dir = o->cache_dir;
 	po.offline = o->offline;
 	po.target = o->dest;
@@ -39,6 +40,17 @@ static int plan_for(ml_install_download_result *res, const ml_install_download_o
 		ml_err_set(err, ML_EUNSUPPORTED, "manifest '%s' does not fit: %s", o->manifest,
 		           s->problem);
 		ml_err_hint(err, "%s", s->remedy);
+		return ML_EUNSUPPORTED;
+	}
+	if (res->plan->needs_resolution) {
+		ml_err_set(err, ML_EUNSUPPORTED,
+		           "manifest '%s' does not pin hashes: download fetches the files a "
+		           "pinned, hashed manifest names",
+		           o->manifest);
+		ml_err_hint(err,
+		            "pin it for the targets with mlsetup lock %s -o pinned.txt (--python, "
+		            "--platform), or install it: <env>/pylock.toml then names every file",
+		            o->manifest);
 		return ML_EUNSUPPORTED;
 	}
 	e = (ml_install_event){.kind = ML_EV_PLAN, .plan = res->plan, .text = ""};
@@ -72,6 +84,12 @@ static int fetch_all(ml_install_download_result *res, const ml_install_download_
 	fo.offline = o->offline;
 	fo.on_progress = mli_forward_fetch;
 	fo.progress_data = ev;
+	if (!mli_plan_complete(res->plan))
+		rc = mli_complete_plan(res->plan, res->machine, cfg, cache, &fo, ev, err);
+	if (rc) {
+		ml_cache_close(cache);
+		return rc;
+	}
 	res->n_items = res->plan->n_files;
 	res->items = calloc(res->n_items ? res->n_items : 1, sizeof(*res->items));
 	if (!res->items)

@@ -105,7 +105,21 @@ static const char *choice_reason(const ml_selection *s)
 	return "";
 }
 
-static int detect_and_plan(mli_run *r, ml_err *err)
+void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o)
+{
+	ml_plan_opts d = ML_PLAN_OPTS_INIT;
+	*po = d;
+	po->manifest = o->manifest;
+	po->python = o->python;
+	po->target = o->target;
+	po->cache_dir = o->cache_dir;
+	po->offline = o->offline;
+	po->python_pins = o->python_pins;
+	po->require_hashes = o->require_hashes;
+	po->python_preference = o->python_preference;
+}
+
+int mli_detect_and_plan(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
 	ml_install_result *res = r->res;
@@ -124,13 +138,8 @@ static int detect_and_plan(mli_run *r, ml_err *err)
 		            "to build an environment that runs on the CPU");
 		return ML_EGPU;
 	}
-	ml_plan_opts po = ML_PLAN_OPTS_INIT;
-	po.manifest = o->manifest;
-	po.python = o->python;
-	po.target = o->target;
-	po.cache_dir = o->cache_dir;
-	po.offline = o->offline;
-	po.python_pins = o->python_pins;
+	ml_plan_opts po;
+	mli_plan_opts(&po, o);
 	rc = MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
 	if (rc)
 		return rc;
@@ -144,15 +153,19 @@ static int detect_and_plan(mli_run *r, ml_err *err)
 	mli_emit(&r->ev, &ev);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
-	for (size_t i = 0; i < res->plan->n_warnings; i++)
+	/* a plan to be completed says its warnings once it is (complete.c) */
+	for (size_t i = 0; mli_plan_complete(res->plan) && i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
-	if (res->plan->n_unknown) {
-		ml_err_set(err, ML_EFAIL, "%zu files of manifest '%s' are unknown",
-		           res->plan->n_unknown, s->manifest->name);
-		ml_err_hint(err, "regenerate the manifest with mlsetup lock");
-		return ML_EFAIL;
-	}
 	return 0;
+}
+
+int mli_index_config(mli_run *r, ml_err *err)
+{
+	const ml_manifest *mf = r->res->plan->selection->manifest;
+	/* a lock file names every URL: it needs no index */
+	return ml_index_config_for_manifest(&r->cfg, &r->o->index, mf->reqs,
+	                                    mf->embedded ? NULL : mf->name,
+	                                    r->o->offline || mf->lock, err);
 }
 
 /* True when the target is a complete environment whose report shows this
@@ -204,6 +217,13 @@ static int check_imports(mli_run *r, ml_err *err)
 	return rc;
 }
 
+/* Forwards ml_verify_env's steps as VERIFY_STEP events. */
+static void forward_step(const ml_verify_step *step, void *data)
+{
+	ml_install_event ev = {.kind = ML_EV_VERIFY_STEP, .verify_step = step, .text = step->name};
+	mli_emit(data, &ev);
+}
+
 /* The GPU checks of the new environment; their verdict decides. */
 static int check_gpu(mli_run *r, ml_err *err)
 {
@@ -216,6 +236,8 @@ static int check_gpu(mli_run *r, ml_err *err)
 	vo.root = r->o->sysroot;
 	vo.require_gpu = r->o->require_gpu;
 	vo.framework = r->o->framework;
+	vo.on_step = forward_step;
+	vo.step_data = &r->ev;
 	int rc = ml_verify_env(&res->gpu, res->machine, &vo, err);
 	if (!rc)
 		rc = ml_verification_status(res->gpu, err);
@@ -233,11 +255,21 @@ static bool plan_has(const ml_plan *p, const char *name)
 	return false;
 }
 
+/* The checks of the new environment, one span of the verify stage: every
+ * package imports, then, when the plan has torch, the GPU checks. */
+static int check_env(mli_run *r, ml_err *err)
+{
+	int rc = check_imports(r, err);
+	if (!rc && plan_has(r->res->plan, "torch"))
+		rc = check_gpu(r, err);
+	return rc;
+}
+
 static int pipeline(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
 	ml_install_result *res = r->res;
-	int rc = detect_and_plan(r, err);
+	int rc = mli_detect_and_plan(r, err);
 	if (rc)
 		return rc;
 	const ml_plan *p = res->plan;
@@ -247,34 +279,39 @@ static int pipeline(mli_run *r, ml_err *err)
 	if (!r->lock)
 		r->lock = r->own_lock;
 	ml_strlcpy(res->target, ml_env_lock_target(r->lock), sizeof(res->target));
-	if (!o->reinstall && p->python.version[0] && already_up_to_date(r)) {
+	bool complete = mli_plan_complete(p);
+	if (complete && !o->reinstall && p->python.version[0] && already_up_to_date(r)) {
 		res->up_to_date = true;
 		return 0;
 	}
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
-	const ml_manifest *mf = p->selection->manifest;
-	rc = MLI_STAGE(r, ML_STAGE_FETCH,
-	               ml_index_config_for_manifest(&r->cfg, &o->index, mf->reqs,
-	                                            mf->embedded ? NULL : mf->name, o->offline,
-	                                            err));
+	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
 	if (rc || (rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0)
 		return rc;
+	bool replanned = res->plan != p; /* planned again for a fallback interpreter */
+	p = res->plan;
 	if (strcmp(res->python.xy, p->python.xy) != 0)
 		return ml_err_set(err, ML_EFAIL,
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
+	if (!complete || replanned) {
+		if (!mli_plan_complete(p) &&
+		    (rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, r->interpreter, err))) !=
+		            0)
+			return rc;
+		if (!o->reinstall && already_up_to_date(r)) {
+			res->up_to_date = true;
+			return 0;
+		}
+	}
 	if ((rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err))) != 0 ||
 	    (rc = MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err))) != 0 ||
 	    (rc = MLI_STAGE(r, ML_STAGE_INSTALL, mli_build_env(r, err))) != 0)
 		return rc;
 	if (o->no_verify)
 		return 0;
-	if ((rc = MLI_STAGE(r, ML_STAGE_VERIFY, check_imports(r, err))) != 0)
-		return rc;
-	if (plan_has(p, "torch"))
-		rc = MLI_STAGE(r, ML_STAGE_VERIFY, check_gpu(r, err));
-	return rc;
+	return MLI_STAGE(r, ML_STAGE_VERIFY, check_env(r, err));
 }
 
 /* Builds the report of the run; writes it into the environment when this
@@ -292,6 +329,8 @@ static void finish_report(mli_run *r, int rc, const ml_err *err)
 	in.plan = res->plan;
 	in.python = &res->python;
 	in.python_already_unpacked = res->python_cached;
+	in.python_source = res->python_source;
+	in.python_reason = res->python_reason;
 	in.wheels = res->wheels;
 	in.from_cache = res->from_cache;
 	in.stage_names = stage_names;

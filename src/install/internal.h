@@ -62,6 +62,45 @@ void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
  * mli_events. */
 void mli_forward_fetch(const ml_fetch_progress *p, void *data);
 
+/* install.c: the plan options of an install's options. */
+void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o);
+
+/* install.c: detect, then plan (ml_plan_make) with the install options;
+ * nothing fits is ML_EUNSUPPORTED with the reason and remedy. Sends the
+ * MACHINE and PLAN events and the selection's and plan's warnings. */
+int mli_detect_and_plan(mli_run *r, ml_err *err);
+
+/* install.c: r->cfg for the plan's manifest (ml_index_config_for_manifest;
+ * a lock file needs no index). */
+int mli_index_config(mli_run *r, ml_err *err);
+
+/* complete.c: true when the plan names, hashes and sizes every file. */
+bool mli_plan_complete(const ml_plan *p);
+
+/* complete.c: completes the plan before fetching: files named by hash
+ * only are looked up on the indexes (ML_EINTEGRITY when no source has a
+ * listed hash, naming the hashes and the files offered), files of unknown
+ * size are sized by their servers, then the files are chosen again. */
+int mli_complete_plan(ml_plan *p, const ml_machine *m, const ml_index_config *cfg, ml_cache *c,
+                      const ml_fetch_opts *fo, mli_events *ev, ml_err *err);
+
+/* complete.c: resolves the plan's manifest (one that pins no hashes)
+ * with the pip of python (py describes it; *pi gets its pip), pins the
+ * result into the manifest and chooses the files again. */
+int mli_resolve(ml_pip_info *pi, ml_plan *p, const ml_machine *m, const char *python,
+                const ml_python_info *py, const ml_index_config *cfg, mli_events *ev, ml_err *err);
+
+/* complete.c: for an install or plan run: resolution with python's pip
+ * when the manifest pins no hashes (python NULL: only a warning that it
+ * waits for the interpreter), mli_complete_plan(), and the resolution
+ * saved as a lock in the cache (r->res->resolved_lock), said loudly. */
+int mli_complete_run(mli_run *r, const char *python, ml_err *err);
+
+/* interpreter.c: writes the path of the plan's pinned interpreter into
+ * path when it is unpacked already; false when it is not (or the plan
+ * names an existing interpreter). */
+bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz);
+
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and
  * unpacked once into the shared interpreter directory. */
@@ -76,7 +115,12 @@ int mli_fetch_wheels(mli_run *r, ml_err *err);
 int mli_audit_before_build(mli_run *r, ml_err *err);
 
 /* wheels.c: the venv in a staging directory, every wheel installed, the
- * optional bytecode, and the atomic swap into place. */
+ * optional bytecode, the lock file, and the atomic swap into place. */
 int mli_build_env(mli_run *r, ml_err *err);
+
+/* lockfile.c: writes <dir>/pylock.toml for the plan as installed (each
+ * wheel's URL from the manifest, this run's download or the cache's
+ * record), warning about wheels whose URL is unknown. */
+int mli_write_pylock(mli_run *r, const char *dir, ml_err *err);
 
 #endif

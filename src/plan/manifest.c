@@ -1,7 +1,8 @@
 /*
  * manifest.c - opens a manifest (embedded by name, or a file by path),
  * parses it as a hashed requirements file, and reads the `# mlsetup:`
- * header that selection needs (torch's SASS/PTX list, the CUDA version,
+ * header that selection needs (torch's SASS/PTX list - else taken from the
+ * torch-build table by torch's wheel hashes, src/plan/torch.c - the CUDA version,
  * whose minimum drivers come from the driver table, supported Pythons and
  * platforms) and the `# mlsetup-file:` lines that `mlsetup lock` writes so
  * plans can name wheel files offline.
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "mlsetup/plan.h"
@@ -135,6 +138,8 @@ static int check_header(ml_manifest *mf, ml_err *err)
 	int rc = read_code(mf, "torch_sass", false, err);
 	if (!rc)
 		rc = read_code(mf, "torch_ptx", true, err);
+	if (!rc)
+		rc = ml_manifest_torch_facts(mf, err); /* no header: the torch-build table */
 	if (rc)
 		return rc;
 	const char *py = ml_requirements_meta(mf->reqs, "python");
@@ -202,6 +207,7 @@ static int read_file_lines(ml_manifest *mf, const char *text, size_t len, ml_err
 			for (size_t i = 0; i < 65; i++)
 				fi->sha256[i] = (char)tolower((unsigned char)hash[i]);
 			fi->size = size;
+			fi->url = NULL;
 			if (!(fi->filename = strdup(fname)))
 				return ml_err_set(err, ML_ENOMEM, "out of memory");
 			mf->n_files++;
@@ -219,7 +225,314 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256)
 	return NULL;
 }
 
+int ml_manifest_set_resolution(ml_manifest *mf, const ml_pip_pick *picks, size_t n, ml_err *err)
+{
+	ml_requirements *r = mf->reqs;
+	ml_requirement *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	if (!reqs)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = 0;
+	ml_buf requested = ML_BUF_INIT;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const ml_pip_pick *p = &picks[i];
+		if (!p->sha256[0]) {
+			const char *base = strrchr(p->url, '/');
+			rc = ml_err_set(
+			        err, ML_EINTEGRITY,
+			        "pip's resolution of '%s' gives no sha256 for %s %s ('%.200s')",
+			        mf->name, p->name, p->version, base ? base + 1 : p->url);
+			ml_err_hint(err, "use an index that lists each file's sha256 (PEP 503 "
+			                 "#sha256=, PEP 691 hashes), or pin the file with --hash");
+			break;
+		}
+		ml_requirement *q = &reqs[i];
+		char norm[256];
+		if (ml_name_normalize(norm, sizeof(norm), p->name) != 0)
+			ml_strlcpy(norm, p->name, sizeof(norm));
+		/* the line of the file's own requirement of that name, else 0 */
+		for (size_t k = 0; k < r->n_reqs; k++)
+			if (!strcmp(r->reqs[k].normalized, norm))
+				q->line = r->reqs[k].line;
+		q->name = strdup(p->name);
+		q->normalized = strdup(norm);
+		q->version = strdup(p->version);
+		q->specifier = ml_asprintf("==%s", p->version);
+		q->sha256 = calloc(1, sizeof(char *));
+		if (!q->name || !q->normalized || !q->version || !q->specifier || !q->sha256 ||
+		    !(q->sha256[0] = strdup(p->sha256))) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		q->n_hashes = 1;
+		const char *slash = strrchr(p->url, '/');
+		char fname[512];
+		size_t k = 0;
+		for (const char *c = slash ? slash + 1 : p->url;
+		     *c && *c != '#' && *c != '?' && k < sizeof(fname) - 1; c++) {
+			unsigned hi, lo;
+			if (*c == '%' && sscanf(c + 1, "%1x%1x", &hi, &lo) == 2) {
+				fname[k++] = (char)(hi * 16 + lo);
+				c += 2;
+			} else {
+				fname[k++] = *c;
+			}
+		}
+		fname[k] = '\0';
+		char *url = strndup(p->url, strcspn(p->url, "#"));
+		if (!url)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		if (!rc)
+			rc = ml_manifest_add_file(mf, p->sha256, -1, fname, url, err);
+		free(url);
+		if (!rc && p->requested)
+			rc = ml_buf_printf(&requested, "%s%s", requested.len ? " " : "", norm)
+			             ? ml_err_set(err, ML_ENOMEM, "out of memory")
+			             : 0;
+	}
+	if (rc) {
+		for (size_t i = 0; i < n; i++) {
+			free(reqs[i].name);
+			free(reqs[i].normalized);
+			free(reqs[i].version);
+			free(reqs[i].specifier);
+			if (reqs[i].sha256)
+				free(reqs[i].sha256[0]);
+			free(reqs[i].sha256);
+		}
+		free(reqs);
+		ml_buf_release(&requested);
+		return rc;
+	}
+	/* the file's own requirements are replaced by the pins */
+	ml_requirements *old = calloc(1, sizeof(*old));
+	if (old) {
+		old->reqs = r->reqs;
+		old->n_reqs = r->n_reqs;
+		ml_requirements_free(old);
+	}
+	r->reqs = reqs;
+	r->n_reqs = n;
+	if (!ml_requirements_meta(r, "requested")) {
+		ml_kv *m = realloc(r->meta, (r->n_meta + 1) * sizeof(*m));
+		if (m) {
+			r->meta = m;
+			m[r->n_meta] = (ml_kv){strdup("requested"),
+			                       strdup(requested.data ? requested.data : ""), 0};
+			if (m[r->n_meta].key && m[r->n_meta].value)
+				r->n_meta++;
+		}
+	}
+	ml_buf_release(&requested);
+	mf->resolve = false;
+	mf->resolved = true;
+	return 0;
+}
+
+int ml_manifest_add_file(ml_manifest *mf, const char *sha256, int64_t size, const char *filename,
+                         const char *url, ml_err *err)
+{
+	char hex[65];
+	if (ml_sha256_hex_normalize(hex, sha256) != 0)
+		return ml_err_set(err, ML_EFAIL, "'%.80s' is not a sha256", sha256);
+	ml_file_info *fi = (ml_file_info *)ml_manifest_file(mf, hex);
+	if (!fi) {
+		ml_file_info *p = realloc(mf->files, (mf->n_files + 1) * sizeof(*p));
+		if (!p)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		mf->files = p;
+		fi = &mf->files[mf->n_files];
+		memset(fi, 0, sizeof(*fi));
+		memcpy(fi->sha256, hex, sizeof(fi->sha256));
+		fi->size = -1;
+		if (!(fi->filename = strdup(filename)))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		mf->n_files++;
+	}
+	if (fi->size < 0)
+		fi->size = size;
+	if (!fi->url && url && !(fi->url = strdup(url)))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* --- lock files --------------------------------------------------------------- */
+
+static int add_meta(ml_requirements *r, const char *key, const char *value, int line)
+{
+	ml_kv *m = realloc(r->meta, (r->n_meta + 1) * sizeof(*m));
+	if (!m)
+		return ML_ENOMEM;
+	r->meta = m;
+	m[r->n_meta] = (ml_kv){strdup(key), strdup(value), line};
+	r->n_meta++;
+	return m[r->n_meta - 1].key && m[r->n_meta - 1].value ? 0 : ML_ENOMEM;
+}
+
+/* Space-joined strings of a TOML array (or the string itself). */
+static int join_strings(ml_buf *b, const ml_toml *v)
+{
+	if (v->kind == ML_TOML_STRING)
+		return ml_buf_puts(b, v->str);
+	for (size_t i = 0; v->kind == ML_TOML_ARRAY && i < v->n; i++)
+		if (v->items[i]->kind == ML_TOML_STRING &&
+		    ml_buf_printf(b, "%s%s", b->len ? " " : "", v->items[i]->str))
+			return ML_ENOMEM;
+	return 0;
+}
+
+/* The `# mlsetup:` header of a lock mlsetup wrote ([tool.mlsetup.header]
+ * and [tool.mlsetup] requested); a lock from another tool has none, and
+ * every package counts as requested. */
+static int lock_meta(ml_requirements *r, const ml_pylock *pl)
+{
+	const ml_toml *tool = ml_toml_get(ml_toml_get(pl->doc, "tool"), "mlsetup");
+	const ml_toml *hdr = ml_toml_get(tool, "header");
+	for (size_t i = 0; hdr && hdr->kind == ML_TOML_TABLE && i < hdr->n; i++) {
+		if (!strcmp(hdr->keys[i], "requested"))
+			continue;
+		ml_buf b = ML_BUF_INIT;
+		int rc = join_strings(&b, hdr->items[i]);
+		if (!rc && b.len)
+			rc = add_meta(r, hdr->keys[i], ml_buf_cstr(&b), hdr->items[i]->line);
+		ml_buf_release(&b);
+		if (rc)
+			return rc;
+	}
+	ml_buf req = ML_BUF_INIT;
+	const ml_toml *rq = ml_toml_get(tool, "requested");
+	int rc = 0;
+	if (rq)
+		rc = join_strings(&req, rq);
+	for (size_t i = 0; !rc && !rq && i < pl->n_pkgs; i++)
+		rc = ml_buf_printf(&req, "%s%s", i ? " " : "", pl->pkgs[i].normalized);
+	if (!rc)
+		rc = add_meta(r, "requested", ml_buf_cstr(&req), rq ? rq->line : 1);
+	ml_buf_release(&req);
+	return rc;
+}
+
+/* Turns a lock into the manifest's requirements (one `name==version` per
+ * package, with the sha256 of each of its wheels and its marker) and
+ * recorded files (every wheel, with its URL). */
+static int from_lock(ml_manifest *mf, ml_pylock *pl, ml_err *err)
+{
+	mf->lock = pl;
+	mf->requires_python = pl->requires_python;
+	mf->environments = pl->environments;
+	mf->n_environments = pl->n_environments;
+	ml_requirements *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	mf->reqs = r;
+	if (!(r->path = strdup(mf->name)) ||
+	    (pl->n_pkgs && !(r->reqs = calloc(pl->n_pkgs, sizeof(*r->reqs)))) || lock_meta(r, pl))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	for (size_t i = 0; i < pl->n_pkgs; i++) {
+		const ml_pylock_package *p = &pl->pkgs[i];
+		ml_requirement *q = &r->reqs[r->n_reqs++];
+		q->line = p->line;
+		q->name = strdup(p->name);
+		q->normalized = strdup(p->normalized);
+		q->version = p->version ? strdup(p->version) : NULL;
+		q->specifier = p->version ? ml_asprintf("==%s", p->version) : strdup("");
+		q->marker = p->marker ? strdup(p->marker) : NULL;
+		if (!q->name || !q->normalized || !q->specifier || (p->version && !q->version) ||
+		    (p->marker && !q->marker) ||
+		    (p->n_wheels && !(q->sha256 = calloc(p->n_wheels, sizeof(char *)))))
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		for (size_t w = 0; w < p->n_wheels; w++) {
+			const ml_pylock_wheel *wh = &p->wheels[w];
+			bool dup = false;
+			for (size_t k = 0; k < q->n_hashes && !dup; k++)
+				dup = !strcmp(q->sha256[k], wh->sha256);
+			if (!dup && !(q->sha256[q->n_hashes++] = strdup(wh->sha256)))
+				return ml_err_set(err, ML_ENOMEM, "out of memory");
+			int rc = ml_manifest_add_file(mf, wh->sha256, wh->size, wh->filename,
+			                              wh->url, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Reads a lock file at path into mf. */
+static int open_lock(ml_manifest *mf, const char *path, const char *text, size_t len, ml_err *err)
+{
+	char dir[4096];
+	const char *base = NULL;
+	if (ml_fs_split_path(dir, sizeof(dir), &base, path) != 0)
+		ml_strlcpy(dir, ".", sizeof(dir));
+	if (!dir[0])
+		ml_strlcpy(dir, ".", sizeof(dir));
+	char absdir[4096];
+	if (!realpath(dir, absdir))
+		ml_strlcpy(absdir, dir, sizeof(absdir));
+	ml_pylock *pl = NULL;
+	int rc = ml_pylock_parse(&pl, path, absdir, text, len, err);
+	if (rc)
+		return rc;
+	rc = from_lock(mf, pl, err);
+	if (!rc)
+		rc = check_header(mf, err);
+	return rc;
+}
+
+/* pip's boolean words for PIP_REQUIRE_HASHES. */
+static bool env_true(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v)
+		return false;
+	static const char *const yes[] = {"1", "true", "yes", "on", "y"};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(v, yes[i]))
+			return true;
+	return false;
+}
+
+/* Reads a user's requirements file: hash mode when it pins hashes (or
+ * hashes are required), else with its includes, to be resolved. */
+static int open_requirements(ml_manifest *mf, const char *path, const char *data, size_t size,
+                             unsigned flags, ml_err *err)
+{
+	ml_requirements *probe = NULL;
+	int rc = ml_requirements_parse(&probe, mf->name, data, size, ML_REQ_INCLUDES, err);
+	if (rc)
+		return rc;
+	bool hashed = (flags & ML_MANIFEST_REQUIRE_HASHES) || env_true("PIP_REQUIRE_HASHES") ||
+	              probe->require_hashes;
+	for (size_t i = 0; !hashed && i < probe->n_reqs; i++)
+		hashed = probe->reqs[i].n_hashes > 0;
+	ml_requirements_free(probe);
+	if (hashed) {
+		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
+		if (rc && (flags & ML_MANIFEST_REQUIRE_HASHES))
+			ml_err_hint(err,
+			            "--require-hashes asks every requirement to be pinned with == "
+			            "and hashed (mlsetup lock writes such a file); without it the "
+			            "file is resolved with pip");
+		else if (rc && env_true("PIP_REQUIRE_HASHES"))
+			ml_err_hint(err,
+			            "PIP_REQUIRE_HASHES asks every requirement to be pinned and "
+			            "hashed; unset it to have the file resolved with pip");
+	} else {
+		rc = ml_requirements_load_tree(&mf->reqs, path, 0, err);
+		mf->resolve = true;
+	}
+	if (!rc)
+		rc = check_header(mf, err);
+	if (!rc && hashed)
+		rc = read_file_lines(mf, data, size, err);
+	return rc;
+}
+
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
+{
+	return ml_manifest_open_flags(out, name_or_path, 0, err);
+}
+
+int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags, ml_err *err)
 {
 	const ml_embedded_file *emb = NULL;
 	char *text = NULL;
@@ -254,11 +567,22 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 	mf->embedded = emb != NULL;
 	const char *data = emb ? emb->data : text;
 	size_t size = emb ? emb->size : len;
-	rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
-	if (!rc)
-		rc = check_header(mf, err);
-	if (!rc)
-		rc = read_file_lines(mf, data, size, err);
+	if (!emb && ml_pylock_path_like(name_or_path)) {
+		if ((rc = open_lock(mf, name_or_path, data, size, err)) != 0)
+			goto fail;
+		free(text);
+		*out = mf;
+		return 0;
+	}
+	if (emb) {
+		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
+		if (!rc)
+			rc = check_header(mf, err);
+		if (!rc)
+			rc = read_file_lines(mf, data, size, err);
+	} else {
+		rc = open_requirements(mf, name_or_path, data, size, flags, err);
+	}
 	if (rc)
 		goto fail;
 	free(text);
@@ -278,9 +602,12 @@ void ml_manifest_free(ml_manifest *mf)
 	free(mf->code);
 	free_words(mf->pythons, mf->n_pythons);
 	free_words(mf->platforms, mf->n_platforms);
-	for (size_t i = 0; i < mf->n_files; i++)
+	for (size_t i = 0; i < mf->n_files; i++) {
 		free(mf->files[i].filename);
+		free(mf->files[i].url);
+	}
 	free(mf->files);
+	ml_pylock_free(mf->lock);
 	free(mf->name);
 	free(mf);
 }

@@ -74,6 +74,7 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	}
 	cJSON *py = cJSON_AddObjectToObject(root, "python");
 	cJSON_AddStringToObject(py, "version", p->python.version);
+	cJSON_AddStringToObject(py, "source", p->python.source);
 	if (p->python.path) {
 		cJSON_AddStringToObject(py, "source", "path");
 		cJSON_AddStringToObject(py, "path", p->python.path);
@@ -85,6 +86,9 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	}
 	cJSON_AddStringToObject(root, "target", p->target);
 	cJSON_AddStringToObject(root, "cache_dir", p->cache_dir);
+	cJSON_AddBoolToObject(root, "needs_resolution", p->needs_resolution);
+	if (p->selection->manifest)
+		cJSON_AddBoolToObject(root, "resolved", p->selection->manifest->resolved);
 	cJSON *files = cJSON_AddArrayToObject(root, "files");
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MANIFEST_MAX_BYTES (16u * 1024u * 1024u)
 
@@ -108,6 +109,9 @@ void ml_requirements_free(ml_requirements *r)
 	free_strs(r->find_links, r->n_find_links);
 	free_strs(r->trusted_hosts, r->n_trusted);
 	free_strs(r->only_binary, r->n_only_binary);
+	for (size_t k = 0; k < r->n_includes; k++)
+		free(r->includes[k].path);
+	free(r->includes);
 	for (size_t k = 0; k < r->n_meta; k++) {
 		free(r->meta[k].key);
 		free(r->meta[k].value);
@@ -312,8 +316,10 @@ static const opt_def options[] = {
          "list every requirement in this manifest"},
         {"--constraint", "-c", OPT_VALUE, SCOPE_REFUSED, "constraint files (-c) are not supported",
          "pin the versions in this manifest with =="},
-        {"--editable", "-e", OPT_VALUE, SCOPE_REFUSED, "editable installs (-e) are not supported",
-         "build a wheel and list it as name==version with its --hash"},
+        {"--editable", "-e", OPT_VALUE, SCOPE_REFUSED,
+         "editable installs (-e) are not supported: mlsetup installs wheels only",
+         "build a wheel (pip wheel --no-deps -w wheelhouse PATH), then list it as "
+         "name==version with --find-links wheelhouse"},
         {"--no-binary", NULL, OPT_VALUE, SCOPE_REFUSED,
          "--no-binary is refused: mlsetup installs wheels only", "remove --no-binary"},
         {"--use-feature", NULL, OPT_VALUE, SCOPE_REFUSED,
@@ -391,7 +397,9 @@ static int apply_options(rparser *c, int line, char **toks, size_t n, ml_require
 			            "--prefer-binary, --only-binary and --hash",
 			            "unknown option '%.*s'", (int)(name_len > 60 ? 60 : name_len),
 			            t);
-		if (d->scope == SCOPE_REFUSED)
+		bool include =
+		        !strcmp(d->name, "--requirement") || !strcmp(d->name, "--constraint");
+		if (d->scope == SCOPE_REFUSED && !(include && (c->flags & ML_REQ_INCLUDES)))
 			return fail(c, ML_EPARSE, line, d->hint, "%s", d->refusal);
 		if (d->kind == OPT_FLAG && val)
 			return fail(c, ML_EPARSE, line, NULL, "option '%s' takes no value",
@@ -411,7 +419,19 @@ static int apply_options(rparser *c, int line, char **toks, size_t n, ml_require
 			return fail(c, ML_EPARSE, line, "move it to a line of its own",
 			            "option '%s' cannot follow a requirement", d->name);
 		int rc = 0;
-		if (strcmp(d->name, "--hash") == 0) {
+		if (include && q)
+			return fail(c, ML_EPARSE, line, "move it to a line of its own",
+			            "option '%s' cannot follow a requirement", d->name);
+		if (include) {
+			ml_include *inc = realloc(r->includes, (r->n_includes + 1) * sizeof(*inc));
+			if (!inc)
+				return oom(c);
+			r->includes = inc;
+			inc[r->n_includes] =
+			        (ml_include){dup_n(val, strlen(val)), d->name[2] == 'c', line};
+			if (!inc[r->n_includes++].path)
+				return oom(c);
+		} else if (strcmp(d->name, "--hash") == 0) {
 			rc = add_hash(c, line, q, val);
 			if (rc)
 				return rc;
@@ -460,10 +480,68 @@ static size_t identifier(const char *s, size_t i, size_t len)
 
 /* Parses the requirement text s (trimmed, non-empty) into q (PEP 508
  * "Grammar": name_req and url_req). */
+/* True when a requirement line is a local path or a URL rather than a
+ * PEP 508 requirement, as pip tells them apart: a path separator before
+ * any specifier, a leading '.' or '~', a scheme, or an archive suffix. */
+static bool path_like(const char *s)
+{
+	size_t head = strcspn(s, " \t;[<>=!~@");
+	if (s[0] == '.' || s[0] == '~' || memchr(s, '/', head) || memchr(s, '\\', head))
+		return true;
+	static const char *const suffixes[] = {".whl", ".zip",     ".tar.gz",
+	                                       ".tgz", ".tar.bz2", ".tar.xz"};
+	for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
+		size_t l = strlen(suffixes[k]);
+		if (head > l && strncmp(s + head - l, suffixes[k], l) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A direct reference "name @ url" must be a wheel at an http(s) URL:
+ * VCS and local references would be built, not installed. */
+static int check_url(rparser *c, int line, const ml_requirement *q)
+{
+	char hint[400];
+	const char *u = q->url;
+	static const char *const vcs[] = {"git+", "hg+", "svn+", "bzr+"};
+	for (size_t k = 0; k < sizeof vcs / sizeof vcs[0]; k++)
+		if (strncmp(u, vcs[k], strlen(vcs[k])) == 0) {
+			snprintf(hint, sizeof hint,
+			         "build a wheel (pip wheel --no-deps -w wheelhouse '%.200s'), then "
+			         "list %s==<version> with --find-links wheelhouse",
+			         u, q->name);
+			return fail(
+			        c, ML_EPARSE, line, hint,
+			        "'%s' is a VCS requirement (%.100s): mlsetup installs wheels only",
+			        q->name, u);
+		}
+	size_t end = strcspn(u, "?#");
+	bool remote = strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
+	bool wheel = end > 4 && strncmp(u + end - 4, ".whl", 4) == 0;
+	if (remote && wheel)
+		return 0;
+	snprintf(hint, sizeof hint,
+	         "build a wheel (pip wheel --no-deps -w wheelhouse ...), then list %s==<version> "
+	         "with --find-links wheelhouse",
+	         q->name);
+	return fail(c, ML_EPARSE, line, hint,
+	            "'%s' points at %s (%.100s): mlsetup installs wheels only", q->name,
+	            remote ? "a file that is no wheel" : "a local path", u);
+}
+
 static int parse_requirement(rparser *c, int line, const char *s, ml_requirement *q)
 {
 	static const char hint[] = "write requirements as name==version (PEP 508)";
 	size_t len = strlen(s), i = 0;
+	if (path_like(s))
+		return fail(
+		        c, ML_EPARSE, line,
+		        "mlsetup installs wheels from indexes and --find-links locations: put the "
+		        "wheel in a directory, add --find-links DIR and name it name==version",
+		        "invalid requirement '%.200s': expected a project name at column 1, not "
+		        "a local path or URL",
+		        s);
 	size_t n = identifier(s, 0, len);
 	if (n == 0)
 		return fail(c, ML_EPARSE, line, hint,
@@ -525,6 +603,9 @@ static int parse_requirement(rparser *c, int line, const char *s, ml_requirement
 			            "invalid requirement '%.200s': expected a URL after '@'", s);
 		if (!(q->url = dup_n(s + u, i - u)))
 			return oom(c);
+		int urc = check_url(c, line, q);
+		if (urc)
+			return urc;
 		while (i < len && is_space(s[i]))
 			i++;
 		if (i < len && s[i] != ';')
@@ -862,4 +943,188 @@ int ml_requirements_load(ml_requirements **out, const char *path, unsigned flags
 	rc = ml_requirements_parse(out, path, text, len, flags, err);
 	free(text);
 	return rc;
+}
+
+/* --- -r / -c includes --------------------------------------------------------- */
+
+/* Moves the strings of src[0..n) to the end of *dst (src emptied). */
+static int move_strs(char ***dst, size_t *nd, char ***src, size_t *ns)
+{
+	for (size_t k = 0; k < *ns; k++) {
+		if (push_str(dst, nd, (*src)[k])) {
+			for (size_t j = k + 1; j < *ns; j++)
+				free((*src)[j]);
+			free(*src);
+			*src = NULL;
+			*ns = 0;
+			return ML_ENOMEM;
+		}
+	}
+	free(*src);
+	*src = NULL;
+	*ns = 0;
+	return 0;
+}
+
+/* A path written in the file at `from`, taken from that file's
+ * directory when relative (pip does so for -r, -c and existing
+ * --find-links directories). */
+static char *relative_to(const char *from, const char *p, bool only_if_exists)
+{
+	if (p[0] == '/' || strstr(p, "://"))
+		return strdup(p);
+	const char *slash = strrchr(from, '/');
+	if (!slash)
+		return strdup(p);
+	char *j = ml_asprintf("%.*s/%s", (int)(slash - from), from, p);
+	if (j && only_if_exists && access(j, F_OK) != 0) {
+		free(j);
+		return strdup(p);
+	}
+	return j;
+}
+
+/* Loads the file at path and, recursively, its includes into top. */
+static int load_tree(ml_requirements *top, const char *path, bool constraint, unsigned flags,
+                     int depth, char ***seen, size_t *n_seen, ml_err *err)
+{
+	char real[4096];
+	if (!realpath(path, real))
+		ml_strlcpy(real, path, sizeof real);
+	for (size_t k = 0; k < *n_seen; k++)
+		if (!strcmp((*seen)[k], real))
+			return 0; /* included twice: pip reads it again, to no effect */
+	if (push_str(seen, n_seen, dup_n(real, strlen(real))))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	ml_requirements *r = NULL;
+	int rc = ml_requirements_load(&r, path, flags | ML_REQ_INCLUDES, err);
+	if (rc)
+		return rc;
+	if (depth > 0) {
+		/* an included file's options apply to the whole run, as in pip */
+		for (size_t k = 0; k < r->n_find_links; k++) {
+			char *f = relative_to(path, r->find_links[k], true);
+			if (!f) {
+				rc = ML_ENOMEM;
+				break;
+			}
+			free(r->find_links[k]);
+			r->find_links[k] = f;
+		}
+		if (!top->index_url && r->index_url) {
+			top->index_url = r->index_url;
+			r->index_url = NULL;
+		}
+		top->no_index |= r->no_index;
+		top->require_hashes |= r->require_hashes;
+		top->pre |= r->pre;
+		if (!rc)
+			rc = move_strs(&top->extra_index_urls, &top->n_extra, &r->extra_index_urls,
+			               &r->n_extra);
+		if (!rc)
+			rc = move_strs(&top->find_links, &top->n_find_links, &r->find_links,
+			               &r->n_find_links);
+		if (!rc)
+			rc = move_strs(&top->trusted_hosts, &top->n_trusted, &r->trusted_hosts,
+			               &r->n_trusted);
+		if (!rc && !constraint && r->n_reqs) {
+			ml_requirement *q =
+			        realloc(top->reqs, (top->n_reqs + r->n_reqs) * sizeof(*q));
+			if (!q) {
+				rc = ML_ENOMEM;
+			} else {
+				top->reqs = q;
+				memcpy(q + top->n_reqs, r->reqs, r->n_reqs * sizeof(*q));
+				top->n_reqs += r->n_reqs;
+				r->n_reqs = 0;
+			}
+		}
+		if (rc) {
+			ml_requirements_free(r);
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		}
+	}
+	for (size_t k = 0; k < r->n_includes && !rc; k++) {
+		const ml_include *inc = &r->includes[k];
+		if (strstr(inc->path, "://")) {
+			rc = ml_err_set(err, ML_EPARSE,
+			                "manifest '%.200s' line %d: -%c %.200s: "
+			                "including a file by URL is not supported",
+			                path, inc->line, inc->constraint ? 'c' : 'r', inc->path);
+			ml_err_hint(err, "download the file and include it by path");
+			break;
+		}
+		if (depth >= 10) {
+			rc = ml_err_set(
+			        err, ML_EPARSE,
+			        "manifest '%.200s' line %d: includes nest deeper than 10 files",
+			        path, inc->line);
+			break;
+		}
+		char *sub = relative_to(path, inc->path, false);
+		if (!sub) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		rc = load_tree(top, sub, constraint || inc->constraint, flags, depth + 1, seen,
+		               n_seen, err);
+		if (rc == ML_ENOENT) {
+			ml_err_set(err, ML_ENOENT,
+			           "manifest '%.200s' line %d: cannot read '%.200s'", path,
+			           inc->line, sub);
+			ml_err_hint(err, "an included file is taken from the including file's "
+			                 "directory");
+		}
+		free(sub);
+	}
+	if (depth > 0)
+		ml_requirements_free(r);
+	return rc;
+}
+
+int ml_requirements_load_tree(ml_requirements **out, const char *path, unsigned flags, ml_err *err)
+{
+	ml_requirements *top = NULL;
+	char **seen = NULL;
+	size_t n_seen = 0;
+	char real[4096];
+	if (!realpath(path, real))
+		ml_strlcpy(real, path, sizeof real);
+	int rc = ml_requirements_load(&top, path, flags | ML_REQ_INCLUDES, err);
+	if (!rc && push_str(&seen, &n_seen, dup_n(real, strlen(real))))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	/* the top file's includes, each with its own includes */
+	size_t n_inc = top ? top->n_includes : 0;
+	for (size_t k = 0; !rc && k < n_inc; k++) {
+		const ml_include *inc = &top->includes[k];
+		if (strstr(inc->path, "://")) {
+			rc = ml_err_set(err, ML_EPARSE,
+			                "manifest '%.200s' line %d: -%c %.200s: "
+			                "including a file by URL is not supported",
+			                path, inc->line, inc->constraint ? 'c' : 'r', inc->path);
+			ml_err_hint(err, "download the file and include it by path");
+			break;
+		}
+		char *sub = relative_to(path, inc->path, false);
+		if (!sub) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
+		rc = load_tree(top, sub, inc->constraint, flags, 1, &seen, &n_seen, err);
+		if (rc == ML_ENOENT) {
+			ml_err_set(err, ML_ENOENT,
+			           "manifest '%.200s' line %d: cannot read '%.200s'", path,
+			           inc->line, sub);
+			ml_err_hint(err, "an included file is taken from the including file's "
+			                 "directory");
+		}
+		free(sub);
+	}
+	free_strs(seen, n_seen);
+	if (rc) {
+		ml_requirements_free(top);
+		return rc;
+	}
+	*out = top;
+	return 0;
 }

@@ -5,7 +5,9 @@
  * manifest's torch build covers (its torch_sass/torch_ptx header), and the
  * drivers it needs - its CUDA toolkit's minimum, the CUDA minor-version
  * floor and the minimum per GPU architecture - from the driver table
- * (manifests/drivers.json, through detect.h). Each manifest is judged rule
+ * (manifests/drivers.json, through detect.h); a `cpu_only_platforms`
+ * header names the platforms where its torch build has no CUDA code at
+ * all (the package index's linux-aarch64 wheels). Each manifest is judged rule
  * by rule (gpu, driver, platform, python) and every verdict is kept as a
  * reason, so `plan` can say why.
  */
@@ -29,6 +31,7 @@ typedef struct fit {
 	char gpus_failing[256]; /* "NVIDIA GeForce RTX 5090 (sm_120)" */
 	char driver_need[32];   /* the version the driver rule wanted */
 	bool ptx_only;          /* some GPU runs only through PTX JIT */
+	bool cpu_only;          /* torch has no CUDA code on this platform */
 } fit;
 
 static int rules_load(rules *r, ml_err *err)
@@ -104,16 +107,54 @@ static void gpu_label(char *dst, size_t n, const ml_gpu *g)
 	snprintf(dst, n, "%s (%s)", name, sm[0] ? sm : "unknown");
 }
 
+/* Whether the manifest's `cpu_only_platforms` header (space or comma
+ * separated "os-arch" names) lists the machine's platform: its torch
+ * build there has no CUDA code, whatever torch_sass/torch_ptx say. */
+static bool cpu_only_here(const ml_manifest *mf, const ml_machine *m, char *plat, size_t n)
+{
+	snprintf(plat, n, "%s-%s", m->os.name, m->os.arch);
+	const char *v = ml_requirements_meta(mf->reqs, "cpu_only_platforms");
+	size_t pl = strlen(plat);
+	while (v && *v) {
+		v += strspn(v, " ,\t");
+		size_t l = strcspn(v, " ,\t");
+		if (l == pl && strncmp(v, plat, l) == 0)
+			return true;
+		v += l;
+	}
+	return false;
+}
+
 /* Rule 1: every GPU can run the manifest's torch build. */
 static int rule_gpu(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
 {
 	f->gpu = ML_RULE_OK;
+	char plat[64];
+	if (cpu_only_here(mf, m, plat, sizeof(plat))) {
+		f->gpu = ML_RULE_FAIL;
+		f->cpu_only = true;
+		for (size_t i = 0; i < m->n_gpus; i++) {
+			char label[160];
+			gpu_label(label, sizeof(label), &m->gpus[i]);
+			size_t l = strlen(f->gpus_failing);
+			snprintf(f->gpus_failing + l, sizeof(f->gpus_failing) - l, "%s%s",
+			         l ? ", " : "", label);
+			if (add_reason(s, mf->name, "gpu", ML_RULE_FAIL,
+			               "%s: torch %s of this manifest is CPU-only on %s: no CUDA "
+			               "code runs on it",
+			               label, mf->torch ? mf->torch : "", plat))
+				return ML_ENOMEM;
+		}
+		return 0;
+	}
 	if (!mf->has_gpu_header) {
 		f->gpu = ML_RULE_WARN;
 		return add_reason(
 		        s, mf->name, "gpu", ML_RULE_WARN,
-		        "manifest has no torch_sass/torch_ptx header: cannot tell whether "
-		        "its CUDA code runs on these GPUs");
+		        "neither mlsetup's table of torch builds nor a torch_sass/torch_ptx "
+		        "header says which GPUs this manifest's torch runs on: cannot tell "
+		        "whether its CUDA code runs on these GPUs (the wheels are audited "
+		        "before anything is unpacked)");
 	}
 	for (size_t i = 0; i < m->n_gpus; i++) {
 		const ml_gpu *g = &m->gpus[i];
@@ -230,7 +271,7 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */
 static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machine *m,
-                         const char *python, fit *f)
+                         const char *python, const char *full, fit *f)
 {
 	char plat[64];
 	snprintf(plat, sizeof(plat), "%s-%s", m->os.name, m->os.arch);
@@ -251,13 +292,24 @@ static int rule_platform(ml_selection *s, const ml_manifest *mf, const ml_machin
 	for (size_t i = 0; python && i < mf->n_pythons; i++)
 		if (strcmp(mf->pythons[i], python) == 0)
 			f->python = ML_RULE_OK;
+	/* a lock file's requires-python (PEP 751), against the full version */
+	bool rp_ok = true;
+	if (mf->requires_python && python &&
+	    ml_specifier_match(&rp_ok, mf->requires_python, full ? full : python, NULL) == 0 &&
+	    !rp_ok)
+		f->python = ML_RULE_FAIL;
 	ml_buf py = ML_BUF_INIT;
 	for (size_t i = 0; i < mf->n_pythons; i++)
 		ml_buf_printf(&py, "%s%s", i ? " " : "", mf->pythons[i]);
+	if (mf->requires_python)
+		ml_buf_printf(&py, "%srequires-python %s", mf->n_pythons ? ", " : "",
+		              mf->requires_python);
 	rc = add_reason(s, mf->name, "python", f->python, "Python %s %s (manifest: %s)",
-	                python ? python : "(any)",
+	                mf->requires_python && full && python ? full
+	                : python                              ? python
+	                                                      : "(any)",
 	                f->python == ML_RULE_OK ? "is supported" : "is not supported",
-	                mf->n_pythons ? ml_buf_cstr(&py) : "any");
+	                py.len ? ml_buf_cstr(&py) : "any");
 	ml_buf_release(&py);
 	return rc;
 }
@@ -269,7 +321,7 @@ static bool fits(const fit *f)
 }
 
 static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, const char *python,
-                 bool gpu_rules, fit *f)
+                 const char *full, bool gpu_rules, fit *f)
 {
 	memset(f, 0, sizeof(*f));
 	int rc = 0;
@@ -279,7 +331,7 @@ static int judge(ml_selection *s, const ml_manifest *mf, const ml_machine *m, co
 			rc = rule_driver(s, mf, m, f);
 	}
 	if (!rc)
-		rc = rule_platform(s, mf, m, python, f);
+		rc = rule_platform(s, mf, m, python, full, f);
 	return rc;
 }
 
@@ -294,7 +346,12 @@ static int collect_warnings(ml_selection *s, const ml_manifest *mf, const fit *f
 		if (rs->verdict == ML_RULE_WARN || (s->overridden && rs->verdict == ML_RULE_FAIL)) {
 			snprintf(w, sizeof(w), "%s", rs->detail);
 			if (s->overridden && rs->verdict == ML_RULE_FAIL &&
-			    !strcmp(rs->rule, "gpu")) {
+			    !strcmp(rs->rule, "gpu") && f->cpu_only) {
+				snprintf(w, sizeof(w),
+				         "%s: the GPUs stay unused, and the GPU checks fail",
+				         rs->detail);
+			} else if (s->overridden && rs->verdict == ML_RULE_FAIL &&
+			           !strcmp(rs->rule, "gpu")) {
 				/* "12.4" -> "cu124", the local version tag of torch's wheels */
 				char cu[16] = "";
 				for (const char *c = mf->cuda ? mf->cuda : "";
@@ -416,19 +473,35 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 			                  "--manifest with one built for this platform");
 			return;
 		}
+	for (size_t i = 0; i < n; i++) /* the builds for this platform have no CUDA code */
+		if (fs[i].cpu_only && fs[i].platform != ML_RULE_FAIL &&
+		    fs[i].python != ML_RULE_FAIL) {
+			snprintf(s->problem, sizeof(s->problem),
+			         "the shipped manifests' torch builds for %s-%s are CPU-only (the "
+			         "package index has no CUDA build of them there): nothing runs "
+			         "on %s",
+			         m->os.name, m->os.arch, fs[i].gpus_failing);
+			snprintf(s->remedy, sizeof(s->remedy),
+			         "use --manifest with a CUDA build of torch for %s-%s (locked "
+			         "from an index that has one), or --manifest %s for a CPU-only "
+			         "environment that leaves the GPUs unused",
+			         m->os.name, m->os.arch, names[i]);
+			return;
+		}
 	explain_no_code(s, m, n ? fs[n - 1].gpus_failing : "");
 }
 
 static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
-	int rc = ml_manifest_open(&mf, o->manifest, err);
+	int rc = ml_manifest_open_flags(&mf, o->manifest,
+	                                o->require_hashes ? ML_MANIFEST_REQUIRE_HASHES : 0, err);
 	if (rc)
 		return rc;
 	fit f;
 	s->overridden = true;
 	s->gpu_checks_skipped = m->n_gpus == 0;
-	rc = judge(s, mf, m, o->python_version, m->n_gpus > 0, &f);
+	rc = judge(s, mf, m, o->python_version, o->python_full, m->n_gpus > 0, &f);
 	if (!rc)
 		rc = add_reason(s, mf->name, "choice", ML_RULE_INFO, "chosen by --manifest%s",
 		                fits(&f) ? "" : " although it does not fit this machine");
@@ -462,7 +535,7 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 		rc = ml_manifest_open(&mf, names[i], err);
 		if (rc)
 			return rc;
-		rc = judge(s, mf, m, o->python_version, gpu, &fs[i]);
+		rc = judge(s, mf, m, o->python_version, o->python_full, gpu, &fs[i]);
 		if (!rc && fits(&fs[i])) {
 			s->manifest = mf;
 			s->gpu_checks_skipped = !gpu;

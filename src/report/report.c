@@ -87,6 +87,10 @@ cJSON *ml_report_build(const ml_report_input *in)
 	cJSON_AddStringToObject(py, "version", in->python ? in->python->version : "");
 	cJSON_AddStringToObject(py, "executable", in->python ? in->python->executable : "");
 	cJSON_AddBoolToObject(py, "already_unpacked", in->python_already_unpacked);
+	if (in->python_source && in->python_source[0])
+		cJSON_AddStringToObject(py, "source", in->python_source);
+	if (in->python_reason && in->python_reason[0])
+		cJSON_AddStringToObject(py, "reason", in->python_reason);
 	add_installed(doc, in);
 	if (in->verification)
 		cJSON_AddItemToObject(doc, "verification", cJSON_Duplicate(in->verification, true));

@@ -10,7 +10,7 @@
  * cannot be read or holds a malformed fatbin is recorded and the audit goes
  * on; ml_audit_status() turns the whole into one outcome.
  */
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -146,25 +146,58 @@ static int record_error(audit_run *r, const char *path, int code, const char *fm
 	return keep_file(r, &f);
 }
 
-/* Answers every device for one file's code. Returns 0 or ML_ENOMEM. */
+const char *ml_audit_state_name(ml_audit_state s)
+{
+	switch (s) {
+	case ML_AUDIT_RUNS:
+		return "runs";
+	case ML_AUDIT_FAILS:
+		return "fails";
+	case ML_AUDIT_UNVERIFIED:
+		return "unverified";
+	}
+	return "?";
+}
+
+/* Answers every device for one file's code: what counts is its executable
+ * and embedded PTX and the SASS architectures that hold kernels;
+ * relocatable code and kernel-less cubins never do. Without any, the file
+ * is unverified. Returns 0 or ML_ENOMEM. */
 static int answer(audit_run *r, ml_audit_file *f)
 {
 	const ml_audit *a = r->a;
-	size_t n = f->code.n_sass + f->code.n_ptx;
+	const ml_fatbin_list *c = &f->code;
+	size_t n = c->n_with_kernels + c->n_ptx + c->n_embedded_ptx;
 	ml_cuda_arch *code = malloc((n ? n : 1) * sizeof *code);
 	f->answers = calloc(a->n_devices ? a->n_devices : 1, sizeof *f->answers);
 	if (!code || !f->answers) {
 		free(code);
 		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
 	}
-	if (f->code.n_sass)
-		memcpy(code, f->code.sass, f->code.n_sass * sizeof *code);
-	if (f->code.n_ptx)
-		memcpy(code + f->code.n_sass, f->code.ptx, f->code.n_ptx * sizeof *code);
-	for (size_t d = 0; d < a->n_devices; d++)
-		f->answers[d].runs =
-		        ml_arch_runs_on(code, n, a->devices[d].major, a->devices[d].minor,
-		                        f->answers[d].why, sizeof f->answers[d].why);
+	size_t k = 0;
+	for (size_t i = 0; i < c->n_with_kernels; i++)
+		code[k++] = c->with_kernels[i];
+	for (size_t i = 0; i < c->n_ptx; i++)
+		code[k++] = c->ptx[i];
+	for (size_t i = 0; i < c->n_embedded_ptx; i++)
+		code[k++] = c->embedded_ptx[i];
+	f->unverified = n == 0;
+	bool counted_any = c->n_sass + c->n_ptx + c->n_embedded_sass + c->n_embedded_ptx > 0;
+	for (size_t d = 0; d < a->n_devices; d++) {
+		ml_audit_answer *ans = &f->answers[d];
+		if (f->unverified) {
+			ans->runs = false;
+			ans->state = ML_AUDIT_UNVERIFIED;
+			snprintf(ans->why, sizeof ans->why, "%s",
+			         counted_any ? ML_AUDIT_NO_KERNELS_WHY
+			                     : "only relocatable device code (__nv_relfatbin), "
+			                       "never loaded at run time");
+			continue;
+		}
+		ans->runs = ml_arch_runs_on(code, n, a->devices[d].major, a->devices[d].minor,
+		                            ans->why, sizeof ans->why);
+		ans->state = ans->runs ? ML_AUDIT_RUNS : ML_AUDIT_FAILS;
+	}
 	free(code);
 	return 0;
 }
@@ -189,13 +222,15 @@ static int audit_bytes(audit_run *r, const char *path, const unsigned char *buf,
 		    0)
 			f.error_msg[0] = '\0'; /* longer messages are cut */
 	}
-	f.has_code = f.code.n_sass + f.code.n_ptx > 0;
+	f.has_code = f.code.n_entries > 0;
 	if (f.has_code) {
 		r->a->n_with_code++;
 		if ((rc = answer(r, &f)) != 0) {
 			file_release(&f);
 			return rc;
 		}
+		if (f.unverified)
+			r->a->n_unverified++;
 	}
 	return keep_file(r, &f);
 }
@@ -280,6 +315,36 @@ static int read_member(unsigned char **out, size_t *out_len, struct archive *ar,
 	return 0;
 }
 
+/* Keeps the current member, a small metadata file, NUL-terminated in
+ * *slot; one that cannot be read or is too large is left out (the wheel
+ * is then not recognised as torch's by it). Returns 0 or ML_ENOMEM. */
+static int keep_meta(audit_run *r, char **slot, struct archive *ar, struct archive_entry *ent)
+{
+	int64_t size = archive_entry_size_is_set(ent) ? archive_entry_size(ent) : -1;
+	if (size > (int64_t)ML_WHEEL_META_MAX)
+		return 0;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char msg[400];
+	int rc = read_member(&buf, &len, ar, size, ML_WHEEL_META_MAX, msg, sizeof msg);
+	if (rc == ML_ENOMEM)
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	if (rc)
+		return 0;
+	char *text = realloc(buf, len + 1);
+	if (!text) {
+		free(buf);
+		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
+	}
+	text[len] = '\0';
+	if (strlen(text) != len) { /* a NUL inside: not a text file */
+		free(text);
+		return 0;
+	}
+	*slot = text;
+	return 0;
+}
+
 static int audit_wheel(audit_run *r, const char *path)
 {
 	struct archive *ar = archive_read_new();
@@ -287,6 +352,8 @@ static int audit_wheel(audit_run *r, const char *path)
 		return ml_err_set(r->err, ML_ENOMEM, "out of memory");
 	archive_read_support_format_zip(ar);
 	int rc = 0;
+	ml_wheel_meta meta = {NULL, NULL, NULL};
+	size_t first_file = r->a->n_files;
 	if (archive_read_open_filename(ar, path, 1 << 16) != ARCHIVE_OK) {
 		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
 		                  archive_error_string(ar));
@@ -296,8 +363,15 @@ static int audit_wheel(audit_run *r, const char *path)
 	int ar_rc;
 	while ((ar_rc = archive_read_next_header(ar, &ent)) == ARCHIVE_OK) {
 		const char *name = archive_entry_pathname(ent);
-		if (!name || archive_entry_filetype(ent) != AE_IFREG ||
-		    !ml_audit_is_library_name(name))
+		if (!name || archive_entry_filetype(ent) != AE_IFREG)
+			continue;
+		char **slot = ml_wheel_meta_slot(&meta, name);
+		if (slot && !*slot) { /* torch/version.py, torch's METADATA and WHEEL */
+			if ((rc = keep_meta(r, slot, ar, ent)) != 0)
+				goto out;
+			continue;
+		}
+		if (!ml_audit_is_library_name(name))
 			continue;
 		char *shown = ml_asprintf("%s!%s", path, name);
 		if (!shown) {
@@ -333,7 +407,10 @@ static int audit_wheel(audit_run *r, const char *path)
 	if (ar_rc != ARCHIVE_EOF && ar_rc != ARCHIVE_OK)
 		rc = record_error(r, path, ML_EPARSE, "cannot read wheel: %s",
 		                  archive_error_string(ar));
+	else if (!rc)
+		rc = ml_torch_wheel_add(r->a, path, &meta, first_file, r->err);
 out:
+	ml_wheel_meta_release(&meta);
 	archive_read_free(ar);
 	return rc;
 }
@@ -547,21 +624,35 @@ static void overall_answers(ml_audit *a)
 		const ml_audit_file *first = NULL;
 		for (size_t i = 0; i < a->n_files; i++) {
 			const ml_audit_file *f = &a->files[i];
-			if (f->has_code && !f->answers[d].runs && bad++ == 0)
+			if (f->has_code && f->answers[d].state == ML_AUDIT_FAILS && bad++ == 0)
 				first = f;
 		}
 		o->runs = bad == 0;
-		size_t n = a->n_with_code;
-		const char *libs = n == 1 ? "library" : "libraries";
+		o->state = o->runs ? ML_AUDIT_RUNS : ML_AUDIT_FAILS;
+		size_t n = a->n_with_code, counted = n - a->n_unverified;
+		char unv[96] = "";
+		if (a->n_unverified)
+			snprintf(unv, sizeof unv, "; %zu unverified (%s)", a->n_unverified,
+			         ML_AUDIT_NO_KERNELS_WHY);
+		const char *libs = counted == 1 ? "library" : "libraries";
+		int w;
 		if (n == 0)
-			snprintf(o->why, sizeof o->why, "no CUDA code found");
+			w = snprintf(o->why, sizeof o->why, "no CUDA code found");
+		else if (counted == 0)
+			w = snprintf(o->why, sizeof o->why, "no library with visible kernels%s",
+			             unv);
 		else if (bad == 0)
-			snprintf(o->why, sizeof o->why, "%s %zu %s with CUDA code run%s on %s",
-			         n == 1 ? "the" : "all", n, libs, n == 1 ? "s" : "", sm);
-		else if (snprintf(o->why, sizeof o->why,
-		                  "%zu of %zu %s with CUDA code cannot run on %s; first: %s: %s",
-		                  bad, n, libs, sm, printable(shown, sizeof shown, first->path),
-		                  first->answers[d].why) < 0)
+			w = snprintf(o->why, sizeof o->why,
+			             "%s %zu %s with CUDA code run%s on %s%s",
+			             counted == 1 ? "the" : "all", counted, libs,
+			             counted == 1 ? "s" : "", sm, unv);
+		else
+			w = snprintf(
+			        o->why, sizeof o->why,
+			        "%zu of %zu %s with CUDA code cannot run on %s%s; first: %s: %s",
+			        bad, n, n == 1 ? "library" : "libraries", sm, unv,
+			        printable(shown, sizeof shown, first->path), first->answers[d].why);
+		if (w < 0)
 			o->why[0] = '\0'; /* longer reasons are cut */
 	}
 }
@@ -610,27 +701,75 @@ out:
 	return 0;
 }
 
+/* The last component of a path or of a wheel member name ("w.whl!a/b.so"). */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *bang = strrchr(path, '!');
+	const char *cut = bang && (!slash || bang > slash) ? bang : slash;
+	return cut ? cut + 1 : path;
+}
+
+/* Appends to dst (sz bytes, NUL-terminated) the last path component of
+ * each file failing on device d: each name once, at most eight, then
+ * "...". */
+static void failing_names(char *dst, size_t sz, const ml_audit *a, size_t d)
+{
+	enum { MAX_NAMES = 8 };
+	const char *seen[MAX_NAMES];
+	size_t n_seen = 0, len = strlen(dst);
+	for (size_t i = 0; i < a->n_files; i++) {
+		const ml_audit_file *f = &a->files[i];
+		if (!f->has_code || f->answers[d].state != ML_AUDIT_FAILS)
+			continue;
+		const char *base = base_name(f->path);
+		bool dup = false;
+		for (size_t k = 0; k < n_seen && !dup; k++)
+			dup = strcmp(seen[k], base) == 0;
+		if (dup)
+			continue;
+		char name[256];
+		bool more = n_seen == MAX_NAMES;
+		int w = snprintf(dst + len, sz - len, "%s%s", n_seen ? ", " : "",
+		                 more ? "..." : printable(name, sizeof name, base));
+		if (w < 0 || (size_t)w >= sz - len || more)
+			return;
+		len += (size_t)w;
+		seen[n_seen++] = base;
+	}
+}
+
 int ml_audit_status(const ml_audit *a, ml_err *err)
 {
-	char shown[sizeof err->msg];
+	char shown[512];
 	for (size_t d = 0; d < a->n_devices; d++) {
 		if (a->overall[d].runs)
 			continue;
 		char sm[32];
 		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
 			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
+		size_t bad = 0;
+		const ml_audit_file *first = NULL;
 		for (size_t i = 0; i < a->n_files; i++) {
 			const ml_audit_file *f = &a->files[i];
-			if (!f->has_code || f->answers[d].runs)
-				continue;
-			ml_err_set(err, ML_EGPU, "'%s' cannot run on %s: %s",
-			           printable(shown, sizeof shown, f->path), sm, f->answers[d].why);
-			ml_err_hint(err,
-			            "install a build that includes %s SASS or PTX for compute "
-			            "capability %d.%d or lower",
-			            sm, a->devices[d].major, a->devices[d].minor);
-			return ML_EGPU;
+			if (f->has_code && f->answers[d].state == ML_AUDIT_FAILS && bad++ == 0)
+				first = f;
 		}
+		if (!first)
+			continue;
+		char names[sizeof err->msg / 2] = "";
+		if (bad > 1) {
+			snprintf(names, sizeof names, " (%zu libraries cannot: ", bad);
+			failing_names(names, sizeof names - 1, a, d);
+			strcat(names, ")");
+		}
+		ml_err_set(err, ML_EGPU, "'%s' cannot run on %s: %s%s",
+		           printable(shown, sizeof shown, first->path), sm, first->answers[d].why,
+		           names);
+		ml_err_hint(err,
+		            "install a build that includes %s SASS or PTX for compute "
+		            "capability %d.%d or lower",
+		            sm, a->devices[d].major, a->devices[d].minor);
+		return ML_EGPU;
 	}
 	if (a->n_errors) {
 		for (size_t i = 0; i < a->n_files; i++) {
@@ -665,7 +804,8 @@ static cJSON *arch_array(const ml_cuda_arch *v, size_t n)
 	return arr;
 }
 
-/* Adds "runs_on" and "why" objects keyed by device name. */
+/* Adds "runs_on" and "why" objects keyed by device name: runs_on values
+ * are true, false or "unverified". */
 static bool add_answers(cJSON *obj, const ml_audit *a, const ml_audit_answer *ans)
 {
 	cJSON *runs = cJSON_AddObjectToObject(obj, "runs_on");
@@ -676,58 +816,125 @@ static bool add_answers(cJSON *obj, const ml_audit *a, const ml_audit_answer *an
 		char sm[32];
 		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
 			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
-		if (!cJSON_AddBoolToObject(runs, sm, ans[d].runs) ||
-		    !cJSON_AddStringToObject(why, sm, ans[d].why))
+		cJSON *v = ans[d].state == ML_AUDIT_UNVERIFIED
+		                   ? cJSON_AddStringToObject(runs, sm,
+		                                             ml_audit_state_name(ans[d].state))
+		                   : cJSON_AddBoolToObject(runs, sm, ans[d].runs);
+		if (!v || !cJSON_AddStringToObject(why, sm, ans[d].why))
 			return false;
 	}
 	return true;
 }
 
+/* Adds name: [architecture names]. */
+static bool add_archs(cJSON *obj, const char *name, const ml_cuda_arch *v, size_t n)
+{
+	cJSON *arr = arch_array(v, n);
+	if (!arr || !cJSON_AddItemToObject(obj, name, arr)) {
+		cJSON_Delete(arr);
+		return false;
+	}
+	return true;
+}
+
+/* Adds name: {"sass": [...], "ptx": [...]}. */
+static bool add_code(cJSON *obj, const char *name, const ml_cuda_arch *sass, size_t n_sass,
+                     const ml_cuda_arch *ptx, size_t n_ptx)
+{
+	cJSON *o = cJSON_AddObjectToObject(obj, name);
+	return o && add_archs(o, "sass", sass, n_sass) && add_archs(o, "ptx", ptx, n_ptx);
+}
+
+static bool add_file(cJSON *files, const ml_audit *a, const ml_audit_file *f)
+{
+	const ml_fatbin_list *c = &f->code;
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(files, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	return cJSON_AddStringToObject(o, "path", f->path) &&
+	       add_archs(o, "sass", c->sass, c->n_sass) && add_archs(o, "ptx", c->ptx, c->n_ptx) &&
+	       add_code(o, "embedded", c->embedded_sass, c->n_embedded_sass, c->embedded_ptx,
+	                c->n_embedded_ptx) &&
+	       add_code(o, "relocatable", c->relocatable_sass, c->n_relocatable_sass,
+	                c->relocatable_ptx, c->n_relocatable_ptx) &&
+	       add_archs(o, "kernelless", c->kernelless, c->n_kernelless) &&
+	       cJSON_AddNumberToObject(o, "containers", (double)c->n_containers) &&
+	       cJSON_AddNumberToObject(o, "entries", (double)c->n_entries) &&
+	       cJSON_AddNumberToObject(o, "compressed", (double)c->n_compressed) &&
+	       cJSON_AddNumberToObject(o, "unreadable_cubins", (double)c->n_unreadable) &&
+	       (f->error ? cJSON_AddStringToObject(o, "error", f->error_msg)
+	                 : cJSON_AddNullToObject(o, "error")) &&
+	       add_answers(o, a, f->has_code ? f->answers : NULL);
+}
+
+static bool add_torch_wheel(cJSON *arr, const ml_torch_wheel *w)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	cJSON *build = ml_torch_build_to_json(&w->build);
+	if (!build || !cJSON_AddItemToObject(o, "torch_build", build)) {
+		cJSON_Delete(build);
+		return false;
+	}
+	cJSON *known = w->known ? ml_torch_build_to_json(w->known) : cJSON_CreateNull();
+	if (!known || !cJSON_AddItemToObject(o, "known", known)) {
+		cJSON_Delete(known);
+		return false;
+	}
+	cJSON *gaps = cJSON_AddArrayToObject(o, "gaps");
+	for (size_t i = 0; gaps && i < w->n_gaps; i++) {
+		cJSON *g = cJSON_CreateObject();
+		if (!g || !cJSON_AddItemToArray(gaps, g) ||
+		    !cJSON_AddStringToObject(g, "library", w->gaps[i].library) ||
+		    !add_archs(g, "missing", w->gaps[i].missing, w->gaps[i].n_missing))
+			return false;
+	}
+	return gaps && cJSON_AddStringToObject(o, "path", w->path) &&
+	       (w->sha256[0] ? cJSON_AddStringToObject(o, "sha256", w->sha256)
+	                     : cJSON_AddNullToObject(o, "sha256")) &&
+	       cJSON_AddStringToObject(o, "torch_version", w->torch_version) &&
+	       cJSON_AddStringToObject(o, "hip", w->hip) &&
+	       cJSON_AddStringToObject(o, "cuda_source", w->cuda_source) &&
+	       cJSON_AddStringToObject(o, "library", w->library);
+}
+
+/* Adds "torch_wheels": one object per torch wheel audited. */
+static bool add_torch_wheels(cJSON *doc, const ml_audit *a)
+{
+	cJSON *arr = cJSON_AddArrayToObject(doc, "torch_wheels");
+	for (size_t i = 0; arr && i < a->n_torch; i++)
+		if (!add_torch_wheel(arr, &a->torch[i]))
+			return false;
+	return arr != NULL;
+}
+
 cJSON *ml_audit_to_json(const ml_audit *a)
 {
 	cJSON *doc = cJSON_CreateObject();
-	if (!doc || !cJSON_AddStringToObject(doc, "schema", "mlsetup.audit/1"))
-		goto fail;
-	cJSON *devs = arch_array(a->devices, a->n_devices);
-	if (!devs || !cJSON_AddItemToObject(doc, "devices", devs)) {
-		cJSON_Delete(devs);
-		goto fail;
-	}
-	if (!cJSON_AddNumberToObject(doc, "libraries_scanned", (double)a->n_scanned) ||
+	if (!doc || !cJSON_AddStringToObject(doc, "schema", "mlsetup.audit/1") ||
+	    !add_archs(doc, "devices", a->devices, a->n_devices) ||
+	    !cJSON_AddNumberToObject(doc, "libraries_scanned", (double)a->n_scanned) ||
 	    !cJSON_AddNumberToObject(doc, "libraries_with_cuda", (double)a->n_with_code) ||
+	    !cJSON_AddNumberToObject(doc, "libraries_unverified", (double)a->n_unverified) ||
 	    !cJSON_AddNumberToObject(doc, "errors", (double)a->n_errors))
 		goto fail;
+	cJSON *unverified = cJSON_AddArrayToObject(doc, "unverified");
 	cJSON *files = cJSON_AddArrayToObject(doc, "files");
-	if (!files)
+	if (!unverified || !files)
 		goto fail;
 	for (size_t i = 0; i < a->n_files; i++) {
 		const ml_audit_file *f = &a->files[i];
-		cJSON *o = cJSON_CreateObject();
-		if (!o || !cJSON_AddItemToArray(files, o)) {
-			cJSON_Delete(o);
+		if (f->unverified && !cJSON_AddItemToArray(unverified, cJSON_CreateString(f->path)))
 			goto fail;
-		}
-		if (!cJSON_AddStringToObject(o, "path", f->path))
-			goto fail;
-		cJSON *sass = arch_array(f->code.sass, f->code.n_sass);
-		if (!sass || !cJSON_AddItemToObject(o, "sass", sass)) {
-			cJSON_Delete(sass);
-			goto fail;
-		}
-		cJSON *ptx = arch_array(f->code.ptx, f->code.n_ptx);
-		if (!ptx || !cJSON_AddItemToObject(o, "ptx", ptx)) {
-			cJSON_Delete(ptx);
-			goto fail;
-		}
-		if (!cJSON_AddNumberToObject(o, "containers", (double)f->code.n_containers) ||
-		    !cJSON_AddNumberToObject(o, "entries", (double)f->code.n_entries) ||
-		    !cJSON_AddNumberToObject(o, "compressed", (double)f->code.n_compressed) ||
-		    !(f->error ? cJSON_AddStringToObject(o, "error", f->error_msg)
-		               : cJSON_AddNullToObject(o, "error")) ||
-		    !add_answers(o, a, f->has_code ? f->answers : NULL))
+		if (!add_file(files, a, f))
 			goto fail;
 	}
-	if (!add_answers(doc, a, a->overall))
+	if (!add_answers(doc, a, a->overall) || !add_torch_wheels(doc, a))
 		goto fail;
 	return doc;
 fail:
@@ -742,6 +949,9 @@ void ml_audit_free(ml_audit *a)
 	for (size_t i = 0; i < a->n_files; i++)
 		file_release(&a->files[i]);
 	free(a->files);
+	for (size_t i = 0; i < a->n_torch; i++)
+		ml_torch_wheel_release(&a->torch[i]);
+	free(a->torch);
 	free(a->devices);
 	free(a->overall);
 	free(a);

@@ -11,9 +11,18 @@
  *   driver too old    names the minimum driver (the driver table,
  *                     manifests/drivers.json, through detect.h)
  *   CPU-only build    torch without CUDA on a machine with a GPU
- *   GPU not visible   CUDA_VISIBLE_DEVICES, a container without /dev/nvidia*,
- *                     WSL without /usr/lib/wsl/lib/libcuda.so.1, no driver
+ *   GPU not visible   CUDA_VISIBLE_DEVICES (a MIG UUID CUDA does not find),
+ *                     a container without the GPU runtime (no /dev/nvidia*,
+ *                     or no libcuda.so.1), WSL without
+ *                     /usr/lib/wsl/lib/libcuda.so.1, no driver, MIG mode
+ *                     without a MIG device
  *   driver broken     the CUDA stub library, library/kernel module mismatch
+ *   system not ready  CUDA error 802 on an NVSwitch system: start the Fabric
+ *                     Manager of the driver's version
+ *   GPU busy          CUDA error 46, exclusive-process compute mode: free
+ *                     the GPU or set the default compute mode
+ *   bf16 failing      on a GPU with bf16 in hardware (compute capability
+ *                     8.0+): the CUDA libraries torch loads are the suspect
  *   wrong results, out of memory, import errors, anything else
  *
  * The exit code is derived from the verdict here and nowhere else.
@@ -43,6 +52,9 @@ const char *ml_cause_name(ml_cause c)
 	        "wrong_results",
 	        "oom",
 	        "import_error",
+	        "system_not_ready",
+	        "gpu_busy",
+	        "precision_failed",
 	        "other",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
@@ -242,17 +254,98 @@ static void min_driver(char *dst, size_t sz, char *why, size_t why_sz, const str
 	}
 }
 
+/* The CUDA version torch found the driver to support, from its "The NVIDIA
+ * driver on your system is too old (found version 11040)" (c10/cuda/
+ * CUDAFunctions.cpp device_count_impl(): cudaDriverGetVersion, 1000 * major
+ * + 10 * minor) as "11.4" into dst; "" when the framework did not say. */
+static void found_cuda(char *dst, size_t sz, const struct ctx *c)
+{
+	dst[0] = '\0';
+	const ml_framework_result *f = c->o->framework;
+	const char *at = f ? strstr(f->cuda_error, "(found version ") : NULL;
+	if (!at && f)
+		at = strstr(f->detail, "(found version ");
+	int v = 0;
+	if (at && sscanf(at, "(found version %d)", &v) == 1 && v >= 1000)
+		put(dst, sz, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
 static void remedy_driver(char *dst, size_t sz, const struct ctx *c)
 {
-	char need[32], why[160];
+	char need[32], why[160], cuda[16], has[64] = "";
 	min_driver(need, sizeof(need), why, sizeof(why), c);
+	found_cuda(cuda, sizeof(cuda), c);
 	const char *have = c->o->machine ? c->o->machine->driver.version : "";
+	if (have[0] || cuda[0])
+		put(has, sizeof(has), "; this machine has %s%s%s", have[0] ? have : "a driver",
+		    cuda[0] ? ", for CUDA " : "", cuda[0] ? cuda : "");
+	if (cuda[0])
+		ml_strlcpy(has + strlen(has), " at most", sizeof(has) - strlen(has));
 	if (need[0])
-		put(dst, sz, "update the NVIDIA driver to %s or newer (%s)%s%s", need, why,
-		    have[0] ? "; this machine has " : "", have);
+		put(dst, sz, "update the NVIDIA driver to %s or newer (%s)%s", need, why, has);
 	else
-		put(dst, sz, "update the NVIDIA driver%s%s", have[0] ? "; this machine has " : "",
-		    have);
+		put(dst, sz, "update the NVIDIA driver%s", has);
+}
+
+/* CUDA error 802 "system not yet initialized": on an NVSwitch system (HGX
+ * and DGX boards) CUDA waits for the Fabric Manager, which must run at
+ * exactly the driver's version (NVIDIA Fabric Manager User Guide). */
+static void remedy_fabric_manager(char *dst, size_t sz, const struct ctx *c)
+{
+	const char *have = c->o->machine ? c->o->machine->driver.version : "";
+	char branch[16] = "";
+	if (have[0])
+		put(branch, sizeof(branch), "%.*s", (int)strcspn(have, "."), have);
+	put(dst, sz,
+	    "CUDA is waiting for the NVIDIA Fabric Manager: on an NVSwitch system (HGX/DGX "
+	    "boards with A100, H100, H200 or B200) it must run before CUDA can start. Install "
+	    "the Fabric Manager of exactly the driver's version (%s%s%s), start it (sudo "
+	    "systemctl enable --now nvidia-fabricmanager) and check `systemctl status "
+	    "nvidia-fabricmanager` and `nvidia-smi -q | grep -A 2 Fabric`",
+	    have[0] ? have : "see nvidia-smi",
+	    branch[0] ? "; Debian/Ubuntu: nvidia-fabricmanager-" : "", branch);
+}
+
+/* CUDA error 46: the device is in exclusive-process or prohibited compute
+ * mode (cuda.h CUDA_ERROR_DEVICE_UNAVAILABLE) and another process holds it.
+ * index is the GPU's, or -1 for every GPU. */
+static void remedy_busy(char *dst, size_t sz, int index)
+{
+	char opt[16] = "";
+	if (index >= 0)
+		put(opt, sizeof(opt), "-i %d ", index);
+	put(dst, sz,
+	    "the GPU refuses a new CUDA context: it is in exclusive-process (or prohibited) "
+	    "compute mode and another process holds it. See which process with `nvidia-smi` "
+	    "and the mode with `nvidia-smi %s-q -d COMPUTE`; stop that process, or set the "
+	    "default compute mode: sudo nvidia-smi %s-c DEFAULT",
+	    opt, opt);
+}
+
+/* The first detected GPU that supports MIG: compute capability 8.0 (A100,
+ * A30), 9.x (H100, H200, GH200) or 10.x (B200, B300), the data-center parts
+ * of the NVIDIA MIG User Guide's supported GPUs (12.0 has MIG only on RTX
+ * PRO boards, which the capability cannot tell from GeForce). NULL: none. */
+static const ml_gpu *mig_capable_gpu(const struct ctx *c)
+{
+	const ml_machine *m = c->o->machine;
+	for (size_t i = 0; m && i < m->n_gpus; i++) {
+		const ml_gpu *g = &m->gpus[i];
+		if ((g->cc_major == 8 && g->cc_minor == 0) || g->cc_major == 9 || g->cc_major == 10)
+			return g;
+	}
+	return NULL;
+}
+
+/* Does libcuda.so.1 fail to load? The driver smoke test could not dlopen
+ * it, or torch said "Found no NVIDIA driver on your system". */
+static bool no_driver_library(const struct ctx *c)
+{
+	const ml_smoke_result *d = c->o->driver;
+	const ml_framework_result *f = c->o->framework;
+	return (d && d->status == ML_CHECK_SKIP && strcmp(d->step, "dlopen") == 0) ||
+	       (f && (ml_fw_says_no_driver_library(f->cuda_error) ||
+	              ml_fw_says_no_driver_library(f->detail)));
 }
 
 /* Why is no GPU visible although the machine has one? Fills detail and
@@ -262,11 +355,26 @@ static ml_cause why_invisible(char *detail, size_t dsz, char *remedy, size_t rsz
 {
 	const ml_machine *m = c->o->machine;
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const ml_gpu *mig = mig_capable_gpu(c);
+	if (cvd && strncmp(cvd, "MIG-", 4) == 0) {
+		put(detail, dsz,
+		    "CUDA_VISIBLE_DEVICES='%.100s' names a MIG device that CUDA does not find",
+		    cvd);
+		put(remedy, rsz,
+		    "list the MIG devices with `nvidia-smi -L` and set CUDA_VISIBLE_DEVICES to one "
+		    "of their MIG-... UUIDs; if none is listed, create one (sudo nvidia-smi mig "
+		    "-cgi <profile> -C); in a container, the MIG device must be passed in too "
+		    "(NVIDIA_VISIBLE_DEVICES)");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
 	if (cvd) {
 		put(detail, dsz, "CUDA_VISIBLE_DEVICES='%s' hides every GPU from CUDA", cvd);
 		put(remedy, rsz,
 		    "unset CUDA_VISIBLE_DEVICES, or list the GPUs to use "
-		    "(CUDA_VISIBLE_DEVICES=0)");
+		    "(CUDA_VISIBLE_DEVICES=0)%s",
+		    mig ? "; with MIG mode on, list the MIG devices' UUIDs "
+		          "(CUDA_VISIBLE_DEVICES=MIG-..., from `nvidia-smi -L`)"
+		        : "");
 		return ML_CAUSE_GPU_NOT_VISIBLE;
 	}
 	if (m && m->os.wsl && !exists(c, "/usr/lib/wsl/lib/libcuda.so.1")) {
@@ -280,9 +388,12 @@ static ml_cause why_invisible(char *detail, size_t dsz, char *remedy, size_t rsz
 	}
 	bool dev =
 	        exists(c, "/dev/nvidiactl") || exists(c, "/dev/nvidia0") || exists(c, "/dev/dxg");
-	if (m && m->os.container && !dev) {
-		put(detail, dsz, "%s container without the GPU runtime: no /dev/nvidia* devices",
-		    m->os.container_kind[0] ? m->os.container_kind : "a");
+	bool no_lib = no_driver_library(c);
+	if (m && m->os.container && (!dev || no_lib)) {
+		put(detail, dsz, "%s container without the GPU runtime: %s",
+		    m->os.container_kind[0] ? m->os.container_kind : "a",
+		    !dev ? "no /dev/nvidia* devices"
+		         : "/dev/nvidia* are there, but not the driver's library libcuda.so.1");
 		put(remedy, rsz,
 		    "start the container with GPU access: docker run --gpus all (NVIDIA "
 		    "Container Toolkit), podman run --device nvidia.com/gpu=all (CDI), or "
@@ -300,6 +411,32 @@ static ml_cause why_invisible(char *detail, size_t dsz, char *remedy, size_t rsz
 		put(remedy, rsz,
 		    "load the driver (sudo modprobe nvidia, or reboot after installing it); "
 		    "check `nvidia-smi`");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	if (no_lib && !(m && m->os.wsl)) {
+		put(detail, dsz,
+		    "the NVIDIA kernel module%s%s is loaded, but not its library libcuda.so.1",
+		    m && m->driver.version[0] ? " " : "", m ? m->driver.version : "");
+		put(remedy, rsz,
+		    "install the NVIDIA driver's user-space libraries of the same version as the "
+		    "kernel module (they bring libcuda.so.1) and run sudo ldconfig; check with "
+		    "`ldconfig -p | grep libcuda` and `nvidia-smi`");
+		return ML_CAUSE_GPU_NOT_VISIBLE;
+	}
+	if (mig) {
+		/* NVIDIA MIG User Guide: with MIG mode on, CUDA enumerates only MIG
+		 * devices, and none exists until one is created. */
+		put(detail, dsz,
+		    "CUDA sees no GPU although %zu %s detected; %s (sm_%d%d) supports MIG, and "
+		    "with MIG mode on CUDA sees only MIG devices",
+		    machine_gpus(c), machine_gpus(c) == 1 ? "was" : "were", mig->name,
+		    mig->cc_major, mig->cc_minor);
+		put(remedy, rsz,
+		    "run `nvidia-smi -L`: if GPU %d shows MIG mode without MIG devices, create one "
+		    "(sudo nvidia-smi mig -i %d -cgi <profile> -C) and set CUDA_VISIBLE_DEVICES to "
+		    "its MIG-... UUID, or turn MIG off (sudo nvidia-smi -i %d -mig 0, then reset "
+		    "the GPU); else check the kernel log (dmesg) for NVIDIA errors",
+		    mig->index, mig->index, mig->index);
 		return ML_CAUSE_GPU_NOT_VISIBLE;
 	}
 	put(detail, dsz, "CUDA sees no GPU although %zu %s detected", machine_gpus(c),
@@ -342,6 +479,14 @@ static void check_driver(struct ctx *c)
 	case 222:
 		cause = ML_CAUSE_DRIVER_TOO_OLD;
 		remedy_driver(remedy, sizeof(remedy), c);
+		break;
+	case 802: /* CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized" */
+		cause = ML_CAUSE_SYSTEM_NOT_READY;
+		remedy_fabric_manager(remedy, sizeof(remedy), c);
+		break;
+	case 46: /* CUDA_ERROR_DEVICE_UNAVAILABLE */
+		cause = ML_CAUSE_GPU_BUSY;
+		remedy_busy(remedy, sizeof(remedy), -1);
 		break;
 	case 34: /* CUDA_ERROR_STUB_LIBRARY */
 		cause = ML_CAUSE_DRIVER_BROKEN;
@@ -439,6 +584,20 @@ static void check_framework(struct ctx *c)
 		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_DRIVER_TOO_OLD, f->detail);
 		if (k)
 			remedy_driver(k->remedy, sizeof(k->remedy), c);
+		return;
+	}
+	bool unusable = !f->cuda_available || f->device_count <= 0;
+	if (unusable && f->cls == ML_FW_SYSTEM_NOT_READY) {
+		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_SYSTEM_NOT_READY,
+		                f->detail);
+		if (k)
+			remedy_fabric_manager(k->remedy, sizeof(k->remedy), c);
+		return;
+	}
+	if (unusable && f->cls == ML_FW_DEVICES_BUSY) {
+		k = add_machine(c, "torch_cuda", ML_CHECK_FAIL, ML_CAUSE_GPU_BUSY, f->detail);
+		if (k)
+			remedy_busy(k->remedy, sizeof(k->remedy), -1);
 		return;
 	}
 	if (f->cls == ML_FW_CUDA_UNAVAILABLE) {
@@ -581,6 +740,15 @@ static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
 			    "GPU memory is exhausted: see which processes hold it (nvidia-smi) "
 			    "and stop them");
 			break;
+		case 46: /* CUDA_ERROR_DEVICE_UNAVAILABLE: "CUDA-capable device(s)
+		          * is/are busy or unavailable" (cuGetErrorString) */
+			cause = ML_CAUSE_GPU_BUSY;
+			remedy_busy(remedy, sizeof(remedy), s->index);
+			break;
+		case 802: /* CUDA_ERROR_SYSTEM_NOT_READY */
+			cause = ML_CAUSE_SYSTEM_NOT_READY;
+			remedy_fabric_manager(remedy, sizeof(remedy), c);
+			break;
 		case 700: /* CUDA_ERROR_ILLEGAL_ADDRESS */
 		case 702: /* CUDA_ERROR_LAUNCH_TIMEOUT */
 		case 719: /* CUDA_ERROR_LAUNCH_FAILED */
@@ -597,6 +765,32 @@ static void check_driver_gpu(struct ctx *c, const ml_smoke_gpu *s)
 	ml_check *k = add_gpu(c, g, "driver_saxpy", ML_CHECK_FAIL, cause, s->detail);
 	if (k)
 		ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
+}
+
+/* The remedy for a bf16 matmul that failed (class OTHER) on a GPU with
+ * bf16 in hardware: the GPU can do it, so the libraries torch loads are
+ * the suspect, and fp16 is the way to train meanwhile. */
+static void remedy_bf16(char *dst, size_t sz, const ml_fw_gpu *fg, const ml_fw_check *failed)
+{
+	char sm[16];
+	ml_cc_sm(sm, sizeof(sm), fg->cc_major, fg->cc_minor);
+	const char *arch = ml_cc_architecture(fg->cc_major, fg->cc_minor);
+	const ml_fw_check *fp16 = ml_fw_gpu_check(fg, "fp16_matmul");
+	const char *lib = getenv("LD_LIBRARY_PATH");
+	bool cublas = strstr(failed->detail, "CUBLAS") != NULL;
+	put(dst, sz,
+	    "%s (%s%s%s) has bf16 in hardware (compute capability 8.0 or newer), so the failure "
+	    "is in the %s torch loads%s: %s%.120s%sreinstall the environment (mlsetup install) "
+	    "so torch gets the CUDA libraries it was built with%s",
+	    fg->name[0] ? fg->name : "this GPU", arch, arch[0] ? ", " : "", sm,
+	    cublas ? "cuBLAS" : "CUDA libraries",
+	    fp16 && fp16->status == ML_CHECK_PASS ? " (fp16 works)" : "",
+	    lib && lib[0] ? "LD_LIBRARY_PATH is set (" : "", lib && lib[0] ? lib : "",
+	    lib && lib[0] ? "): remove other CUDA installations from it, and " : "",
+	    fp16 && fp16->status == ML_CHECK_PASS
+	            ? "; meanwhile train in fp16 (torch.autocast(\"cuda\", "
+	              "dtype=torch.float16))"
+	            : "");
 }
 
 static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
@@ -640,7 +834,17 @@ static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
 		case ML_FW_CUDA_UNAVAILABLE:
 			cause = ML_CAUSE_GPU_NOT_VISIBLE;
 			break;
+		case ML_FW_SYSTEM_NOT_READY:
+			cause = ML_CAUSE_SYSTEM_NOT_READY;
+			break;
+		case ML_FW_DEVICES_BUSY:
+			cause = ML_CAUSE_GPU_BUSY;
+			break;
 		default:
+			/* The framework result fails bf16 only on a GPU with bf16
+			 * in hardware (ml_smoke_framework). */
+			if (strcmp(fc->name, "bf16_matmul") == 0)
+				cause = ML_CAUSE_PRECISION_FAILED;
 			break;
 		}
 		k = add_gpu(c, g, fc->name, fc->status, cause, fc->detail);
@@ -665,6 +869,25 @@ static void check_framework_gpu(struct ctx *c, const ml_fw_gpu *fg)
 		case ML_CAUSE_DRIVER_TOO_OLD:
 			remedy_driver(k->remedy, sizeof(k->remedy), c);
 			break;
+		case ML_CAUSE_PRECISION_FAILED:
+			remedy_bf16(k->remedy, sizeof(k->remedy), fg, fc);
+			break;
+		case ML_CAUSE_SYSTEM_NOT_READY:
+			remedy_fabric_manager(k->remedy, sizeof(k->remedy), c);
+			break;
+		case ML_CAUSE_GPU_BUSY:
+			remedy_busy(k->remedy, sizeof(k->remedy), fg->index);
+			break;
+		case ML_CAUSE_GPU_NOT_VISIBLE: {
+			/* "invalid device ordinal" and kin on a device CUDA listed. */
+			const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+			put(k->remedy, sizeof(k->remedy),
+			    "CUDA lost or does not have device %d: check CUDA_VISIBLE_DEVICES "
+			    "(%s%s%s) against `nvidia-smi -L`; with MIG mode on, list the MIG "
+			    "devices' UUIDs (CUDA_VISIBLE_DEVICES=MIG-...)",
+			    fg->index, cvd ? "'" : "unset", cvd ? cvd : "", cvd ? "'" : "");
+			break;
+		}
 		default:
 			put(k->remedy, sizeof(k->remedy),
 			    "run the check by hand in the environment's python to see the "
@@ -745,14 +968,33 @@ int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *opts, ml_err *err)
 	bool ran = o.driver || o.framework;
 	if (ran && !c.v->n_gpus && machine_gpus(&c)) {
 		char detail[512], remedy[512];
-		why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), &c);
+		ml_cause cause = ML_CAUSE_GPU_NOT_VISIBLE;
+		/* A machine-wide failure with a cause of its own (802, a driver
+		 * too old, a broken driver) is why CUDA reached no GPU. */
+		const ml_check *why = NULL;
+		for (size_t i = 0; !why && i < c.v->n_checks; i++) {
+			const ml_check *k = &c.v->checks[i];
+			if (k->status == ML_CHECK_FAIL &&
+			    (k->cause == ML_CAUSE_SYSTEM_NOT_READY ||
+			     k->cause == ML_CAUSE_DRIVER_TOO_OLD ||
+			     k->cause == ML_CAUSE_DRIVER_BROKEN || k->cause == ML_CAUSE_GPU_BUSY))
+				why = k;
+		}
+		if (why) {
+			cause = why->cause;
+			put(detail, sizeof(detail), "CUDA cannot reach it: %s failed (%s)",
+			    why->name, ml_cause_name(why->cause));
+			ml_strlcpy(remedy, why->remedy, sizeof(remedy));
+		} else {
+			why_invisible(detail, sizeof(detail), remedy, sizeof(remedy), &c);
+		}
 		for (size_t i = 0; i < machine_gpus(&c) && i < MAX_GPUS; i++) {
 			const ml_gpu *mg = &o.machine->gpus[i];
 			ml_verdict_gpu *g =
 			        gpu_slot(&c, mg->index, mg->name, mg->cc_major, mg->cc_minor);
-			ml_check *k = g ? add_gpu(&c, g, "gpu_visible", ML_CHECK_FAIL,
-			                          ML_CAUSE_GPU_NOT_VISIBLE, detail)
-			                : NULL;
+			ml_check *k =
+			        g ? add_gpu(&c, g, "gpu_visible", ML_CHECK_FAIL, cause, detail)
+			          : NULL;
 			if (k)
 				ml_strlcpy(k->remedy, remedy, sizeof(k->remedy));
 		}

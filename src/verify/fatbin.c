@@ -1,37 +1,31 @@
 /*
- * fatbin.c - reads which CUDA code a binary carries, without running or
- * decompressing any of it.
+ * fatbin.c - reads which CUDA code a binary carries, and where, without
+ * running any of it.
  *
  * nvcc embeds device code in host binaries as fatbinaries: containers of
  * entries, each entry one PTX text or one SASS cubin for one compute
  * capability (FACTS.md "Fatbinary", checked against nvcc 13.0 output). In
- * ELF files they live in the `.nv_fatbin` section (relocatable device code
- * in `__nv_relfatbin`); in Windows DLLs they are found by their magic. All
- * input is untrusted: every length is checked against what is left before
- * it is used, with arithmetic that cannot overflow, and a malformed input
- * gives ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it.
+ * ELF files the CUDA runtime loads those in the `.nv_fatbin` section;
+ * `__nv_relfatbin` holds relocatable device code, never loaded; some
+ * libraries keep whole containers in data sections and load them
+ * themselves. In Windows DLLs containers are found by their magic. After
+ * a scan, SASS entries are read as cubins (cubin.c), smallest first, until
+ * each architecture shows a kernel, so that kernel-less cubins can be told
+ * apart. All input is
+ * untrusted: every length is checked against what is left before it is
+ * used, with arithmetic that cannot overflow, and a malformed input gives
+ * ML_EPARSE naming the offset. tests/fuzz/fuzz_fatbin.c fuzzes it. The
+ * ELF section table walk is shared with cubin.c (internal.h).
  */
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Little-endian reads from byte pointers: no alignment, no aliasing. */
-static uint16_t rd16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const unsigned char *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
+#define rd16 ml_rd16
+#define rd32 ml_rd32
+#define rd64 ml_rd64
 
 /* Container header: magic, version, header_size, fat_size. */
 enum { CONTAINER_MIN = 16 };
@@ -42,6 +36,7 @@ enum {
 	E_KIND = 0,
 	E_HEADER_SIZE = 4,
 	E_PAYLOAD_SIZE = 8,
+	E_COMPRESSED_SIZE = 16,
 	E_ARCH = 28,
 	E_FLAGS = 40,
 	E_UNCOMPRESSED = 56,
@@ -56,6 +51,12 @@ void ml_fatbin_list_release(ml_fatbin_list *l)
 	free(l->entries);
 	free(l->sass);
 	free(l->ptx);
+	free(l->embedded_sass);
+	free(l->embedded_ptx);
+	free(l->relocatable_sass);
+	free(l->relocatable_ptx);
+	free(l->with_kernels);
+	free(l->kernelless);
 	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
 }
 
@@ -73,28 +74,77 @@ static int arch_cmp(const ml_cuda_arch *a, const ml_cuda_arch *b)
 	return variant_rank(a->variant) - variant_rank(b->variant);
 }
 
-/* Inserts a into the sorted, unique array *arr of *n. Returns 0 or ML_ENOMEM. */
-static int insert_unique(ml_cuda_arch **arr, size_t *n, const ml_cuda_arch *a)
+/* Where a would go in the sorted array arr of n; *found when it is there. */
+static size_t arch_find(const ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a, bool *found)
 {
-	size_t lo = 0, hi = *n;
+	size_t lo = 0, hi = n;
+	*found = false;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = arch_cmp(&(*arr)[mid], a);
-		if (c == 0)
-			return 0;
+		int c = arch_cmp(&arr[mid], a);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static bool arch_in(const ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a)
+{
+	bool found;
+	arch_find(arr, n, a, &found);
+	return found;
+}
+
+/* Inserts a into the sorted, unique array *arr of *n. Returns 0 or ML_ENOMEM. */
+static int insert_unique(ml_cuda_arch **arr, size_t *n, const ml_cuda_arch *a)
+{
+	bool found;
+	size_t at = arch_find(*arr, *n, a, &found);
+	if (found)
+		return 0;
 	ml_cuda_arch *grown = realloc(*arr, (*n + 1) * sizeof **arr);
 	if (!grown)
 		return ML_ENOMEM;
 	*arr = grown;
-	memmove(&grown[lo + 1], &grown[lo], (*n - lo) * sizeof *grown);
-	grown[lo] = *a;
+	memmove(&grown[at + 1], &grown[at], (*n - at) * sizeof *grown);
+	grown[at] = *a;
 	(*n)++;
 	return 0;
+}
+
+/* Removes a from the sorted array arr of *n when it is there. */
+static void remove_arch(ml_cuda_arch *arr, size_t *n, const ml_cuda_arch *a)
+{
+	bool found;
+	size_t at = arch_find(arr, *n, a, &found);
+	if (!found)
+		return;
+	memmove(&arr[at], &arr[at + 1], (*n - at - 1) * sizeof *arr);
+	(*n)--;
+}
+
+/* Records what an entry adds to the architecture lists of its place. */
+static int list_arch(ml_fatbin_list *l, const ml_fatbin_entry *e)
+{
+	const ml_cuda_arch *a = &e->arch;
+	switch (e->where) {
+	case ML_FATBIN_RELOCATABLE:
+		return a->ptx ? insert_unique(&l->relocatable_ptx, &l->n_relocatable_ptx, a)
+		              : insert_unique(&l->relocatable_sass, &l->n_relocatable_sass, a);
+	case ML_FATBIN_EMBEDDED:
+		return a->ptx ? insert_unique(&l->embedded_ptx, &l->n_embedded_ptx, a)
+		              : insert_unique(&l->embedded_sass, &l->n_embedded_sass, a);
+	case ML_FATBIN_EXECUTABLE:
+	default:
+		return a->ptx ? insert_unique(&l->ptx, &l->n_ptx, a)
+		              : insert_unique(&l->sass, &l->n_sass, a);
+	}
 }
 
 static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err)
@@ -107,14 +157,111 @@ static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err
 		l->entries = grown;
 		l->cap_entries = cap;
 	}
-	int rc = e->arch.ptx ? insert_unique(&l->ptx, &l->n_ptx, &e->arch)
-	                     : insert_unique(&l->sass, &l->n_sass, &e->arch);
-	if (rc)
+	if (list_arch(l, e))
 		return ml_err_set(err, ML_ENOMEM, "out of memory listing fatbin entries");
 	l->entries[l->n_entries++] = *e;
 	if (e->compressed)
 		l->n_compressed++;
 	return 0;
+}
+
+/* --- kernels --------------------------------------------------------------- */
+
+/* Reads one SASS entry's cubin (h: its header in the scanned buffer, the
+ * payload follows) and sets e->kernels; a cubin that cannot be read -
+ * corrupt, oversized, or no memory for it - stays at -1 and is counted in
+ * l->n_unreadable: that is the cubin's problem, not the scan's. */
+static void read_kernels(ml_fatbin_list *l, ml_fatbin_entry *e, const unsigned char *h)
+{
+	const unsigned char *payload = h + e->header_size;
+	size_t n = 0;
+	int rc;
+	if (e->compressed) {
+		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
+		unsigned char *cubin = NULL;
+		size_t len = 0;
+		rc = csize == 0 || csize > e->payload_size
+		             ? ML_EPARSE
+		             : ml_fatbin_inflate(&cubin, &len, payload, csize, e->flags,
+		                                 e->uncompressed_size, ML_FATBIN_INFLATE_MAX, NULL);
+		if (rc == 0)
+			rc = ml_cubin_count_kernels(&n, cubin, len, NULL);
+		free(cubin);
+	} else {
+		rc = ml_cubin_count_kernels(&n, payload, (size_t)e->payload_size, NULL);
+	}
+	if (rc == 0)
+		e->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+	else
+		l->n_unreadable++;
+}
+
+/* One counted SASS entry as settle_kernels() orders them. */
+typedef struct cubin_ref {
+	ml_cuda_arch arch;
+	uint64_t payload_size, offset;
+	size_t index; /* in the list's entries[] */
+} cubin_ref;
+
+/* By architecture, then smallest payload first, then file order. */
+static int by_arch_then_size(const void *x, const void *y)
+{
+	const cubin_ref *a = x, *b = y;
+	int c = arch_cmp(&a->arch, &b->arch);
+	if (c)
+		return c;
+	if (a->payload_size != b->payload_size)
+		return a->payload_size < b->payload_size ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* Settles, for the entries [first, n_entries) that a scan of buf appended,
+ * which counted SASS architectures hold kernels: for each architecture not
+ * yet known to, its cubins are read smallest first until one holds a
+ * kernel (or cannot be read, and so may); an architecture none of whose
+ * cubins does goes into kernelless[]. Reading smallest first finds a
+ * kernel in a small cubin when there is one and leaves the big ones
+ * unread. Returns 0 or ML_ENOMEM. */
+static int settle_kernels(ml_fatbin_list *l, size_t first, const unsigned char *buf)
+{
+	size_t n = 0;
+	for (size_t i = first; i < l->n_entries; i++)
+		n += l->entries[i].kind == ML_FATBIN_KIND_ELF &&
+		     l->entries[i].where != ML_FATBIN_RELOCATABLE;
+	if (n == 0)
+		return 0;
+	cubin_ref *refs = malloc(n * sizeof *refs);
+	if (!refs)
+		return ML_ENOMEM;
+	n = 0;
+	for (size_t i = first; i < l->n_entries; i++) {
+		const ml_fatbin_entry *e = &l->entries[i];
+		if (e->kind == ML_FATBIN_KIND_ELF && e->where != ML_FATBIN_RELOCATABLE)
+			refs[n++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
+	}
+	qsort(refs, n, sizeof *refs, by_arch_then_size);
+	int rc = 0;
+	for (size_t g = 0; g < n && !rc;) {
+		const ml_cuda_arch arch = refs[g].arch;
+		size_t end = g;
+		while (end < n && arch_cmp(&refs[end].arch, &arch) == 0)
+			end++;
+		bool kernels = arch_in(l->with_kernels, l->n_with_kernels, &arch);
+		for (size_t k = g; k < end && !kernels; k++) {
+			ml_fatbin_entry *e = &l->entries[refs[k].index];
+			read_kernels(l, e, buf + e->offset);
+			kernels = e->kernels != 0;
+		}
+		if (kernels) {
+			remove_arch(l->kernelless, &l->n_kernelless, &arch);
+			rc = insert_unique(&l->with_kernels, &l->n_with_kernels, &arch);
+		} else {
+			rc = insert_unique(&l->kernelless, &l->n_kernelless, &arch);
+		}
+		g = end;
+	}
+	free(refs);
+	return rc;
 }
 
 /* --- containers and entries ------------------------------------------------ */
@@ -130,7 +277,7 @@ static bool all_zero(const unsigned char *p, size_t n)
 /* Reads the entries of one container: buf[start..end) relative to the
  * scanned region, which begins at file offset base. */
 static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t start, size_t end,
-                        uint64_t base, ml_err *err)
+                        uint64_t base, ml_fatbin_where where, ml_err *err)
 {
 	size_t p = start;
 	while (p < end) {
@@ -193,6 +340,8 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 		        .kind = kind,
 		        .flags = flags,
 		        .compressed = flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
+		        .where = where,
+		        .kernels = -1,
 		        .offset = at,
 		        .header_size = hsize,
 		        .payload_size = psize,
@@ -209,7 +358,7 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 /* Reads the container whose header starts at buf[off] (region-relative;
  * the region starts at file offset base) and sets *next past it. */
 static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t len, size_t off,
-                          uint64_t base, size_t *next, ml_err *err)
+                          uint64_t base, ml_fatbin_where where, size_t *next, ml_err *err)
 {
 	size_t left = len - off;
 	const unsigned char *h = buf + off;
@@ -243,7 +392,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 		                  (unsigned long long)at, (unsigned long long)fat, left - hsize);
 	out->n_containers++;
 	size_t start = off + hsize, end = start + (size_t)fat;
-	int rc = scan_entries(out, buf, start, end, base, err);
+	int rc = scan_entries(out, buf, start, end, base, where, err);
 	if (rc)
 		return rc;
 	*next = end;
@@ -252,7 +401,7 @@ static int scan_container(ml_fatbin_list *out, const unsigned char *buf, size_t 
 
 /* Strict walk over a region that holds only containers and zero padding. */
 static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len, uint64_t base,
-                       ml_err *err)
+                       ml_fatbin_where where, ml_err *err)
 {
 	size_t off = 0;
 	for (;;) {
@@ -260,7 +409,7 @@ static int scan_region(ml_fatbin_list *out, const unsigned char *buf, size_t len
 			off++;
 		if (off >= len)
 			return 0;
-		int rc = scan_container(out, buf, len, off, base, &off, err);
+		int rc = scan_container(out, buf, len, off, base, where, &off, err);
 		if (rc)
 			return rc;
 	}
@@ -270,7 +419,12 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 {
 	if (!buf && len)
 		return ml_err_set(err, ML_EPARSE, "no fatbin bytes");
-	return scan_region(out, buf, len, 0, err);
+	size_t first = out->n_entries;
+	int rc = scan_region(out, buf, len, 0, ML_FATBIN_EXECUTABLE, err);
+	/* Entries read before a failure stay, with their kernels settled. */
+	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	return rc;
 }
 
 /* --- ELF-64 sections --------------------------------------------------------- */
@@ -278,6 +432,8 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 /* ELF-64 file header and section header fields (System V ABI). */
 enum {
 	EH_SIZE = 64,
+	EH_TYPE = 0x10,
+	EH_MACHINE = 0x12,
 	EH_SHOFF = 0x28,
 	EH_SHENTSIZE = 0x3a,
 	EH_SHNUM = 0x3c,
@@ -312,8 +468,7 @@ static int section_bytes(size_t *off, size_t *size, const unsigned char *sh, siz
 	return 0;
 }
 
-int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
-                   const char *name, ml_err *err)
+int ml_elf_table_open(ml_elf_table *out, const unsigned char *buf, size_t len, ml_err *err)
 {
 	if (!buf || !is_elf64le(buf, len))
 		return ml_err_set(err, ML_ENOENT, "not an ELF-64 little-endian file");
@@ -345,25 +500,63 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
 		return ml_err_set(err, ML_EPARSE,
 		                  "ELF section name table index %u is not below %llu sections",
 		                  shstrndx, (unsigned long long)shnum);
-	size_t stroff, strsize;
-	int rc = section_bytes(&stroff, &strsize, sh0 + (size_t)shstrndx * shentsize, len,
+	ml_elf_table t = {
+	        .buf = buf,
+	        .len = len,
+	        .sh0 = sh0,
+	        .shentsize = shentsize,
+	        .shnum = (size_t)shnum,
+	        .machine = rd16(buf + EH_MACHINE),
+	        .type = rd16(buf + EH_TYPE),
+	};
+	int rc = section_bytes(&t.stroff, &t.strsize, sh0 + (size_t)shstrndx * shentsize, len,
 	                       "section name table", err);
 	if (rc)
 		return rc;
-	size_t nlen = strlen(name);
-	for (size_t i = 0; i < shnum; i++) {
-		const unsigned char *sh = sh0 + i * shentsize;
-		uint32_t n = rd32(sh + SH_NAME);
-		/* The name must fit with its NUL inside the table. */
-		if (n >= strsize || strsize - n <= nlen)
-			continue;
-		if (memcmp(buf + stroff + n, name, nlen) != 0 || buf[stroff + n + nlen] != 0)
-			continue;
-		if (rd32(sh + SH_TYPE) == SHT_NOBITS_)
+	*out = t;
+	return 0;
+}
+
+const char *ml_elf_section_name(const ml_elf_table *t, size_t i, size_t *name_len)
+{
+	uint32_t n = rd32(t->sh0 + i * t->shentsize + SH_NAME);
+	if (n >= t->strsize)
+		return NULL;
+	const char *name = (const char *)t->buf + t->stroff + n;
+	const char *nul = memchr(name, 0, t->strsize - n);
+	if (!nul)
+		return NULL;
+	*name_len = (size_t)(nul - name);
+	return name;
+}
+
+int ml_elf_section_bytes(size_t *off, size_t *size, const ml_elf_table *t, size_t i,
+                         const char *what, ml_err *err)
+{
+	const unsigned char *sh = t->sh0 + i * t->shentsize;
+	if (rd32(sh + SH_TYPE) == SHT_NOBITS_)
+		return ml_err_set(err, ML_ENOENT, "ELF %s has no bytes in the file", what);
+	return section_bytes(off, size, sh, t->len, what, err);
+}
+
+int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
+                   const char *name, ml_err *err)
+{
+	ml_elf_table t;
+	int rc = ml_elf_table_open(&t, buf, len, err);
+	if (rc)
+		return rc;
+	size_t want = strlen(name);
+	for (size_t i = 0; i < t.shnum; i++) {
+		size_t n;
+		const char *nm = ml_elf_section_name(&t, i, &n);
+		if (!nm || n != want || memcmp(nm, name, n) != 0)
 			continue;
 		char what[128];
 		snprintf(what, sizeof what, "section %s", name);
-		return section_bytes(out_off, out_size, sh, len, what, err);
+		rc = ml_elf_section_bytes(out_off, out_size, &t, i, what, err);
+		if (rc != ML_ENOENT) /* a SHT_NOBITS section counts as absent */
+			return rc;
 	}
 	return ml_err_set(err, ML_ENOENT, "no ELF section %s", name);
 }
@@ -395,7 +588,7 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 			continue;
 		}
 		size_t next;
-		int rc = scan_container(out, buf, len, off, 0, &next, err);
+		int rc = scan_container(out, buf, len, off, 0, ML_FATBIN_EXECUTABLE, &next, err);
 		if (rc)
 			return rc;
 		/* Round up to the next 8-byte boundary, without overflow. */
@@ -405,13 +598,14 @@ static int scan_by_magic(ml_fatbin_list *out, const unsigned char *buf, size_t l
 }
 
 /* Scans a data section for fatbin containers by magic, as some libraries
- * keep their kernels outside .nv_fatbin (cuFFT 11 holds thousands of
- * containers in .data and a single sm_52 one in .nv_fatbin). Arbitrary data
- * may hold the magic by chance, so a candidate counts only when it parses
- * as a whole well-formed container; anything else is skipped, not an
- * error. Returns 0 or ML_ENOMEM. */
-static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t len,
-                             size_t sec_off, size_t sec_size, ml_err *err)
+ * keep their kernels outside .nv_fatbin (cuFFT 11.2 holds thousands of
+ * containers in .data and a single kernel-less sm_52 one in .nv_fatbin)
+ * and load them themselves. Arbitrary data may hold the magic by chance,
+ * so a candidate counts only when it parses as a whole well-formed
+ * container; anything else is skipped, not an error. Returns 0 or
+ * ML_ENOMEM. */
+static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size_t sec_off,
+                             size_t sec_size, ml_err *err)
 {
 	size_t off = sec_off + (sec_off % 8 ? 8 - sec_off % 8 : 0);
 	size_t end = sec_off + sec_size;
@@ -425,7 +619,7 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 		ml_fatbin_list one = ML_FATBIN_LIST_INIT;
 		size_t next = 0;
 		ml_err local = ML_ERR_INIT;
-		int rc = scan_container(&one, buf, end, off, 0, &next, &local);
+		int rc = scan_container(&one, buf, end, off, 0, ML_FATBIN_EMBEDDED, &next, &local);
 		if (rc == 0 && next > off) {
 			for (size_t i = 0; i < one.n_entries && !rc; i++)
 				rc = append_entry(out, &one.entries[i], err);
@@ -440,21 +634,25 @@ static int scan_data_section(ml_fatbin_list *out, const unsigned char *buf, size
 		if (rc)
 			return rc;
 	}
-	(void)len;
 	return 0;
 }
 
-int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+/* ml_fatbin_scan_image() before the kernels are settled. */
+static int scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
 {
-	if (!buf || len == 0)
-		return 0;
 	if (!is_elf64le(buf, len) || rd64(buf + EH_SHOFF) == 0)
 		return scan_by_magic(out, buf, len, err);
-	static const char *const sections[] = {".nv_fatbin", "__nv_relfatbin"};
+	static const struct {
+		const char *name;
+		ml_fatbin_where where;
+	} sections[] = {
+	        {".nv_fatbin", ML_FATBIN_EXECUTABLE},
+	        {"__nv_relfatbin", ML_FATBIN_RELOCATABLE},
+	};
 	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
 		size_t off, size;
 		ml_err local = ML_ERR_INIT;
-		int rc = ml_elf_section(&off, &size, buf, len, sections[i], &local);
+		int rc = ml_elf_section(&off, &size, buf, len, sections[i].name, &local);
 		if (rc == ML_ENOENT)
 			continue;
 		if (rc) {
@@ -462,12 +660,12 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 				*err = local;
 			return rc;
 		}
-		rc = scan_region(out, buf + off, size, off, &local);
+		rc = scan_region(out, buf + off, size, off, sections[i].where, &local);
 		if (rc) {
 			if (err)
 				*err = local;
 			char prefix[64];
-			snprintf(prefix, sizeof prefix, "section %s", sections[i]);
+			snprintf(prefix, sizeof prefix, "section %s", sections[i].name);
 			return prefix_err(err, rc, prefix);
 		}
 	}
@@ -475,10 +673,22 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 	for (size_t i = 0; i < sizeof data_sections / sizeof data_sections[0]; i++) {
 		size_t off, size;
 		if (ml_elf_section(&off, &size, buf, len, data_sections[i], NULL) == 0) {
-			int rc = scan_data_section(out, buf, len, off, size, err);
+			int rc = scan_data_section(out, buf, off, size, err);
 			if (rc)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml_err *err)
+{
+	if (!buf || len == 0)
+		return 0;
+	size_t first = out->n_entries;
+	int rc = scan_image(out, buf, len, err);
+	/* Entries read before a failure stay, with their kernels settled. */
+	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	return rc;
 }

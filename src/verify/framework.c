@@ -7,7 +7,8 @@
  * every GPU's compute capability with ml_arch_runs_on(), and each check with
  * its timing and, when it failed, a class from one table of the messages
  * torch gives ("no kernel image is available for execution on the device",
- * "The NVIDIA driver on your system is too old", ...).
+ * "The NVIDIA driver on your system is too old", ...). The script's step
+ * lines are read while it runs and passed on (ml_framework_opts.on_step).
  */
 #include <errno.h>
 #include <math.h>
@@ -15,42 +16,112 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/verify.h"
 
 #define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
+#define STEP_MARKER     "MLSETUP-TORCH-SMOKE-STEP: "
 #define MAX_OUTPUT      (16u << 20) /* bytes kept of the interpreter's output */
 #define TAIL_BYTES      4096
 #define DEFAULT_TIMEOUT 600
 #define DEFAULT_SIZE    2048
 #define DEFAULT_ALLOC   256
 
-/* Known phrases in torch's and Python's error messages, first match wins
- * (compared case-insensitively). Sources: torch/cuda/__init__.py
- * (_check_capability, _lazy_init, _raw_device_count), c10/cuda error
- * strings, CUDA runtime error texts. */
+/* torch's text when libcuda.so.1 cannot be loaded (see phrases[]). */
+#define NO_DRIVER_PHRASE "Found no NVIDIA driver"
+
+/* Known phrases in the error texts torch, the CUDA runtime and driver, and
+ * Python print, first match wins (compared case-insensitively). Each entry
+ * quotes the text it matches and says where that text comes from: torch's
+ * c10/cuda/CUDAFunctions.cpp device_count_impl() and
+ * device_count_ensure_non_zero() (CUDA initialization), c10/cuda/
+ * CUDAException.h C10_CUDA_CHECK ("CUDA error: " + cudaGetErrorString()),
+ * torch/cuda/__init__.py, and the CUDA runtime's cudaGetErrorString() and
+ * the driver's cuGetErrorString() for the error codes named. */
 static const struct {
 	const char *phrase;
 	ml_fw_class cls;
 } phrases[] = {
+        /* cudaErrorNoKernelImageForDevice (209) / CUDA_ERROR_NO_BINARY_FOR_GPU
+         * (209): "no kernel image is available for execution on the
+         * device", raised by torch as "CUDA error: no kernel image is
+         * available for execution on the device" (C10_CUDA_CHECK). */
         {"no kernel image is available", ML_FW_NO_KERNEL_IMAGE},
         {"cudaErrorNoKernelImageForDevice", ML_FW_NO_KERNEL_IMAGE},
+        {"CUDA_ERROR_NO_BINARY_FOR_GPU", ML_FW_NO_KERNEL_IMAGE},
+        /* torch/cuda/__init__.py _check_capability(), a warning at CUDA
+         * initialization: "<GPU> with CUDA capability sm_120 is not
+         * compatible with the current PyTorch installation." */
         {"not compatible with the current PyTorch installation", ML_FW_NO_KERNEL_IMAGE},
+        /* device_count_impl(), cudaErrorInsufficientDriver with a driver
+         * present: "The NVIDIA driver on your system is too old (found
+         * version 11040). Please update your GPU driver ..." (torch 1.x:
+         * torch/cuda/__init__.py _check_driver()). */
         {"driver on your system is too old", ML_FW_DRIVER_TOO_OLD},
+        /* cudaGetErrorString(cudaErrorInsufficientDriver = 35): "CUDA driver
+         * version is insufficient for CUDA runtime version". */
         {"driver version is insufficient", ML_FW_DRIVER_TOO_OLD},
         {"cudaErrorInsufficientDriver", ML_FW_DRIVER_TOO_OLD},
+        {"CUDA_ERROR_INSUFFICIENT_DRIVER", ML_FW_DRIVER_TOO_OLD},
+        /* cudaGetErrorString(cudaErrorSystemNotReady = 802) and
+         * cuGetErrorString(CUDA_ERROR_SYSTEM_NOT_READY): "system not yet
+         * initialized"; torch's device_count_impl() reports it as
+         * "Unexpected error from cudaGetDeviceCount(). Did you run some cuda
+         * functions before calling NumCudaDevices() that might have already
+         * set an error? Error 802: system not yet initialized" (a warning
+         * from torch.cuda.is_available(), an error from torch.cuda.init()).
+         * Seen on NVSwitch systems whose Fabric Manager is not running. */
+        {"system not yet initialized", ML_FW_SYSTEM_NOT_READY},
+        {"cudaErrorSystemNotReady", ML_FW_SYSTEM_NOT_READY},
+        {"CUDA_ERROR_SYSTEM_NOT_READY", ML_FW_SYSTEM_NOT_READY},
+        /* cudaGetErrorString(cudaErrorDevicesUnavailable = 46): "all
+         * CUDA-capable devices are busy or unavailable" (before CUDA 10:
+         * "CUDA-capable device(s) is/are busy or unavailable", which is also
+         * the driver's text for CUDA_ERROR_DEVICE_UNAVAILABLE = 46); torch:
+         * "CUDA error: all CUDA-capable devices are busy or unavailable".
+         * cuda.h: devices in CU_COMPUTEMODE_EXCLUSIVE_PROCESS or
+         * CU_COMPUTEMODE_PROHIBITED. */
+        {"busy or unavailable", ML_FW_DEVICES_BUSY},
+        {"cudaErrorDevicesUnavailable", ML_FW_DEVICES_BUSY},
+        {"CUDA_ERROR_DEVICE_UNAVAILABLE", ML_FW_DEVICES_BUSY},
+        /* torch.cuda.OutOfMemoryError: "CUDA out of memory. Tried to
+         * allocate ..." (c10/cuda/CUDACachingAllocator.cpp);
+         * cudaGetErrorString(cudaErrorMemoryAllocation = 2): "out of
+         * memory"; cuBLAS handle or workspace allocation. */
         {"out of memory", ML_FW_OOM},
         {"OutOfMemoryError", ML_FW_OOM},
         {"CUBLAS_STATUS_ALLOC_FAILED", ML_FW_OOM},
+        /* torch/cuda/__init__.py _lazy_init(): "Torch not compiled with CUDA
+         * enabled" (an AssertionError). */
         {"Torch not compiled with CUDA enabled", ML_FW_CPU_ONLY_BUILD},
+        /* device_count_ensure_non_zero(): "No CUDA GPUs are available" -
+         * a driver, but no device CUDA may use (CUDA_VISIBLE_DEVICES, MIG
+         * mode without a MIG device, a container given no GPU). */
         {"No CUDA GPUs are available", ML_FW_CUDA_UNAVAILABLE},
-        {"Found no NVIDIA driver", ML_FW_CUDA_UNAVAILABLE},
+        /* cudaGetErrorString(cudaErrorInvalidDevice = 101): "invalid device
+         * ordinal" - a device index CUDA does not have (CUDA_VISIBLE_DEVICES
+         * or a MIG UUID that names no visible device). */
+        {"invalid device ordinal", ML_FW_CUDA_UNAVAILABLE},
+        /* device_count_impl(), cudaErrorInsufficientDriver with no driver
+         * version at all (no libcuda.so.1): "Found no NVIDIA driver on your
+         * system. Please check that you have an NVIDIA GPU and installed a
+         * driver from http://www.nvidia.com/Download/index.aspx" - also what
+         * a container started without the NVIDIA container runtime says. */
+        {NO_DRIVER_PHRASE, ML_FW_CUDA_UNAVAILABLE},
+        /* cudaGetErrorString(cudaErrorNoDevice = 100): "no CUDA-capable
+         * device is detected". */
         {"no CUDA-capable device is detected", ML_FW_CUDA_UNAVAILABLE},
+        /* device_count_impl(), cudaErrorUnknown: "CUDA unknown error - this
+         * may be due to an incorrectly set up environment, e.g. changing env
+         * variable CUDA_VISIBLE_DEVICES after program start." */
         {"CUDA unknown error", ML_FW_CUDA_UNAVAILABLE},
+        /* Python: import errors, missing or mismatched shared libraries. */
         {"ModuleNotFoundError", ML_FW_IMPORT_ERROR},
         {"ImportError", ML_FW_IMPORT_ERROR},
         {"cannot open shared object file", ML_FW_IMPORT_ERROR},
@@ -60,14 +131,8 @@ static const struct {
 const char *ml_fw_class_name(ml_fw_class c)
 {
 	static const char *const names[] = {
-	        "ok",
-	        "no_kernel_image",
-	        "cpu_only_build",
-	        "cuda_unavailable",
-	        "driver_too_old",
-	        "oom",
-	        "wrong_results",
-	        "import_error",
+	        "ok",    "no_kernel_image", "cpu_only_build", "cuda_unavailable", "driver_too_old",
+	        "oom",   "wrong_results",   "import_error",   "system_not_ready", "devices_busy",
 	        "other",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "other";
@@ -82,6 +147,11 @@ ml_fw_class ml_fw_classify(const char *message)
 			return phrases[i].cls;
 	}
 	return ML_FW_OTHER;
+}
+
+bool ml_fw_says_no_driver_library(const char *message)
+{
+	return message && strcasestr(message, NO_DRIVER_PHRASE);
 }
 
 /* --- reading the script's JSON ------------------------------------------ */
@@ -122,7 +192,10 @@ static void read_check(ml_fw_check *c, const cJSON *o)
 	memset(c, 0, sizeof(*c));
 	ml_strlcpy(c->name, jstr(o, "name") ? jstr(o, "name") : "?", sizeof(c->name));
 	c->ms = jnum(o, "ms", 0);
+	c->n = (int)jnum(o, "n", 0);
+	c->reps = (int)jnum(o, "reps", 0);
 	c->gflops = jnum(o, "gflops", 0);
+	c->tflops = jnum(o, "tflops", 0);
 	c->gbps = jnum(o, "gbps", 0);
 	c->max_abs_error = jnum(o, "max_abs_error", -1);
 	c->tolerance = jnum(o, "tolerance", -1);
@@ -132,10 +205,23 @@ static void read_check(ml_fw_check *c, const cJSON *o)
 		first_line(c->detail, sizeof(c->detail), jstr(o, "reason"));
 	} else if (jtrue(o, "ok")) {
 		c->status = ML_CHECK_PASS;
-		int n = snprintf(c->detail, sizeof(c->detail), "%.3f ms", c->ms);
-		if (c->gflops > 0)
+		int n = 0;
+		if (c->n > 0)
+			n = snprintf(c->detail, sizeof(c->detail), "%d x %d: ", c->n, c->n);
+		n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+		              c->reps > 0 ? "%.3g ms" : "%.3f ms", c->ms);
+		if (c->reps > 1)
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
+			              " (mean of %d runs after a warm-up)", c->reps);
+		if (c->tflops > 0) {
+			char rate[32];
+			ml_tflops_format(rate, sizeof(rate), c->tflops);
+			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n, ", %s TFLOP/s",
+			              rate);
+		} else if (c->gflops > 0) {
 			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n,
 			              ", %.1f GFLOP/s", c->gflops);
+		}
 		if (c->gbps > 0)
 			n += snprintf(c->detail + n, sizeof(c->detail) - (size_t)n, ", %.1f GB/s",
 			              c->gbps);
@@ -184,6 +270,36 @@ static int read_checks(ml_fw_check **out, size_t *n_out, const cJSON *o, const c
 	*out = c;
 	*n_out = i;
 	return 0;
+}
+
+/* Does a GPU of compute capability major.minor have bf16 in hardware?
+ * detect's precision table answers (ml_gpu_precision). */
+static bool gpu_has_bf16(int major, int minor)
+{
+	ml_precision p;
+	ml_gpu_precision(&p, major, minor);
+	return p.bf16;
+}
+
+/* A bf16 matmul that failed on a GPU without bf16 in hardware is expected:
+ * it becomes a skip that says so, and only a failure on a GPU that has it
+ * counts. */
+static void judge_bf16(ml_fw_gpu *g)
+{
+	for (size_t i = 0; i < g->n_checks; i++) {
+		ml_fw_check *c = &g->checks[i];
+		if (strcmp(c->name, "bf16_matmul") != 0 || c->status != ML_CHECK_FAIL ||
+		    g->cc_major < 0 || gpu_has_bf16(g->cc_major, g->cc_minor))
+			continue;
+		char seen[sizeof(c->detail)];
+		ml_strlcpy(seen, c->detail, sizeof(seen));
+		snprintf(c->detail, sizeof(c->detail),
+		         "bf16 needs compute capability 8.0 or newer, this GPU is %d.%d: expected "
+		         "to fail (%.300s)",
+		         g->cc_major, g->cc_minor, seen);
+		c->status = ML_CHECK_SKIP;
+		c->cls = ML_FW_OK;
+	}
 }
 
 /* Checks the GPU's capability against torch's arch list with THE rule. */
@@ -244,6 +360,7 @@ static int read_gpus(ml_framework_result *r, const cJSON *doc)
 		arch_check(g, r->arch_list, r->n_arch_list);
 		if (read_checks(&g->checks, &g->n_checks, o, "checks"))
 			return ML_ENOMEM;
+		judge_bf16(g);
 	}
 	return 0;
 }
@@ -301,8 +418,12 @@ static void classify_result(ml_framework_result *r, const cJSON *doc)
 		return;
 	}
 	if (!r->cuda_available || r->device_count <= 0) {
+		/* Why CUDA is unusable, when the error says so; else unavailable. */
 		ml_fw_class c = ml_fw_classify(r->cuda_error);
-		r->cls = c == ML_FW_DRIVER_TOO_OLD ? c : ML_FW_CUDA_UNAVAILABLE;
+		r->cls = c == ML_FW_DRIVER_TOO_OLD || c == ML_FW_SYSTEM_NOT_READY ||
+		                         c == ML_FW_DEVICES_BUSY
+		                 ? c
+		                 : ML_FW_CUDA_UNAVAILABLE;
 		snprintf(r->detail, sizeof(r->detail), "torch.cuda.is_available() is %s%s%.900s",
 		         r->cuda_available ? "True but no device is visible" : "False",
 		         r->cuda_error[0] ? ": " : "", r->cuda_error);
@@ -376,6 +497,69 @@ static cJSON *find_doc(char *output)
 	return cJSON_Parse(at);
 }
 
+/* --- following the script's steps ------------------------------------- */
+
+/* The step the script is in, from its "begin NAME" / "end STATUS NAME"
+ * lines. */
+struct steps {
+	const ml_framework_opts *o;
+	char name[128]; /* the step begun and not ended, "" when none */
+	struct timespec t0;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void step_end(struct steps *st, ml_check_status status)
+{
+	ml_verify_step s = {st->name, true, status, since(&st->t0)};
+	if (st->o->on_step)
+		st->o->on_step(&s, st->o->step_data);
+	st->name[0] = '\0';
+}
+
+static void on_line(const char *line, void *data)
+{
+	struct steps *st = data;
+	if (strncmp(line, STEP_MARKER, strlen(STEP_MARKER)) != 0)
+		return;
+	line += strlen(STEP_MARKER);
+	if (strncmp(line, "begin ", 6) == 0) {
+		if (st->name[0])
+			step_end(st, ML_CHECK_PASS);
+		ml_strlcpy(st->name, line + 6, sizeof(st->name));
+		clock_gettime(CLOCK_MONOTONIC, &st->t0);
+		ml_verify_step s = {st->name, false, ML_CHECK_PASS, 0};
+		if (st->o->on_step)
+			st->o->on_step(&s, st->o->step_data);
+	} else if (strncmp(line, "end ", 4) == 0 && st->name[0]) {
+		static const struct {
+			const char *word;
+			ml_check_status status;
+		} words[] = {{"pass ", ML_CHECK_PASS},
+		             {"fail ", ML_CHECK_FAIL},
+		             {"skip ", ML_CHECK_SKIP},
+		             {"warn ", ML_CHECK_WARN}};
+		ml_check_status status = ML_CHECK_FAIL;
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strncmp(line + 4, words[i].word, strlen(words[i].word)) == 0)
+				status = words[i].status;
+		step_end(st, status);
+	}
+}
+
+/* " (in 'fp16 matmul on GPU 0')" when the script died inside a step. */
+static void add_step(char *detail, size_t sz, const char *step)
+{
+	size_t n = strlen(detail);
+	if (step[0] && n < sz)
+		snprintf(detail + n, sz - n, " (in '%s')", step);
+}
+
 int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_framework_opts *opts,
                        ml_err *err)
 {
@@ -409,7 +593,13 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 	char *output = NULL;
 	cJSON *doc = NULL;
 	ml_err rerr = ML_ERR_INIT;
-	int rc = ml_os_run_output(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, &rerr);
+	struct steps st = {&o, "", {0, 0}};
+	int rc = ml_os_run_lines(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, on_line, &st,
+	                         &rerr);
+	char open_step[sizeof(st.name)];
+	ml_strlcpy(open_step, st.name, sizeof(open_step));
+	if (st.name[0]) /* the script never ended it: it crashed, hung or was killed */
+		step_end(&st, ML_CHECK_FAIL);
 	if (rc == ML_ENOENT) {
 		ml_err_set(err, ML_ENOENT, "cannot run the interpreter '%s': %s", python, rerr.msg);
 		ml_err_hint(err, "pass the environment's python (--python PATH) or its --target");
@@ -420,6 +610,7 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 		r.exit_status = -1;
 		snprintf(r.detail, sizeof(r.detail),
 		         "the torch smoke test did not finish within %d s and was killed", timeout);
+		add_step(r.detail, sizeof(r.detail), open_step);
 		r.gpu_checks_skipped = true;
 		ml_strlcpy(r.skip_reason, "timed out", sizeof(r.skip_reason));
 		*out = r;
@@ -447,6 +638,7 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 			snprintf(r.detail, sizeof(r.detail),
 			         "'%s' exited with status %d before the smoke script reported",
 			         python, r.exit_status);
+		add_step(r.detail, sizeof(r.detail), open_step);
 		rc = keep_tail(&r, output);
 	}
 	cJSON_Delete(doc);
@@ -496,7 +688,10 @@ static cJSON *checks_json(const ml_fw_check *c, size_t n)
 		else
 			cJSON_AddNullToObject(j, "class");
 		add_num_or_null(j, "ms", c[i].ms, c[i].ms > 0);
+		add_num_or_null(j, "n", c[i].n, c[i].n > 0);
+		add_num_or_null(j, "reps", c[i].reps, c[i].reps > 0);
 		add_num_or_null(j, "gflops", c[i].gflops, c[i].gflops > 0);
+		add_num_or_null(j, "tflops", c[i].tflops, c[i].tflops > 0);
 		add_num_or_null(j, "gbps", c[i].gbps, c[i].gbps > 0);
 		add_num_or_null(j, "max_abs_error", c[i].max_abs_error, c[i].max_abs_error >= 0);
 		add_num_or_null(j, "tolerance", c[i].tolerance, c[i].tolerance >= 0);
@@ -504,6 +699,58 @@ static cJSON *checks_json(const ml_fw_check *c, size_t n)
 		cJSON_AddItemToArray(arr, j);
 	}
 	return arr;
+}
+
+/* The matmul checks that were run, with their speed:
+ * [{"dtype": "fp32", "status": "pass", "n": 2048, "ms": 0.35, "tflops":
+ * 49.1}, ...]; a failed or skipped dtype has null n, ms and tflops. */
+static cJSON *matmul_json(const ml_fw_gpu *g)
+{
+	static const char *const dtypes[] = {"fp32", "fp16", "bf16"};
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; arr && i < sizeof(dtypes) / sizeof(dtypes[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s_matmul", dtypes[i]);
+		const ml_fw_check *c = ml_fw_gpu_check(g, name);
+		if (!c)
+			continue;
+		bool timed = c->status == ML_CHECK_PASS;
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "dtype", dtypes[i]);
+		cJSON_AddStringToObject(j, "status", ml_check_status_name(c->status));
+		add_num_or_null(j, "n", c->n, timed && c->n > 0);
+		add_num_or_null(j, "ms", c->ms, timed && c->ms > 0);
+		add_num_or_null(j, "tflops", c->tflops, timed && c->tflops > 0);
+		cJSON_AddItemToArray(arr, j);
+	}
+	return arr;
+}
+
+const ml_fw_check *ml_fw_gpu_check(const ml_fw_gpu *fg, const char *name)
+{
+	for (size_t i = 0; fg && i < fg->n_checks; i++) {
+		if (strcmp(fg->checks[i].name, name) == 0)
+			return &fg->checks[i];
+	}
+	return NULL;
+}
+
+void ml_tflops_format(char *dst, size_t sz, double tflops)
+{
+	if (!(tflops > 0) || !isfinite(tflops))
+		snprintf(dst, sz, "?");
+	else if (tflops >= 99.95) /* the bounds are where rounding adds a digit */
+		snprintf(dst, sz, "%.0f", tflops);
+	else if (tflops >= 9.995)
+		snprintf(dst, sz, "%.1f", tflops);
+	else if (tflops >= 0.9995)
+		snprintf(dst, sz, "%.2f", tflops);
+	else { /* three significant digits after the leading zeros */
+		int decimals = 2;
+		for (double x = tflops; x < 0.9995 && decimals < 12; x *= 10)
+			decimals++;
+		snprintf(dst, sz, "%.*f", decimals, tflops);
+	}
 }
 
 cJSON *ml_framework_result_to_json(const ml_framework_result *r)
@@ -543,6 +790,7 @@ cJSON *ml_framework_result_to_json(const ml_framework_result *r)
 		cJSON_AddStringToObject(o, "arch_why", g->arch_why);
 		cJSON_AddStringToObject(o, "warning", g->warning);
 		cJSON_AddItemToObject(o, "checks", checks_json(g->checks, g->n_checks));
+		cJSON_AddItemToObject(o, "matmul", matmul_json(g));
 		cJSON_AddItemToArray(gpus, o);
 	}
 	if (r->output)

@@ -610,6 +610,18 @@ static int check_opts(const ml_smoke_opts *o, ml_err *err)
 	return 0;
 }
 
+/* Tells o->on_step that a step begins (sets *t0) or ended with st. */
+static void report_step(const ml_smoke_opts *o, const char *name, double *t0, bool done,
+                        ml_check_status st)
+{
+	if (!o->on_step)
+		return;
+	if (!done)
+		*t0 = now_ms();
+	ml_verify_step s = {name, done, st, done ? (now_ms() - *t0) / 1000.0 : 0};
+	o->on_step(&s, o->step_data);
+}
+
 int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *opts, ml_err *err)
 {
 	static const char *const default_names[] = {"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1",
@@ -634,6 +646,10 @@ int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *opts, ml_err *err
 	memset(&h, 0, sizeof(h));
 
 	const char *const *names = o.lib_names ? o.lib_names : default_names;
+	const char *start_step = "starting the CUDA driver";
+	double t0 = 0;
+	report_step(&o, start_step, &t0, false, ML_CHECK_PASS);
+	bool starting = true;
 	ml_err lerr = ML_ERR_INIT;
 	void *lib = ml_os_dlopen(names, res.library, sizeof(res.library), &lerr);
 	if (!lib) {
@@ -679,10 +695,16 @@ int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *opts, ml_err *err
 		goto done;
 	}
 	res.n_gpus = (size_t)count;
+	starting = false;
+	report_step(&o, start_step, &t0, true, ML_CHECK_PASS);
 	int passed = 0, warned = 0;
 	for (int i = 0; i < count; i++) {
 		struct run r = {&api, &res.gpus[i], 0};
+		char name[40];
+		snprintf(name, sizeof(name), "SAXPY on GPU %d", i);
+		report_step(&o, name, &t0, false, ML_CHECK_PASS);
 		run_gpu(&r, i, &h, &o, iterations, block);
+		report_step(&o, name, &t0, true, r.oom ? ML_CHECK_FAIL : res.gpus[i].status);
 		if (r.oom) {
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 			goto done;
@@ -698,6 +720,8 @@ int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *opts, ml_err *err
 	         passed + warned, count, count == 1 ? "" : "s",
 	         warned ? " (some only through the portable PTX)" : "");
 done:
+	if (starting)
+		report_step(&o, start_step, &t0, true, rc ? ML_CHECK_FAIL : res.status);
 	host_release(&h);
 	ml_os_dlclose(lib);
 	if (rc) {

@@ -12,15 +12,22 @@ get_arch_list), then computes:
                     a timed N x N matmul;
   on every GPU      fp32, fp16 and bf16 (compute capability 8.0+) N x N
                     matmuls against CPU references, an elementwise kernel
-                    and an allocation of M MiB, each timed.
+                    and an allocation of M MiB, each timed: after one
+                    warm-up run and a synchronize, a batch of runs between
+                    two CUDA events (the GPU's clock), so a matmul's speed,
+                    2 N^3 / seconds per run / 10^12, is reported in TFLOP/s
+                    per dtype.
 
 It never lets an exception escape: every error is caught and reported with
 its type and message, and mlsetup classifies the messages ("no kernel image
 is available for execution on the device", "The NVIDIA driver on your
 system is too old", ...). The one result is printed as a single line
 "MLSETUP-TORCH-SMOKE-JSON: {...}" on standard output, after whatever torch
-itself printed. Only the API a stub can provide is used (see
-tests/fixtures/stub_torch): keep the two in step.
+itself printed. While it runs, each step is announced on standard output as
+it begins and ends ("MLSETUP-TORCH-SMOKE-STEP: begin fp16 matmul on GPU 0",
+"... end pass fp16 matmul on GPU 0"), flushed at once: mlsetup reads them as
+they come to show what runs now. Only the API a stub can provide is used
+(see tests/fixtures/stub_torch): keep the two in step.
 """
 import json
 import os
@@ -30,7 +37,26 @@ import time
 import warnings
 
 MARKER = "MLSETUP-TORCH-SMOKE-JSON: "
+STEP = "MLSETUP-TORCH-SMOKE-STEP: "
 CPU_CHECK_SIZE = 64  # the pure-Python reference costs size**3 steps
+
+
+def step_line(text):
+    sys.stdout.write(STEP + text + "\n")
+    sys.stdout.flush()
+
+
+def step(name, fn, *args):
+    """Runs fn(*args), which returns a check, as the step `name`: announces
+    it before and reports its outcome after."""
+    step_line("begin " + name)
+    check = fn(*args)
+    if check["skipped"]:
+        status = "skip"
+    else:
+        status = "pass" if check["ok"] else "fail"
+    step_line("end %s %s" % (status, name))
+    return check
 
 
 def error_text(exc):
@@ -45,7 +71,10 @@ def new_check(name):
         "skipped": False,
         "reason": "",
         "ms": None,
+        "n": None,
+        "reps": None,
         "gflops": None,
+        "tflops": None,
         "gbps": None,
         "max_abs_error": None,
         "tolerance": None,
@@ -117,14 +146,45 @@ def cpu_checks(torch, n):
     return check
 
 
-def timed(torch, index, fn):
-    """Runs fn once to warm up, then once timed; returns (result, seconds)."""
-    fn()
+# How long the timed batch of a GPU check should run, and its bounds.
+BATCH_SECONDS = 0.02
+MAX_REPS = 200
+
+
+def gpu_seconds(torch, index, fn, reps):
+    """Seconds one run of fn takes on GPU index: `reps` runs back to back
+    between two CUDA events on the device's current stream (the GPU's own
+    clock, no host overhead), divided by reps. Falls back to the host clock
+    around a synchronized batch when torch has no CUDA events."""
+    if hasattr(torch.cuda, "Event") and hasattr(torch.cuda, "current_stream"):
+        stream = torch.cuda.current_stream(index)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        for _ in range(reps):
+            fn()
+        end.record(stream)
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / reps  # elapsed_time: ms
     torch.cuda.synchronize(index)
     t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize(index)
+    return (time.perf_counter() - t0) / reps
+
+
+def timed(torch, index, fn):
+    """Runs fn once to warm up - the first call pays for cuBLAS handles,
+    kernel selection and lazy module loading - and synchronizes; then times
+    one run to size a batch of about BATCH_SECONDS (1 .. MAX_REPS runs) and
+    times that batch. Returns (the warm-up's result, seconds per run, runs
+    in the batch)."""
     out = fn()
     torch.cuda.synchronize(index)
-    return out, time.perf_counter() - t0
+    one = gpu_seconds(torch, index, fn, 1)
+    reps = MAX_REPS if one <= 0 else max(1, min(MAX_REPS, int(BATCH_SECONDS / one)))
+    return out, gpu_seconds(torch, index, fn, reps), reps
 
 
 def matmul_check(torch, index, name, dtype, rel_tol, a, b, refs):
@@ -142,11 +202,15 @@ def matmul_check(torch, index, name, dtype, rel_tol, a, b, refs):
         dev = "cuda:%d" % index
         da = a.to(dtype).to(dev)
         db = b.to(dtype).to(dev)
-        out, dt = timed(torch, index, lambda: torch.matmul(da, db))
+        out, dt, reps = timed(torch, index, lambda: torch.matmul(da, db))
         err, scale = max_error(torch, out, ref)
         tol = rel_tol * max(scale, 1.0)
+        check["n"] = n
+        check["reps"] = reps
         check["ms"] = dt * 1e3
+        # An n x n matmul is n^3 multiply-adds: 2 n^3 floating-point operations.
         check["gflops"] = 2.0 * n ** 3 / dt / 1e9 if dt > 0 else None
+        check["tflops"] = 2.0 * n ** 3 / dt / 1e12 if dt > 0 else None
         check["max_abs_error"] = err
         check["tolerance"] = tol
         check["ok"] = err <= tol
@@ -161,10 +225,11 @@ def elementwise_check(torch, index, a):
     try:
         ref = a * 2.0 + 1.0
         dx = a.to("cuda:%d" % index)
-        out, dt = timed(torch, index, lambda: dx * 2.0 + 1.0)
+        out, dt, reps = timed(torch, index, lambda: dx * 2.0 + 1.0)
         err, scale = max_error(torch, out, ref)
         tol = 1e-6 * max(scale, 1.0)
         elements = a.shape[0] * a.shape[1]
+        check["reps"] = reps
         check["ms"] = dt * 1e3
         check["gbps"] = 16.0 * elements / dt / 1e9 if dt > 0 else None
         check["max_abs_error"] = err
@@ -226,16 +291,19 @@ def gpu_checks(torch, index, opts, a, b, refs):
         except Exception as exc:  # noqa: BLE001
             gpu["error"] = error_text(exc)
         checks = gpu["checks"]
-        checks.append(matmul_check(torch, index, "fp32_matmul", torch.float32, 5e-3, a, b, refs))
-        checks.append(matmul_check(torch, index, "fp16_matmul", torch.float16, 1e-2, a, b, refs))
+        on = " on GPU %d" % index
+        checks.append(step("fp32 matmul" + on, matmul_check, torch, index, "fp32_matmul",
+                           torch.float32, 5e-3, a, b, refs))
+        checks.append(step("fp16 matmul" + on, matmul_check, torch, index, "fp16_matmul",
+                           torch.float16, 1e-2, a, b, refs))
         if gpu["capability"] and gpu["capability"][0] >= 8:
-            checks.append(
-                matmul_check(torch, index, "bf16_matmul", torch.bfloat16, 3e-2, a, b, refs)
-            )
+            checks.append(step("bf16 matmul" + on, matmul_check, torch, index, "bf16_matmul",
+                               torch.bfloat16, 3e-2, a, b, refs))
         else:
-            checks.append(skipped("bf16_matmul", "bf16 needs compute capability 8.0 or newer"))
-        checks.append(elementwise_check(torch, index, a))
-        checks.append(alloc_check(torch, index, opts["alloc_mib"]))
+            checks.append(step("bf16 matmul" + on, skipped, "bf16_matmul",
+                               "bf16 needs compute capability 8.0 or newer"))
+        checks.append(step("elementwise" + on, elementwise_check, torch, index, a))
+        checks.append(step("allocation" + on, alloc_check, torch, index, opts["alloc_mib"]))
     gpu["warnings"] = messages(caught)
     return gpu
 
@@ -245,14 +313,17 @@ def run(out, opts):
         del sys.path[0]  # never import a torch/ directory from the cwd
     check = new_check("import")
     t0 = time.perf_counter()
+    step_line("begin importing torch")
     try:
         import torch
     except BaseException as exc:  # noqa: BLE001 - ImportError, OSError, SystemExit
+        step_line("end fail importing torch")
         out["import_error"] = error_text(exc)
         out["checks"].append(fail_check(check, exc))
         out["gpu_checks_skipped"] = True
         out["skip_reason"] = "torch does not import"
         return
+    step_line("end pass importing torch")
     check["ok"] = True
     check["ms"] = (time.perf_counter() - t0) * 1e3
     out["checks"].append(check)
@@ -261,8 +332,9 @@ def run(out, opts):
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     out["torch_cuda"] = str(cuda) if cuda else None
     torch.manual_seed(0)
-    out["checks"].append(cpu_checks(torch, opts["size"]))
+    out["checks"].append(step("CPU matmul", cpu_checks, torch, opts["size"]))
 
+    step_line("begin checking CUDA")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -278,8 +350,10 @@ def run(out, opts):
             except BaseException as exc:  # noqa: BLE001 - AssertionError for CPU builds
                 out["cuda_error"] = error_text(exc)
     out["cuda_warnings"] = messages(caught)
+    usable = out["cuda_available"] and out["device_count"] > 0
+    step_line("end %s checking CUDA" % ("pass" if usable else "skip"))
 
-    if not out["cuda_available"] or out["device_count"] <= 0:
+    if not usable:
         out["gpu_checks_skipped"] = True
         if not out["torch_cuda"]:
             out["skip_reason"] = "torch %s is a CPU-only build" % out["torch"]

@@ -134,10 +134,10 @@ test_expect_success 'run-tests.sh: passes, skips with their reasons, last line c
 	1..0 # SKIP no CPython >= 3.11 found
 	EOF
 	runner >out 2>&1 &&
-	grep -q "^PASS test_fake_cmocka (1, 1 skipped: test_b: no python3 for the mirror)$" out &&
-	grep -q "^PASS test_fake_pass (1, 2 skipped)$" out &&
+	grep -q "^PASS test_fake_cmocka (1, 1 skipped: test_b: no python3 for the mirror) [0-9]*s$" out &&
+	grep -q "^PASS test_fake_pass (1, 2 skipped) [0-9]*s$" out &&
 	grep -q "^    skipped: b (no foo)$" out && grep -q "^    skipped: no bar$" out &&
-	grep -q "^SKIP test_fake_skipall (all: no CPython >= 3.11 found)$" out &&
+	grep -q "^SKIP test_fake_skipall (all: no CPython >= 3.11 found) [0-9]*s$" out &&
 	expect_eq "2 passed, 0 failed, 4 skipped" "$(tail -1 out)"
 '
 test_expect_success 'run-tests.sh: a failure, a crash and a silent program fail; exit 1' '
@@ -153,11 +153,32 @@ test_expect_success 'run-tests.sh: a failure, a crash and a silent program fail;
 	1..0
 	EOF
 	expect_exit 1 runner >out 2>&1 &&
-	grep -q "^FAIL test_fake_fail (1 passed, 1 failed, 0 skipped)$" out &&
-	grep -q "^FAIL test_fake_crash (1 passed, 1 failed, 0 skipped)$" out &&
+	grep -q "^FAIL test_fake_fail (1 passed, 1 failed, 0 skipped) [0-9]*s$" out &&
+	grep -q "^FAIL test_fake_crash (1 passed, 1 failed, 0 skipped) [0-9]*s$" out &&
 	grep -q "exited with status 134" out &&
-	grep -q "^FAIL test_fake_silent (0 passed, 1 failed, 0 skipped)$" out &&
+	grep -q "^FAIL test_fake_silent (0 passed, 1 failed, 0 skipped) [0-9]*s$" out &&
 	grep -q "reported no test results" out &&
 	expect_eq "2 passed, 3 failed, 0 skipped" "$(tail -1 out)"
+'
+test_expect_success 'run-tests.sh: a program past MLSETUP_TEST_TIMEOUT is killed, with its children, and fails' '
+	rm -rf "$TRASH/build" &&
+	mkdir -p "$TRASH/build/tests" &&
+	cat >"$TRASH/build/tests/test_fake_hang" <<-\EOF &&
+	#!/bin/sh
+	echo 1..2
+	echo ok 1 - a
+	sleep 300 &
+	echo $! >"$HANG_CHILD"
+	wait
+	EOF
+	chmod +x "$TRASH/build/tests/test_fake_hang" &&
+	export HANG_CHILD="$TRASH/child" MLSETUP_TEST_TIMEOUT=2 &&
+	expect_exit 1 runner >out 2>&1 &&
+	grep -q "^FAIL test_fake_hang (1 passed, 1 failed, 0 skipped) [0-9]*s$" out &&
+	grep -q "timed out after 2 s" out &&
+	child=$(cat "$TRASH/child") && i=0 &&
+	while kill -0 "$child" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done &&
+	! kill -0 "$child" 2>/dev/null &&
+	expect_eq "1 passed, 1 failed, 0 skipped" "$(tail -1 out)"
 '
 test_done

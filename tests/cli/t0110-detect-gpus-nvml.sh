@@ -74,4 +74,25 @@ test_expect_success 'a broken fake GPU file looks like no driver, detection stil
 		"$MLSETUP" detect --sysroot "$E" --no-smi --json >j 2>err &&
 	expect_eq "[]" "$(json j "d[\"gpus\"]")"
 '
+test_expect_success 'precision facts: simulated H100 has bf16, tf32, fp8, recommends bfloat16' '
+	with_gpus h100-570.json "$MLSETUP" detect --sysroot "$E" --no-smi --json >j &&
+	expect_eq true "$(json j "str(d[\"gpus\"][0][\"features\"][\"bf16\"]).lower()")" &&
+	expect_eq true "$(json j "str(d[\"gpus\"][0][\"features\"][\"tf32\"]).lower()")" &&
+	expect_eq true "$(json j "str(d[\"gpus\"][0][\"features\"][\"fp8\"]).lower()")" &&
+	expect_eq false "$(json j "str(d[\"gpus\"][0][\"features\"][\"fp4\"]).lower()")" &&
+	expect_eq true "$(json j "str(d[\"gpus\"][0][\"features\"][\"flash_attention_2\"]).lower()")" &&
+	expect_eq bfloat16 "$(json j "d[\"gpus\"][0][\"recommended_dtype\"]")" &&
+	with_gpus h100-570.json "$MLSETUP" detect --sysroot "$E" --no-smi >out &&
+	grep -q "precision: bf16 tf32 fp8 · recommended dtype bfloat16 · FlashAttention 2: yes" out
+'
+test_expect_success 'precision facts: simulated V100 has no bf16 and recommends float16' '
+	with_gpus v100.json "$MLSETUP" detect --sysroot "$E" --no-smi --json >j &&
+	expect_eq sm_70 "$(json j "d[\"gpus\"][0][\"sm\"]")" &&
+	expect_eq "False False False False False" "$(json j "\" \".join(str(d[\"gpus\"][0][\"features\"][k]) for k in (\"bf16\", \"tf32\", \"fp8\", \"fp4\", \"flash_attention_2\"))")" &&
+	expect_eq float16 "$(json j "d[\"gpus\"][0][\"recommended_dtype\"]")" &&
+	with_gpus v100.json "$MLSETUP" detect --sysroot "$E" --no-smi >out &&
+	grep -q "recommended dtype float16 · FlashAttention 2: no" out &&
+	with_gpus rtx5090.json "$MLSETUP" detect --sysroot "$E" --no-smi --json >j &&
+	expect_eq true "$(json j "d[\"gpus\"][0][\"features\"][\"fp4\"]")"
+'
 test_done

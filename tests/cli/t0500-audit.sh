@@ -149,7 +149,7 @@ test_expect_success 'usage errors exit 2' '
 	"$MLSETUP" help audit | grep -q "mlsetup audit PATH" &&
 	"$MLSETUP" --help | grep -q "^  audit "
 '
-test_expect_success 'fatbins kept in .data (as cuFFT does) are found too' '
+test_expect_success 'fatbins kept in .data (as cuFFT 11.2 does): embedded, not executable, and they count' '
 	fb="$top/tests/fuzz/corpus/fuzz_fatbin/sass_only.fatbin" &&
 	{
 		echo "/* fatbin bytes in .data, outside .nv_fatbin */"
@@ -161,7 +161,123 @@ test_expect_success 'fatbins kept in .data (as cuFFT does) are found too' '
 	readelf -SW libdatafat.so | grep -q " .data " &&
 	! readelf -SW libdatafat.so | grep -q nv_fatbin &&
 	"$MLSETUP" audit --arch sm_86 --json libdatafat.so >j &&
-	expect_eq "sm_75 sm_80 sm_86 sm_90" "$(json j "\" \".join(d[\"files\"][0][\"sass\"])")" &&
-	expect_eq true "$(json j "d[\"runs_on\"][\"sm_86\"]")"
+	expect_eq "" "$(json j "\" \".join(d[\"files\"][0][\"sass\"])")" &&
+	expect_eq "sm_75 sm_80 sm_86 sm_90" "$(json j "\" \".join(d[\"files\"][0][\"embedded\"][\"sass\"])")" &&
+	expect_eq true "$(json j "d[\"runs_on\"][\"sm_86\"]")" &&
+	"$MLSETUP" audit --arch sm_86 --json "$FB/data_fatbin.so" >j &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"kernelless\"]")" &&
+	expect_eq "{\"sass\": [\"sm_80\", \"sm_86\"], \"ptx\": [\"compute_86\"]}" "$(json j "d[\"files\"][0][\"embedded\"]")" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_75 "$FB/data_fatbin.so" >/dev/null 2>&1
+'
+test_expect_success 'kernel-less cubins (plain, LZ4, zstd): unverified, not counted, exit 0' '
+	for f in kernelless.so kernelless_lz4.so kernelless_zstd.so; do
+		"$MLSETUP" audit --json --arch sm_86 --arch sm_90 "$FB/$f" >j &&
+		expect_eq "{\"sm_86\": \"unverified\", \"sm_90\": \"unverified\"}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+		expect_eq "no kernels visible; stored in another form" "$(json j "d[\"files\"][0][\"why\"][\"sm_90\"]")" &&
+		expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"kernelless\"]")" &&
+		expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+		expect_eq 1 "$(json j "d[\"libraries_unverified\"]")" &&
+		expect_eq "[\"$FB/$f\"]" "$(json j "d[\"unverified\"]")" &&
+		expect_eq "{\"sm_86\": true, \"sm_90\": true}" "$(json j "d[\"runs_on\"]")" || return 1
+	done &&
+	"$MLSETUP" audit --arch sm_120 "$FB/kernelless_lz4.so" "$FB/sm120.so" >out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 "$FB/kernelless.so" "$FB/sass_only.so" >out 2>err &&
+	grep -q "sass_only.so. cannot run on sm_120" err &&
+	! grep -q "kernelless.so. cannot" err &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_75 "$FB/mixed_kernelless.so" >/dev/null 2>&1 &&
+	"$MLSETUP" audit --arch sm_86 "$FB/mixed_kernelless.so" >/dev/null
+'
+test_expect_success 'relocatable code (__nv_relfatbin) is listed apart and never counted' '
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_75 --arch sm_90 "$FB/reloc_linked.so" >j &&
+	expect_eq "[\"sm_75\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[]" "$(json j "d[\"files\"][0][\"ptx\"]")" &&
+	expect_eq "{\"sass\": [\"sm_75\"], \"ptx\": [\"compute_90\"]}" "$(json j "d[\"files\"][0][\"relocatable\"]")" &&
+	expect_eq "{\"sm_75\": true, \"sm_90\": false}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+	"$MLSETUP" audit --json --arch sm_90 "$FB/reloc_only.so" >j &&
+	expect_eq "unverified" "$(json j "d[\"files\"][0][\"runs_on\"][\"sm_90\"]")" &&
+	json j "d[\"files\"][0][\"why\"][\"sm_90\"]" | grep -q "only relocatable device code"
+'
+test_expect_success 'people see unverified, embedded, relocatable and kernel-less code' '
+	"$MLSETUP" audit --arch sm_86 "$FB/kernelless.so" "$FB/data_fatbin.so" >out &&
+	grep -q "^  kernel-less (no kernels in these cubins): sm_75$" out &&
+	grep -q "^  sm_86: unverified: no kernels visible; stored in another form$" out &&
+	grep -q "^  embedded (loaded by the library at run time): SASS sm_80 sm_86; PTX compute_86$" out &&
+	grep -q "^summary: 2 libraries scanned, 2 with CUDA code, 1 unverified (no kernels visible; stored in another form)$" out &&
+	grep -q "^  unverified: $FB/kernelless.so$" out &&
+	! grep -q "does NOT run" out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_90 "$FB/reloc_linked.so" >out 2>/dev/null &&
+	grep -q "^  relocatable (device-link input, never loaded): SASS sm_75; PTX compute_90$" out
+'
+test_expect_success 'a wheel like nvidia-cufft / nvidia-nccl: unverified cufftw, NCCL without executable PTX' '
+	make_wheel nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl \
+		"nvidia/cufft/lib/libcufftw.so.11=$FB/kernelless_lz4.so" \
+		"nvidia/cufft/lib/libcufft.so.11=$FB/data_fatbin.so" \
+		"nvidia/nccl/lib/libnccl.so.2=$FB/reloc_linked.so" &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_86 nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl >j &&
+	expect_eq "unverified true false" "$(json j "\" \".join(str(f[\"runs_on\"][\"sm_86\"]).lower() for f in d[\"files\"])")" &&
+	expect_eq 3 "$(json j "d[\"libraries_with_cuda\"]")" &&
+	expect_eq 1 "$(json j "d[\"libraries_unverified\"]")" &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 nvidia_demo-1.0-py3-none-manylinux2014_x86_64.whl >out 2>err &&
+	grep -q "libnccl.so.2. cannot run on sm_120" err &&
+	! grep -q "libcufftw" err
+'
+test_expect_success 'unreadable compressed cubins count as holding kernels (no error, no crash)' '
+	for f in bad_lz4_payload.so bad_zstd_size.so; do
+		"$MLSETUP" audit --json --arch sm_75 "$FB/$f" >j &&
+		expect_eq 1 "$(json j "d[\"files\"][0][\"unreadable_cubins\"]")" &&
+		expect_eq null "$(json j "d[\"files\"][0][\"error\"]")" &&
+		expect_eq "{\"sm_75\": true}" "$(json j "d[\"files\"][0][\"runs_on\"]")" &&
+		expect_exit 5 "$MLSETUP" audit --arch sm_86 "$FB/$f" >/dev/null 2>&1 || return 1
+	done
+'
+test_expect_success 'a torch wheel gets one line: CUDA version, SASS/PTX of libtorch_cuda.so, driver' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	"$MLSETUP" audit --arch sm_80 tw/torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "^torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl: CUDA 12.8, SASS sm_80 sm_120, PTX compute_120, needs driver ≥ 570.26 (Linux)$" out &&
+	grep -q "^  torch/lib/libtorch_cuda_linalg.so: no code for sm_120 (what it does fails on those GPUs)$" out &&
+	! grep -q "torch-build table" out &&
+	"$MLSETUP" audit --arch sm_120 tw/torch-2.7.0+cu128-cp312-cp312-win_amd64.whl >out &&
+	grep -q "^torch-2.7.0+cu128-cp312-cp312-win_amd64.whl: CUDA 12.8, SASS sm_80 sm_120, PTX compute_120, needs driver ≥ 570.65 (Windows)$" out
+'
+test_expect_success 'CPU-only and ROCm builds say so; CUDA from METADATA; toolkits the driver table lacks' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	"$MLSETUP" audit --arch sm_90 tw/torch-2.8.0-cp311-none-macosx_11_0_arm64.whl \
+		tw/torch-2.6.0+rocm6.2.4-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "^torch-2.8.0-cp311-none-macosx_11_0_arm64.whl: CPU-only build (CUDA none), needs no NVIDIA driver$" out &&
+	grep -q "^torch-2.6.0+rocm6.2.4-cp311-cp311-linux_x86_64.whl: ROCm build (HIP 6.2.41134-65d174c3e), no CUDA code$" out &&
+	"$MLSETUP" audit --arch sm_120 tw/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl >out &&
+	grep -q "^torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl: CUDA 13.0, SASS sm_120, PTX none, needs driver ≥ 580.65.06 (Linux)$" out &&
+	"$MLSETUP" audit --arch sm_100 tw/torch-2.9.0+cu130-cp311-cp311-linux_x86_64.whl >out &&
+	grep -q "CUDA 13.9, SASS sm_100f, PTX none, needs driver ≥ 580.65.06 (Linux) at least (mlsetup.s driver table has no row for CUDA 13.9)$" out &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_120 tw/torch-2.5.1-1-cp311-cp311-manylinux1_x86_64.whl >out 2>/dev/null &&
+	grep -q ": CUDA 12.x, SASS sm_75 sm_80 sm_86 sm_90, PTX none, needs driver ≥ 525.60.13 (Linux) at least" out
+'
+test_expect_success 'JSON: torch_wheels[] with torch_build, sha256, cuda_source, gaps; none for other wheels' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	w=tw/torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_80 "$w" tw/notorch-1.0-py3-none-any.whl >j 2>/dev/null &&
+	expect_eq 1 "$(json j "len(d[\"torch_wheels\"])")" &&
+	expect_eq "$w" "$(json j "d[\"torch_wheels\"][0][\"path\"]")" &&
+	expect_eq "$(sha256sum "$w" | cut -d" " -f1)" "$(json j "d[\"torch_wheels\"][0][\"sha256\"]")" &&
+	expect_eq "2.8.0 cu128 linux-x86_64 12.8" "$(json j "\" \".join(d[\"torch_wheels\"][0][\"torch_build\"][k] for k in (\"version\", \"local\", \"platform\", \"cuda\"))")" &&
+	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"sass\"]")" &&
+	expect_eq "[\"compute_120\"]" "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"ptx\"]")" &&
+	expect_eq 570.26 "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"min_driver\"][\"linux\"]")" &&
+	expect_eq 570.65 "$(json j "d[\"torch_wheels\"][0][\"torch_build\"][\"min_driver\"][\"windows\"]")" &&
+	expect_eq torch/version.py "$(json j "d[\"torch_wheels\"][0][\"cuda_source\"]")" &&
+	expect_eq torch/lib/libtorch_cuda.so "$(json j "d[\"torch_wheels\"][0][\"library\"]")" &&
+	expect_eq 2.8.0+cu128 "$(json j "d[\"torch_wheels\"][0][\"torch_version\"]")" &&
+	expect_eq "[{\"library\": \"torch/lib/libtorch_cuda_linalg.so\", \"missing\": [\"sm_120\"]}]" "$(json j "d[\"torch_wheels\"][0][\"gaps\"]")" &&
+	expect_eq null "$(json j "d[\"torch_wheels\"][0][\"known\"]")" &&
+	"$MLSETUP" audit --json --arch sm_120 tw/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl >j &&
+	expect_eq "METADATA: cuda-toolkit==13.0.2" "$(json j "d[\"torch_wheels\"][0][\"cuda_source\"]")" &&
+	"$MLSETUP" audit --json --arch sm_120 "$FB/sm120.so" >j &&
+	expect_eq "[]" "$(json j "d[\"torch_wheels\"]")"
+'
+test_expect_success 'torch wheels inside an audited directory are found too' '
+	python3 "$FIXTURES/make_torch_wheels.py" tw &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 tw >j 2>/dev/null &&
+	expect_eq 7 "$(json j "len(d[\"torch_wheels\"])")"
 '
 test_done

@@ -1,12 +1,19 @@
 #!/bin/sh
 # run.sh - the main job on real packages (make e2e; not part of make check).
 # Needs the public package index reachable through pip's configuration and
-# about 20 GB of disk. Installs the real torch 2.6.0 + CUDA 12.4 stack with
+# about 30 GB of disk. Installs the real torch 2.6.0 + CUDA 12.4 stack with
 # --python /usr/bin/python3.11 (this kind of machine cannot reach the
-# interpreter release host), verifies it, audits it for sm_120 and sm_90,
-# audits the real torch 2.8.0 wheel for sm_120, and shows a tampered copy of
-# a real wheel refused with the environment untouched. Transcripts go to
-# tests/e2e/*.txt. Usage: sh tests/e2e/run.sh [WORKDIR]
+# interpreter release host), verifies it, audits it for sm_120, sm_90 and
+# sm_86, installs the real torch 2.8.0 + CUDA 12.8 stack and audits it for
+# sm_120, cross-checks every library of both stacks against cuobjdump
+# (crosscheck.py; cuobjdump from the nvidia-cuda-cuobjdump wheel, fetched
+# with pip), and shows a tampered copy of a real wheel refused with the
+# environment untouched. Transcripts go to tests/e2e/*.txt, the cross-check
+# tables to tests/e2e/crosscheck-*.md.
+#
+# Usage: sh tests/e2e/run.sh [WORKDIR [audit]]
+#   audit: only the audit and cross-check steps, on the environments an
+#   earlier full run left in WORKDIR (installing what is missing)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 M="$top/build/mlsetup"
@@ -36,15 +43,59 @@ step() {
 	return $rc
 }
 
-"$M" --version >"$OUT/versions.txt"
-"$PY" --version >>"$OUT/versions.txt" 2>&1
+[ "${2:-}" = audit ] && ONLY_AUDIT=1 || ONLY_AUDIT=
+versions="$OUT/versions${ONLY_AUDIT:+-audit}.txt"
+"$M" --version >"$versions"
+"$PY" --version >>"$versions" 2>&1
+# crosscheck N DIR TITLE: every library of the wheels in $W/DIR against
+# cuobjdump, the table into tests/e2e/crosscheck-torchN.md.
+crosscheck() {
+	python3 "$top/tests/e2e/crosscheck.py" --mlsetup "$M" \
+		--cuobjdump "$W/cuobjdump/nvidia/cu13/bin/cuobjdump" --title "$3" \
+		--out "$OUT/crosscheck-torch$1.md" "$W/$2"/*.whl
+}
+# audits: the static audit of both stacks, the cases issue 11 names, and the
+# cross-check of every library against cuobjdump.
+audits() {
+	[ -d "$W/env" ] || step install-requirements "$M" install --manifest requirements.txt \
+		--python "$PY" --target "$W/env" --no-progress --smoke-size 512
+	step audit-sm120 "$M" audit --arch sm_120 "$W/env"
+	step audit-sm90 "$M" audit --arch sm_90 "$W/env"
+	step audit-sm86 "$M" audit --arch sm_86 "$W/env"
+	[ -d "$W/env28" ] || step install-blackwell "$M" install --manifest \
+		requirements_blackwell.txt --python "$PY" --target "$W/env28" --no-progress --no-verify
+	step audit-torch28-env-sm120 "$M" audit --arch sm_120 "$W/env28"
+	# The wheels of both stacks, read in place (cached by the installs).
+	[ -d "$W/bw" ] || "$M" download -r requirements_blackwell.txt -d "$W/bw" --python 3.11 \
+		--no-progress >/dev/null
+	[ -d "$W/w26" ] || "$M" download -r requirements.txt -d "$W/w26" --python 3.11 \
+		--no-progress >/dev/null
+	# NCCL 2.21.5: its compute_90 PTX is relocatable (__nv_relfatbin), so
+	# nothing runs on sm_120; cuFFT 11.2.1.3's libcufftw holds only a
+	# kernel-less sm_52 cubin: unverified, exit 0.
+	step audit-nccl sh -c "'$M' audit --json --arch sm_120 '$W'/w26/nvidia_nccl_cu12-2.21.5-*.whl >'$W/nccl.json'; rc=\$?; python3 '$top/tests/e2e/audit_fields.py' '$W/nccl.json'; exit \$rc"
+	step audit-cufftw sh -c "'$M' audit --json --arch sm_86 --arch sm_90 '$W'/w26/nvidia_cufft_cu12-11.2.1.3-*.whl >'$W/cufft.json'; rc=\$?; python3 '$top/tests/e2e/audit_fields.py' '$W/cufft.json'; exit \$rc"
+	# cuobjdump, the independent oracle, from its wheel on the package index.
+	if [ ! -x "$W/cuobjdump/nvidia/cu13/bin/cuobjdump" ]; then
+		rm -rf "$W/cuobjdump" && mkdir -p "$W/cuobjdump" &&
+			pip download --no-deps --only-binary :all: --python-version 3.11 \
+				--platform manylinux2014_x86_64 -d "$W/cuobjdump" nvidia-cuda-cuobjdump \
+				>/dev/null &&
+			python3 -m zipfile -e "$W"/cuobjdump/nvidia_cuda_cuobjdump-*.whl "$W/cuobjdump" &&
+			chmod +x "$W/cuobjdump/nvidia/cu13/bin/cuobjdump"
+	fi
+	crosscheck 26 w26 "torch 2.6.0 + CUDA 12.4 stack (manifests/requirements.txt)"
+	crosscheck 28 bw "torch 2.8.0 + CUDA 12.8 stack (manifests/requirements_blackwell.txt)"
+}
+if [ -n "$ONLY_AUDIT" ]; then
+	audits
+	exit 0
+fi
 rm -rf "$W/env"
 step install-requirements "$M" install --manifest requirements.txt --python "$PY" \
 	--target "$W/env" --no-progress --smoke-size 512
 step imports "$W/env/bin/python" -c 'import torch, transformers, datasets, accelerate; print(torch.__version__, torch.version.cuda, transformers.__version__, datasets.__version__, accelerate.__version__)'
 step verify "$M" verify --target "$W/env" --smoke-size 512
-step audit-sm120 "$M" audit --arch sm_120 "$W/env"
-step audit-sm90 "$M" audit --arch sm_90 "$W/env"
 step report sh -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({k: d[k] for k in (\"status\", \"stages\", \"counters\")}, indent=1)); print(len(d[\"installed\"]), \"wheels\")' '$W/env/mlsetup-report.json'; du -sh --apparent-size '$W/env' '$W/cache'"
 
 # Warm: a second environment from the same manifest.
@@ -56,6 +107,8 @@ step install-warm "$M" install --manifest requirements.txt --python "$PY" \
 rm -rf "$W/bw"
 step download-blackwell-torch sh -c "grep -v '^torch==\\|^torchvision\\|^torchaudio' /dev/null; '$M' download -r requirements_blackwell.txt -d '$W/bw' --python 3.11 --no-progress"
 step audit-torch28-sm120 sh -c "'$M' audit --arch sm_120 --arch sm_90 '$W'/bw/torch-2.8.0-*.whl"
+rm -rf "$W/env28" "$W/w26"
+audits
 
 # A tampered copy of one real wheel, served from a loopback index, is
 # refused; the environment stays byte-identical.

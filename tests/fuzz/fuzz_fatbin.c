@@ -7,11 +7,15 @@
  * sections, or containers found by magic), and for its `.nv_fatbin`
  * section (ml_elf_section). Beyond "no crash, no over-read" (ASan), each
  * result must hold: only the documented error codes; every entry's header
- * and payload inside the input; the SASS and PTX lists sorted, unique,
- * nameable and matching the entries; a section inside the input; and a
- * second scan into the same list appending exactly as much again.
+ * and payload inside the input; every architecture list (executable,
+ * embedded, relocatable) sorted, unique, nameable and matching the entries
+ * of its place; kernels counted only for executable and embedded SASS;
+ * each counted SASS architecture either with kernels or kernel-less, never
+ * both; a section inside the input; and a second scan into the same list
+ * appending exactly as much again. Compressed SASS payloads go through
+ * liblz4 / libzstd here too (tests/fuzz/fuzz_cubin.c fuzzes them alone).
  * Built by `make fuzz`; seeds in tests/fuzz/corpus/fuzz_fatbin/ (the
- * fixtures' .nv_fatbin sections and two whole libraries).
+ * fixtures' .nv_fatbin sections and whole libraries).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +48,28 @@ static bool listed(const ml_cuda_arch *v, size_t n, const ml_cuda_arch *a)
 	return false;
 }
 
+static void check_sorted(const ml_cuda_arch *v, size_t n, bool ptx)
+{
+	for (size_t i = 1; i < n; i++)
+		CHECK(order(&v[i - 1], &v[i]) < 0);
+	for (size_t i = 0; i < n; i++)
+		CHECK(v[i].ptx == ptx);
+}
+
+/* Every architecture of v[0..n) has an entry of that place and kind. */
+static void check_backed(const ml_fatbin_list *l, const ml_cuda_arch *v, size_t n,
+                         ml_fatbin_where where)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (size_t k = 0; k < l->n_entries && !found; k++)
+			found = l->entries[k].where == where &&
+			        order(&l->entries[k].arch, &v[i]) == 0 &&
+			        l->entries[k].arch.ptx == v[i].ptx;
+		CHECK(found);
+	}
+}
+
 static void check_list(const ml_fatbin_list *l, size_t size)
 {
 	size_t compressed = 0;
@@ -54,22 +80,54 @@ static void check_list(const ml_fatbin_list *l, size_t size)
 		CHECK(e->payload_size <= size - e->offset - e->header_size);
 		CHECK(e->kind == ML_FATBIN_KIND_PTX || e->kind == ML_FATBIN_KIND_ELF);
 		CHECK(e->arch.ptx == (e->kind == ML_FATBIN_KIND_PTX));
+		CHECK(e->where == ML_FATBIN_EXECUTABLE || e->where == ML_FATBIN_EMBEDDED ||
+		      e->where == ML_FATBIN_RELOCATABLE);
 		char nm[32];
 		CHECK(ml_cuda_arch_format(nm, sizeof nm, &e->arch) == 0);
-		CHECK(e->arch.ptx ? listed(l->ptx, l->n_ptx, &e->arch)
-		                  : listed(l->sass, l->n_sass, &e->arch));
+		const ml_cuda_arch *sass = l->sass, *ptx = l->ptx;
+		size_t n_sass = l->n_sass, n_ptx = l->n_ptx;
+		if (e->where == ML_FATBIN_EMBEDDED) {
+			sass = l->embedded_sass, n_sass = l->n_embedded_sass;
+			ptx = l->embedded_ptx, n_ptx = l->n_embedded_ptx;
+		} else if (e->where == ML_FATBIN_RELOCATABLE) {
+			sass = l->relocatable_sass, n_sass = l->n_relocatable_sass;
+			ptx = l->relocatable_ptx, n_ptx = l->n_relocatable_ptx;
+		}
+		CHECK(e->arch.ptx ? listed(ptx, n_ptx, &e->arch) : listed(sass, n_sass, &e->arch));
+		/* Kernels: only counted SASS is read; a cubin is far smaller
+		 * than 2^31 sections. */
+		CHECK(e->kernels >= -1);
+		if (e->arch.ptx || e->where == ML_FATBIN_RELOCATABLE)
+			CHECK(e->kernels == -1);
+		if (!e->arch.ptx && e->where != ML_FATBIN_RELOCATABLE) {
+			if (e->kernels != 0)
+				CHECK(listed(l->with_kernels, l->n_with_kernels, &e->arch));
+			CHECK(listed(l->with_kernels, l->n_with_kernels, &e->arch) !=
+			      listed(l->kernelless, l->n_kernelless, &e->arch));
+		}
 		compressed += e->compressed;
 	}
 	CHECK(compressed == l->n_compressed);
-	CHECK(l->n_sass + l->n_ptx <= l->n_entries);
-	for (size_t i = 1; i < l->n_sass; i++)
-		CHECK(order(&l->sass[i - 1], &l->sass[i]) < 0);
-	for (size_t i = 1; i < l->n_ptx; i++)
-		CHECK(order(&l->ptx[i - 1], &l->ptx[i]) < 0);
-	for (size_t i = 0; i < l->n_sass; i++)
-		CHECK(!l->sass[i].ptx);
-	for (size_t i = 0; i < l->n_ptx; i++)
-		CHECK(l->ptx[i].ptx);
+	CHECK(l->n_sass + l->n_ptx + l->n_embedded_sass + l->n_embedded_ptx +
+	              l->n_relocatable_sass + l->n_relocatable_ptx <=
+	      l->n_entries);
+	CHECK(l->n_with_kernels + l->n_kernelless <= l->n_sass + l->n_embedded_sass);
+	CHECK(l->n_unreadable <= l->n_entries);
+	check_sorted(l->sass, l->n_sass, false);
+	check_sorted(l->ptx, l->n_ptx, true);
+	check_sorted(l->embedded_sass, l->n_embedded_sass, false);
+	check_sorted(l->embedded_ptx, l->n_embedded_ptx, true);
+	check_sorted(l->relocatable_sass, l->n_relocatable_sass, false);
+	check_sorted(l->relocatable_ptx, l->n_relocatable_ptx, true);
+	check_sorted(l->with_kernels, l->n_with_kernels, false);
+	check_sorted(l->kernelless, l->n_kernelless, false);
+	check_backed(l, l->sass, l->n_sass, ML_FATBIN_EXECUTABLE);
+	check_backed(l, l->ptx, l->n_ptx, ML_FATBIN_EXECUTABLE);
+	check_backed(l, l->embedded_sass, l->n_embedded_sass, ML_FATBIN_EMBEDDED);
+	check_backed(l, l->relocatable_ptx, l->n_relocatable_ptx, ML_FATBIN_RELOCATABLE);
+	for (size_t i = 0; i < l->n_kernelless; i++)
+		CHECK(listed(l->sass, l->n_sass, &l->kernelless[i]) ||
+		      listed(l->embedded_sass, l->n_embedded_sass, &l->kernelless[i]));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

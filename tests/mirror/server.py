@@ -9,7 +9,7 @@ library only. Faults come from ROOT/faults.json, read on every request, so
 a test can change them while the server runs. See tests/mirror/README.md.
 
     python3 tests/mirror/server.py --root DIR [--port 0] [--port-file F]
-                                   [--https --cert C --key K] [-v]
+                                   [--https --cert C --key K] [--hold-file F] [-v]
 """
 
 import argparse
@@ -459,6 +459,19 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- files ----------------------------------------------------------
 
+    def hold(self, name):
+        """--hold-file F: a request for a file waits until F exists; while
+        one waits, F.waiting exists and names the first file held (written
+        atomically), so a test knows the client is at that point."""
+        hold = self.server.hold_file
+        if not hold or os.path.exists(hold):
+            return
+        waiting = hold + ".waiting"
+        if not os.path.exists(waiting):
+            write_atomic(waiting, name + "\n")
+        while not os.path.exists(hold) and not STOP.wait(0.02):
+            pass
+
     def serve_file(self, name, path):
         files_dir = os.path.join(self.root(), "files")
         if not name or "/" in name or name.startswith("."):
@@ -466,6 +479,7 @@ class Handler(BaseHTTPRequestHandler):
         fpath = os.path.join(files_dir, name)
         if not os.path.isfile(fpath):
             return self.send_status(404)
+        self.hold(name)
         faults = self.faults_for(name) + self.faults_for(path)
         if self.status_fault(name, faults) or self.redirect_fault(faults):
             return
@@ -660,11 +674,15 @@ class Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def write_port_file(path, port):
+def write_atomic(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        f.write("%d\n" % port)
+        f.write(text)
     os.replace(tmp, path)
+
+
+def write_port_file(path, port):
+    write_atomic(path, "%d\n" % port)
 
 
 def main():
@@ -677,6 +695,8 @@ def main():
     ap.add_argument("--key", help="PEM private key (with --https)")
     ap.add_argument("--files-base", help="absolute URL prefix for file links (another mirror "
                     "serving the same root), instead of ../../files/")
+    ap.add_argument("--hold-file", help="requests for files wait until this file exists; "
+                    "FILE.waiting appears when the first one waits")
     ap.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = ap.parse_args()
 
@@ -684,6 +704,7 @@ def main():
     server.root = os.path.abspath(args.root)
     server.verbose = args.verbose
     server.files_base = args.files_base
+    server.hold_file = os.path.abspath(args.hold_file) if args.hold_file else None
     server.stats = Stats()
     server.tls = None
     if args.https:

@@ -274,6 +274,9 @@ static bool parse_faults(const cJSON *obj, fake_faults *f, parse_ctx *ctx)
 			return fail(ctx, "\"wrong_results\" must be true or false");
 		f->wrong_results = cJSON_IsTrue(item);
 	}
+	if (!get_integer(obj, "context_error", f->context_error, 0, INT_MAX, &v, ctx))
+		return false;
+	f->context_error = (int)v;
 	return true;
 }
 
@@ -281,9 +284,9 @@ static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *default
                       parse_ctx *ctx)
 {
 	static const char *const keys[] = {
-	        "name",       "cc",      "memory_mib",   "pci_device_id",     "uuid",
-	        "pci_bus_id", "comment", "launch_error", "module_load_error", "wrong_results",
-	        NULL,
+	        "name",          "cc",      "memory_mib",   "pci_device_id",     "uuid",
+	        "pci_bus_id",    "comment", "launch_error", "module_load_error", "wrong_results",
+	        "context_error", "mig",     NULL,
 	};
 	const cJSON *item;
 	char *s = NULL;
@@ -298,6 +301,12 @@ static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *default
 	g->faults = *defaults;
 	if (!parse_faults(obj, &g->faults, ctx))
 		return false;
+	item = cJSON_GetObjectItemCaseSensitive(obj, "mig");
+	if (item) {
+		if (!cJSON_IsBool(item))
+			return fail(ctx, "\"mig\" must be true or false");
+		g->mig = cJSON_IsTrue(item);
+	}
 
 	if (!get_string(obj, "cc", NULL, &s, ctx))
 		return false;
@@ -360,9 +369,19 @@ static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *default
 static bool parse_config(const cJSON *root, fake_config *c, parse_ctx *ctx)
 {
 	static const char *const keys[] = {
-	        "driver",          "cuda",      "gpus",    "nvml_init_error", "cuda_init_error",
-	        "missing_symbols", "smi_error", "comment", "launch_error",    "module_load_error",
-	        "wrong_results",   NULL,
+	        "driver",
+	        "cuda",
+	        "gpus",
+	        "nvml_init_error",
+	        "cuda_init_error",
+	        "missing_symbols",
+	        "smi_error",
+	        "comment",
+	        "launch_error",
+	        "module_load_error",
+	        "wrong_results",
+	        "context_error",
+	        NULL,
 	};
 	const cJSON *gpus, *missing, *item;
 	long long v;
@@ -478,6 +497,27 @@ const fake_gpu *fake_gpu_at(long long index)
 	if (!c->loaded || index < 0 || (unsigned long long)index >= c->n_gpus)
 		return NULL;
 	return &c->gpus[index];
+}
+
+size_t fake_cuda_gpu_count(void)
+{
+	const fake_config *c = fake_config_get();
+	size_t n = 0;
+
+	for (size_t i = 0; c->loaded && i < c->n_gpus; i++)
+		n += !c->gpus[i].mig;
+	return n;
+}
+
+const fake_gpu *fake_cuda_gpu_at(long long ordinal)
+{
+	const fake_config *c = fake_config_get();
+
+	for (size_t i = 0; c->loaded && ordinal >= 0 && i < c->n_gpus; i++) {
+		if (!c->gpus[i].mig && ordinal-- == 0)
+			return &c->gpus[i];
+	}
+	return NULL;
 }
 
 bool fake_symbol_missing(const char *name)

@@ -25,6 +25,9 @@ typedef struct fake_faults {
 	                        * it sticks to the context (e.g. 719) */
 	int module_load_error; /* cuModuleLoadData/Ex return it (e.g. 200, 218) */
 	bool wrong_results;    /* each saxpy launch adds 1 to element n/2 */
+	int context_error;     /* cuDevicePrimaryCtxRetain returns it (e.g. 46,
+	                        * CUDA_ERROR_DEVICE_UNAVAILABLE: an
+	                        * exclusive-process GPU another process holds) */
 } fake_faults;
 
 /* One simulated GPU, in index order. Strings are owned by the config. */
@@ -42,6 +45,8 @@ typedef struct fake_gpu {
 	/* Fault knobs of the CUDA shim; the machine-wide value unless the GPU
 	 * sets its own (README.md "Fault knobs"). */
 	fake_faults faults;
+	bool mig; /* MIG mode on and no MIG device made: NVML lists the GPU, the
+	           * CUDA driver does not enumerate it */
 } fake_gpu;
 
 /* The simulated machine: driver, GPUs and failure knobs. */
@@ -68,6 +73,12 @@ FAKE_HIDDEN const fake_config *fake_config_get(void);
 /* Returns the GPU at index, or NULL when the config is not loaded or
  * index is out of range. */
 FAKE_HIDDEN const fake_gpu *fake_gpu_at(long long index);
+
+/* The GPUs the CUDA driver enumerates: all but those with "mig" set, in
+ * index order. fake_cuda_gpu_count() counts them; fake_cuda_gpu_at()
+ * returns the one with CUDA device ordinal `ordinal`, or NULL. */
+FAKE_HIDDEN size_t fake_cuda_gpu_count(void);
+FAKE_HIDDEN const fake_gpu *fake_cuda_gpu_at(long long ordinal);
 
 /* True when the API function called name is listed in "missing_symbols".
  * A shim cannot un-export a symbol at run time, so a listed function stays

@@ -21,7 +21,9 @@
  * memory is host memory within the GPU's "memory_mib"; and cuLaunchKernel
  * runs the one known kernel, saxpy(int n, float a, const float *x,
  * float *y), on the host. Fault knobs inject launch failures, wrong results
- * and module load errors. This file is self-contained test code: it does not
+ * and module load errors, a context error knob refuses contexts (an
+ * exclusive-process GPU held elsewhere), and GPUs marked "mig" (MIG mode on,
+ * no MIG device) are not enumerated. This file is self-contained test code: it does not
  * link mlsetup and carries its own small fatbin walker.
  */
 #include "fake_common.h"
@@ -171,6 +173,7 @@ static const struct {
         {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
         {35, "CUDA_ERROR_INSUFFICIENT_DRIVER",
          "CUDA driver version is insufficient for CUDA runtime version"},
+        {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
         {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
         {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
         {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
@@ -186,6 +189,7 @@ static const struct {
         {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
         {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
         {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+        {802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
         {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
          "system has unsupported display driver / cuda driver combination"},
         {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
@@ -205,7 +209,7 @@ static const struct {
 /* Looks a device up, or returns CUDA_ERROR_INVALID_DEVICE from the caller. */
 #define CUDA_GPU(var, dev)                                                                         \
 	do {                                                                                       \
-		(var) = fake_gpu_at(dev);                                                          \
+		(var) = fake_cuda_gpu_at(dev);                                                     \
 		if (!(var))                                                                        \
 			return CUDA_ERROR_INVALID_DEVICE;                                          \
 	} while (0)
@@ -273,7 +277,7 @@ CUresult cuDeviceGetCount(int *count)
 	CUDA_ENTER();
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = (int)fake_config_get()->n_gpus;
+	*count = (int)fake_cuda_gpu_count();
 	return CUDA_SUCCESS;
 }
 
@@ -411,7 +415,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	CUDA_GPU(g, dev);
-	(void)g;
+	if (g->faults.context_error)
+		return g->faults.context_error;
 	if (dev >= FAKE_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&g_cuda.lock);
@@ -683,7 +688,7 @@ static CUresult module_load(CUmodule *module, const void *image, unsigned int nu
 			break; /* other JIT options are accepted and ignored */
 		}
 	}
-	g = fake_gpu_at(c->device);
+	g = fake_cuda_gpu_at(c->device);
 	if (!g)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	memset(&ld, 0, sizeof(ld));
@@ -811,7 +816,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	CUDA_CONTEXT(c);
 	if (!dptr || bytesize == 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	g = fake_gpu_at(c->device);
+	g = fake_cuda_gpu_at(c->device);
 	if (!g)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pthread_mutex_lock(&g_cuda.lock);
@@ -920,7 +925,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 	    (unsigned long long)blockDimX * blockDimY * blockDimZ > 1024 || gridDimY > 65535 ||
 	    gridDimZ > 65535 || gridDimX > 0x7fffffffu)
 		return CUDA_ERROR_INVALID_VALUE;
-	g = fake_gpu_at(c->device);
+	g = fake_cuda_gpu_at(c->device);
 	if (!g)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (g->faults.launch_error) {

@@ -201,6 +201,62 @@ static void test_missing_root_detects_nothing_and_does_not_fail(void **state)
 	ml_machine_free(m);
 }
 
+/* Precision by compute capability: every generation against FACTS.md
+ * "Precision by compute capability". */
+static void test_precision_features_by_compute_capability(void **state)
+{
+	(void)state;
+	static const struct {
+		int major, minor;
+		bool bf16, tf32, fp8, fp4, fa2;
+		const char *dtype;
+	} cases[] = {
+	        {3, 7, false, false, false, false, false, "float32"}, /* K80 */
+	        {6, 1, false, false, false, false, false, "float32"}, /* GTX 1080 */
+	        {7, 0, false, false, false, false, false, "float16"}, /* V100 */
+	        {7, 5, false, false, false, false, false, "float16"}, /* T4 */
+	        {8, 0, true, true, false, false, true, "bfloat16"},   /* A100 */
+	        {8, 6, true, true, false, false, true, "bfloat16"},   /* RTX 3090 */
+	        {8, 7, true, true, false, false, true, "bfloat16"},   /* Orin */
+	        {8, 9, true, true, true, false, true, "bfloat16"},    /* RTX 4090 */
+	        {9, 0, true, true, true, false, true, "bfloat16"},    /* H100 */
+	        {10, 0, true, true, true, true, true, "bfloat16"},    /* B200 */
+	        {12, 0, true, true, true, true, true, "bfloat16"},    /* RTX 5090 */
+	        {13, 0, true, true, true, true, true, "bfloat16"},    /* newer */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ml_precision p;
+		ml_gpu_precision(&p, cases[i].major, cases[i].minor);
+		assert_true(p.known);
+		assert_int_equal(p.bf16, cases[i].bf16);
+		assert_int_equal(p.tf32, cases[i].tf32);
+		assert_int_equal(p.fp8, cases[i].fp8);
+		assert_int_equal(p.fp4, cases[i].fp4);
+		assert_int_equal(p.flash_attention_2, cases[i].fa2);
+		assert_string_equal(p.recommended_dtype, cases[i].dtype);
+	}
+	ml_precision p;
+	ml_gpu_precision(&p, -1, -1);
+	assert_false(p.known);
+	assert_false(p.bf16);
+	assert_null(p.recommended_dtype);
+}
+
+/* Every rule names a known feature and its source. */
+static void test_precision_rules_name_their_source(void **state)
+{
+	(void)state;
+	const ml_precision_rule *r;
+	size_t n = ml_precision_rules(&r);
+	assert_true(n >= 8);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(r[i].feature);
+		assert_non_null(r[i].source);
+		assert_true(strlen(r[i].source) > 20);
+		assert_true(r[i].major >= 0 && r[i].minor >= 0 && r[i].minor <= 9);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +272,8 @@ int main(void)
 	        cmocka_unit_test(test_malformed_tree_is_recorded_not_fatal),
 	        cmocka_unit_test(test_os_release_and_wsl_from_tree),
 	        cmocka_unit_test(test_missing_root_detects_nothing_and_does_not_fail),
+	        cmocka_unit_test(test_precision_features_by_compute_capability),
+	        cmocka_unit_test(test_precision_rules_name_their_source),
 	};
 	return cmocka_run_group_tests_name("detect", tests, NULL, NULL);
 }

@@ -174,7 +174,7 @@ static void test_each_fixture_lists_its_exact_sass_and_ptx(void **state)
 	}
 }
 
-static void test_compressed_entries_are_listed_not_decompressed(void **state)
+static void test_compressed_entries_keep_their_flags_and_sizes(void **state)
 {
 	(void)state;
 	ml_fatbin_list l;
@@ -231,6 +231,307 @@ static void test_variant_flags_give_a_and_f(void **state)
 	assert_int_equal(l.sass[0].minor, 0);
 	assert_int_equal(l.sass[0].variant, 'f');
 	ml_fatbin_list_release(&l);
+}
+
+/* --- where code lies; kernels ------------------------------------------------------ */
+
+/* Executable (.nv_fatbin), embedded (data sections) and relocatable
+ * (__nv_relfatbin) code of each fixture, the kernel-less architectures and
+ * the cubins that could not be read. cuobjdump --list-elf --list-ptx lists
+ * the first two columns (README.md). */
+static const struct {
+	const char *file, *sass, *ptx, *emb_sass, *emb_ptx, *rel_sass, *rel_ptx, *kernelless;
+	size_t unreadable;
+} places[] = {
+        {"sass_only.so", "sm_75 sm_80 sm_86 sm_90", "", "", "", "", "", "", 0},
+        {"kernelless.so", "sm_75", "", "", "", "", "", "sm_75", 0},
+        {"kernelless_lz4.so", "sm_75", "", "", "", "", "", "sm_75", 0},
+        {"kernelless_zstd.so", "sm_75", "", "", "", "", "", "sm_75", 0},
+        {"sass_zstd.so", "sm_75 sm_86", "", "", "", "", "", "", 0},
+        {"lz4.so", "sm_86", "compute_86", "", "", "", "", "", 0},
+        {"mixed_kernelless.so", "sm_75 sm_86", "", "", "", "", "", "sm_75", 0},
+        {"reloc_only.so", "", "", "", "", "sm_75", "compute_75", "", 0},
+        {"reloc_linked.so", "sm_75", "", "", "", "sm_75", "compute_90", "", 0},
+        {"data_fatbin.so", "sm_75", "", "sm_80 sm_86", "compute_86", "", "", "sm_75", 0},
+        {"bad_lz4_payload.so", "sm_75", "", "", "", "", "", "", 1},
+        {"bad_zstd_size.so", "sm_75", "", "", "", "", "", "", 1},
+};
+
+static void check_names(const char *file, const char *what, const ml_cuda_arch *v, size_t n,
+                        const char *want)
+{
+	char got[256];
+	names(got, sizeof got, v, n);
+	if (strcmp(got, want) != 0)
+		fail_msg("%s: %s is '%s', want '%s'", file, what, got, want);
+}
+
+static void test_executable_embedded_and_relocatable_code_are_told_apart(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_OF(places); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		const char *f = places[i].file;
+		if (scan_fixture(f, &l, &err) != 0)
+			fail_msg("%s: %s", f, err.msg);
+		check_names(f, "sass", l.sass, l.n_sass, places[i].sass);
+		check_names(f, "ptx", l.ptx, l.n_ptx, places[i].ptx);
+		check_names(f, "embedded sass", l.embedded_sass, l.n_embedded_sass,
+		            places[i].emb_sass);
+		check_names(f, "embedded ptx", l.embedded_ptx, l.n_embedded_ptx, places[i].emb_ptx);
+		check_names(f, "relocatable sass", l.relocatable_sass, l.n_relocatable_sass,
+		            places[i].rel_sass);
+		check_names(f, "relocatable ptx", l.relocatable_ptx, l.n_relocatable_ptx,
+		            places[i].rel_ptx);
+		check_names(f, "kernelless", l.kernelless, l.n_kernelless, places[i].kernelless);
+		assert_int_equal(l.n_unreadable, places[i].unreadable);
+		for (size_t k = 0; k < l.n_entries; k++) {
+			const ml_fatbin_entry *e = &l.entries[k];
+			/* Relocatable code and PTX are never read as cubins. */
+			if (e->where == ML_FATBIN_RELOCATABLE || e->arch.ptx)
+				assert_int_equal(e->kernels, -1);
+		}
+		ml_fatbin_list_release(&l);
+	}
+}
+
+static void test_kernels_are_counted_in_plain_lz4_and_zstd_cubins(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file;
+		uint64_t compression;
+		int32_t kernels; /* of the first entry */
+	} cases[] = {
+	        {"kernelless.so", 0, 0},
+	        {"kernelless_lz4.so", ML_FATBIN_FLAG_LZ4, 0},
+	        {"kernelless_zstd.so", ML_FATBIN_FLAG_ZSTD, 0},
+	        {"sass_only.so", 0, 1}, /* add_one: one .text._Z7add_onePi */
+	        {"lz4.so", ML_FATBIN_FLAG_LZ4, 1},
+	        {"sass_zstd.so", ML_FATBIN_FLAG_ZSTD, 1},
+	        {"bad_lz4_payload.so", ML_FATBIN_FLAG_LZ4, -1},
+	        {"bad_zstd_size.so", ML_FATBIN_FLAG_ZSTD, -1},
+	};
+	for (size_t i = 0; i < N_OF(cases); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(scan_fixture(cases[i].file, &l, &err), 0);
+		const ml_fatbin_entry *e = &l.entries[0];
+		assert_int_equal(e->kind, ML_FATBIN_KIND_ELF);
+		assert_int_equal(e->where, ML_FATBIN_EXECUTABLE);
+		assert_int_equal(e->flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
+		                 cases[i].compression);
+		if (e->kernels != cases[i].kernels)
+			fail_msg("%s: %d kernels, want %d", cases[i].file, e->kernels,
+			         cases[i].kernels);
+		ml_fatbin_list_release(&l);
+	}
+	/* Once an architecture shows a kernel, its further cubins are not read. */
+	ml_fatbin_list l = ML_FATBIN_LIST_INIT;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_fixture("sass_only.so", &l, &err), 0);
+	size_t len;
+	unsigned char *buf = slurp("sass_only.so", &len);
+	assert_int_equal(ml_fatbin_scan_image(&l, buf, len, &err), 0);
+	free(buf);
+	assert_int_equal(l.n_entries, 8);
+	for (size_t k = 4; k < 8; k++)
+		assert_int_equal(l.entries[k].kernels, -1);
+	assert_int_equal(l.n_with_kernels, 4);
+	ml_fatbin_list_release(&l);
+}
+
+/* Scans the .nv_fatbin sections of fixtures a and b, concatenated. */
+static int scan_two(ml_fatbin_list *l, const char *a, const char *b, ml_err *err)
+{
+	size_t na, nb;
+	unsigned char *sa = fatbin_section(a, &na), *sb = fatbin_section(b, &nb);
+	unsigned char *both = malloc(na + nb);
+	assert_non_null(both);
+	memcpy(both, sa, na);
+	memcpy(both + na, sb, nb);
+	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
+	int rc = ml_fatbin_scan(l, both, na + nb, err);
+	free(both);
+	free(sa);
+	free(sb);
+	return rc;
+}
+
+static void test_an_architecture_has_kernels_when_any_of_its_cubins_has(void **state)
+{
+	(void)state;
+	/* A kernel-less sm_75 cubin and one with a kernel, in either order:
+	 * sm_75 holds kernels; both cubins were read (the kernel-less one is
+	 * the smaller, so it is read first). */
+	static const char *const order[][2] = {{"kernelless.so", "sass_only.so"},
+	                                       {"sass_only.so", "kernelless.so"}};
+	for (size_t i = 0; i < N_OF(order); i++) {
+		ml_fatbin_list l;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(scan_two(&l, order[i][0], order[i][1], &err), 0);
+		char got[128];
+		names(got, sizeof got, l.kernelless, l.n_kernelless);
+		assert_string_equal(got, "");
+		names(got, sizeof got, l.with_kernels, l.n_with_kernels);
+		assert_string_equal(got, "sm_75 sm_80 sm_86 sm_90");
+		for (size_t k = 0; k < l.n_entries; k++)
+			if (l.entries[k].arch.minor == 5 && l.entries[k].arch.major == 7)
+				assert_int_equal(l.entries[k].kernels,
+				                 l.entries[k].payload_size < 2048 ? 0 : 1);
+		ml_fatbin_list_release(&l);
+	}
+	/* Two cubins with kernels per architecture: only one of each is read. */
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_two(&l, "sass_only.so", "sass_only.so", &err), 0);
+	assert_int_equal(l.n_entries, 8);
+	size_t read = 0;
+	for (size_t k = 0; k < l.n_entries; k++)
+		read += l.entries[k].kernels != -1;
+	assert_int_equal(read, 4);
+	ml_fatbin_list_release(&l);
+	/* Two kernel-less cubins: the architecture stays kernel-less. */
+	assert_int_equal(scan_two(&l, "kernelless_lz4.so", "kernelless_zstd.so", &err), 0);
+	assert_int_equal(l.n_kernelless, 1);
+	assert_int_equal(l.n_with_kernels, 0);
+	assert_int_equal(l.entries[0].kernels, 0);
+	assert_int_equal(l.entries[1].kernels, 0);
+	ml_fatbin_list_release(&l);
+}
+
+/* The payload of a fixture's first entry (as stored) and its header. */
+static unsigned char *first_payload(const char *name, size_t *len, ml_fatbin_entry *entry,
+                                    uint32_t *csize)
+{
+	size_t flen;
+	unsigned char *file = slurp(name, &flen);
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(scan_fixture(name, &l, &err), 0);
+	*entry = l.entries[0];
+	ml_fatbin_list_release(&l);
+	const unsigned char *h = file + entry->offset;
+	*csize = (uint32_t)(h[16] | h[17] << 8 | h[18] << 16 | (uint32_t)h[19] << 24);
+	*len = (size_t)entry->payload_size;
+	unsigned char *p = malloc(*len);
+	assert_non_null(p);
+	memcpy(p, h + entry->header_size, *len);
+	free(file);
+	return p;
+}
+
+static void test_inflate_is_bounded_and_exact(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"kernelless_lz4.so", "kernelless_zstd.so",
+	                                    "sass_zstd.so", "lz4.so"};
+	for (size_t i = 0; i < N_OF(files); i++) {
+		ml_fatbin_entry e;
+		uint32_t csize;
+		size_t len;
+		unsigned char *src = first_payload(files[i], &len, &e, &csize);
+		assert_true(csize > 0 && csize <= len);
+		unsigned char *out = NULL;
+		size_t out_len = 0;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+		                                   e.uncompressed_size, 0, &err),
+		                 0);
+		assert_int_equal(out_len, e.uncompressed_size);
+		assert_memory_equal(out, "\177ELF", 4);
+		size_t kernels = 99;
+		assert_int_equal(ml_cubin_count_kernels(&kernels, out, out_len, &err), 0);
+		assert_true(kernels <= 1);
+		/* Every prefix of the cubin: an error or a count, never a crash. */
+		for (size_t n = 0; n < out_len; n += 7) {
+			unsigned char *cut = malloc(n ? n : 1);
+			assert_non_null(cut);
+			memcpy(cut, out, n);
+			int rc = ml_cubin_count_kernels(&kernels, cut, n, &err);
+			assert_true(rc == 0 || rc == ML_EPARSE);
+			free(cut);
+		}
+		free(out);
+
+		/* A declared size off by one either way, zero, over the cap, or
+		 * beyond any real compression ratio. */
+		static const int64_t delta[] = {-1, 1};
+		for (size_t d = 0; d < N_OF(delta); d++) {
+			int rc = ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+			                           e.uncompressed_size + (uint64_t)delta[d], 0,
+			                           &err);
+			assert_int_equal(rc, ML_EPARSE);
+		}
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags, 0, 0, &err),
+		                 ML_EPARSE);
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+		                                   e.uncompressed_size, e.uncompressed_size - 1,
+		                                   &err),
+		                 ML_EPARSE);
+		assert_non_null(strstr(err.msg, "declared uncompressed size"));
+		assert_int_equal(
+		        ml_fatbin_inflate(&out, &out_len, src, 1, e.flags, 1ull << 30, 0, &err),
+		        ML_EPARSE);
+		/* No compression named, or both. */
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize, 0,
+		                                   e.uncompressed_size, 0, &err),
+		                 ML_EPARSE);
+		assert_int_equal(ml_fatbin_inflate(&out, &out_len, src, csize,
+		                                   ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD,
+		                                   e.uncompressed_size, 0, &err),
+		                 ML_EPARSE);
+		/* Every prefix of the compressed bytes, and byte flips in them. */
+		for (size_t n = 0; n < csize; n++) {
+			unsigned char *cut = malloc(n ? n : 1);
+			assert_non_null(cut);
+			memcpy(cut, src, n);
+			int rc = ml_fatbin_inflate(&out, &out_len, cut, n, e.flags,
+			                           e.uncompressed_size, 0, &err);
+			assert_true(rc == ML_EPARSE);
+			free(cut);
+		}
+		for (size_t b = 0; b < csize; b += 3) {
+			unsigned char keep = src[b];
+			src[b] ^= 0x5a;
+			int rc = ml_fatbin_inflate(&out, &out_len, src, csize, e.flags,
+			                           e.uncompressed_size, 0, &err);
+			assert_true(rc == 0 || rc == ML_EPARSE);
+			if (rc == 0) {
+				assert_int_equal(out_len, e.uncompressed_size);
+				free(out);
+			}
+			src[b] = keep;
+		}
+		free(src);
+	}
+}
+
+static void test_cubin_reader_wants_a_cuda_elf(void **state)
+{
+	(void)state;
+	size_t len, kernels = 0;
+	ml_err err = ML_ERR_INIT;
+	unsigned char *host = slurp("sass_only.so", &len);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, host, len, &err), ML_EPARSE);
+	assert_non_null(strstr(err.msg, "ELF machine 62 is not a CUDA cubin"));
+	free(host);
+	static const unsigned char junk[80] = "not an ELF image";
+	assert_int_equal(ml_cubin_count_kernels(&kernels, junk, sizeof junk, &err), ML_EPARSE);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, NULL, 0, &err), ML_EPARSE);
+	/* The plain kernel-less cubin: no .text.<name> section. */
+	ml_fatbin_entry e;
+	uint32_t csize;
+	unsigned char *cubin = first_payload("kernelless.so", &len, &e, &csize);
+	kernels = 99;
+	assert_int_equal(ml_cubin_count_kernels(&kernels, cubin, len, &err), 0);
+	assert_int_equal(kernels, 0);
+	free(cubin);
+	cubin = first_payload("sass_only.so", &len, &e, &csize);
+	assert_int_equal(ml_cubin_count_kernels(&kernels, cubin, len, &err), 0);
+	assert_int_equal(kernels, 1);
+	free(cubin);
 }
 
 /* --- the audit's answers follow THE rule ------------------------------------------ */
@@ -325,6 +626,128 @@ static void test_audit_says_why(void **state)
 	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
 	assert_non_null(strstr(err.msg, "sass_only.so' cannot run on sm_120"));
 	assert_non_null(strstr(err.hint, "sm_120"));
+	ml_audit_free(a);
+}
+
+/* Audits the fixtures named in files[0..n) for devs; returns the audit. */
+static ml_audit *audit_fixtures(const char *const *files, size_t n, const ml_cuda_arch *devs,
+                                size_t n_devs)
+{
+	char paths[16][256];
+	const char *p[16];
+	assert_true(n <= 16);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(paths[i], sizeof paths[i], FIX "%s", files[i]);
+		p[i] = paths[i];
+	}
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = n_devs;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&a, p, n, &o, &err), 0);
+	assert_int_equal(a->n_files, n);
+	return a;
+}
+
+/* One letter per device of `devices`: R runs, - fails, U unverified. */
+static const struct {
+	const char *file, *answers;
+} expected_states[] = {
+        /*                          7.5 8.9 9.0 10.0 10.3 12.0 12.1 */
+        {"kernelless.so", "UUUUUUU"},       /* a kernel-less cubin cannot fail */
+        {"kernelless_lz4.so", "UUUUUUU"},   /* ... read through LZ4 */
+        {"kernelless_zstd.so", "UUUUUUU"},  /* ... and zstd */
+        {"reloc_only.so", "UUUUUUU"},       /* relocatable code is never loaded */
+        {"mixed_kernelless.so", "-R-----"}, /* only the sm_86 kernels count */
+        {"sass_zstd.so", "RR-----"},        /* sm_75, sm_86 with kernels */
+        {"reloc_linked.so", "R------"},     /* compute_90 is relocatable only */
+        {"data_fatbin.so", "-RRRRRR"},      /* embedded sm_80 sm_86 compute_86 */
+        {"bad_lz4_payload.so", "R------"},  /* unreadable: assumed to hold kernels */
+        {"bad_zstd_size.so", "R------"},
+};
+
+static void test_kernelless_and_relocatable_code_decide_nothing(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_OF(expected_states); i++) {
+		const char *file = expected_states[i].file;
+		ml_audit *a = audit_fixtures(&file, 1, devices, N_OF(devices));
+		const ml_audit_file *f = &a->files[0];
+		assert_true(f->has_code);
+		assert_int_equal(f->error, 0);
+		bool unverified = strchr(expected_states[i].answers, 'U') != NULL;
+		assert_int_equal(f->unverified, unverified);
+		assert_int_equal(a->n_unverified, unverified);
+		assert_int_equal(a->n_with_code, 1);
+		for (size_t d = 0; d < N_OF(devices); d++) {
+			char want = expected_states[i].answers[d];
+			ml_audit_state st = want == 'R'   ? ML_AUDIT_RUNS
+			                    : want == 'U' ? ML_AUDIT_UNVERIFIED
+			                                  : ML_AUDIT_FAILS;
+			if (f->answers[d].state != st)
+				fail_msg("%s on %d.%d: %s, want %s (%s)", file, devices[d].major,
+				         devices[d].minor, ml_audit_state_name(f->answers[d].state),
+				         ml_audit_state_name(st), f->answers[d].why);
+			assert_int_equal(f->answers[d].runs, st == ML_AUDIT_RUNS);
+			/* Overall: an unverified file is neither runs nor fails. */
+			assert_int_equal(a->overall[d].runs, want != '-');
+		}
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_audit_status(a, &err),
+		                 strchr(expected_states[i].answers, '-') ? ML_EGPU : 0);
+		ml_audit_free(a);
+	}
+}
+
+static void test_unverified_files_say_why_and_are_summed_up(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"kernelless_lz4.so", "reloc_only.so", "sass_only.so"};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false}, {12, 0, 0, false}};
+	ml_audit *a = audit_fixtures(files, 3, devs, 2);
+	assert_string_equal(a->files[0].answers[0].why, ML_AUDIT_NO_KERNELS_WHY);
+	assert_string_equal(a->files[0].answers[1].why,
+	                    "no kernels visible; stored in another form");
+	assert_non_null(strstr(a->files[1].answers[0].why, "only relocatable device code"));
+	assert_int_equal(a->n_unverified, 2);
+	assert_int_equal(a->n_with_code, 3);
+	assert_true(a->overall[0].runs);
+	assert_string_equal(a->overall[0].why,
+	                    "the 1 library with CUDA code runs on sm_86; 2 unverified (no kernels "
+	                    "visible; stored in another form)");
+	assert_false(a->overall[1].runs);
+	assert_non_null(strstr(a->overall[1].why, "1 of 3 libraries with CUDA code cannot run on "
+	                                          "sm_120; 2 unverified"));
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "sass_only.so' cannot run on sm_120"));
+	assert_null(strstr(err.msg, "kernelless"));
+	ml_audit_free(a);
+
+	/* Unverified alone: exit 0. */
+	a = audit_fixtures(files, 2, devs, 2);
+	assert_int_equal(ml_audit_status(a, &err), 0);
+	assert_string_equal(a->overall[1].why, "no library with visible kernels; 2 unverified (no "
+	                                       "kernels visible; stored in another form)");
+	ml_audit_free(a);
+	assert_string_equal(ml_audit_state_name(ML_AUDIT_RUNS), "runs");
+	assert_string_equal(ml_audit_state_name(ML_AUDIT_FAILS), "fails");
+	assert_string_equal(ml_audit_state_name(ML_AUDIT_UNVERIFIED), "unverified");
+}
+
+static void test_status_names_every_failing_library(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"sass_only.so", "kernelless.so",   "sm90a.so",
+	                                    "multi.so",     "reloc_linked.so", "sm120.so"};
+	static const ml_cuda_arch dev = {12, 0, 0, false};
+	ml_audit *a = audit_fixtures(files, N_OF(files), &dev, 1);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "sass_only.so' cannot run on sm_120: sm_120: no SASS"));
+	assert_non_null(strstr(err.msg, "(3 libraries cannot: sass_only.so, sm90a.so, "
+	                                "reloc_linked.so)"));
 	ml_audit_free(a);
 }
 
@@ -843,15 +1266,85 @@ static void test_json_document(void **state)
 	ml_audit_free(a);
 }
 
+/* The JSON string array obj[key] as one space-separated string. */
+static void json_names(char *dst, size_t sz, const cJSON *obj, const char *key)
+{
+	const cJSON *arr = cJSON_GetObjectItem(obj, key);
+	assert_true(cJSON_IsArray(arr));
+	size_t len = 0;
+	dst[0] = '\0';
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		assert_true(cJSON_IsString(it));
+		len += (size_t)snprintf(dst + len, sz - len, "%s%s", len ? " " : "",
+		                        it->valuestring);
+	}
+}
+
+static void test_json_has_places_kernelless_and_unverified(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"data_fatbin.so", "reloc_linked.so", "kernelless.so"};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false}};
+	ml_audit *a = audit_fixtures(files, 3, devs, 1);
+	cJSON *doc = ml_audit_to_json(a);
+	assert_non_null(doc);
+	char got[256];
+	assert_int_equal(cJSON_GetObjectItem(doc, "libraries_unverified")->valueint, 1);
+	json_names(got, sizeof got, doc, "unverified");
+	assert_string_equal(got, FIX "kernelless.so");
+	cJSON *fs = cJSON_GetObjectItem(doc, "files");
+	cJSON *f0 = cJSON_GetArrayItem(fs, 0), *f1 = cJSON_GetArrayItem(fs, 1),
+	      *f2 = cJSON_GetArrayItem(fs, 2);
+	json_names(got, sizeof got, f0, "sass");
+	assert_string_equal(got, "sm_75");
+	json_names(got, sizeof got, cJSON_GetObjectItem(f0, "embedded"), "sass");
+	assert_string_equal(got, "sm_80 sm_86");
+	json_names(got, sizeof got, cJSON_GetObjectItem(f0, "embedded"), "ptx");
+	assert_string_equal(got, "compute_86");
+	json_names(got, sizeof got, f0, "kernelless");
+	assert_string_equal(got, "sm_75");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "runs_on"), "sm_86")));
+	json_names(got, sizeof got, f1, "ptx");
+	assert_string_equal(got, "");
+	json_names(got, sizeof got, cJSON_GetObjectItem(f1, "relocatable"), "ptx");
+	assert_string_equal(got, "compute_90");
+	json_names(got, sizeof got, cJSON_GetObjectItem(f1, "relocatable"), "sass");
+	assert_string_equal(got, "sm_75");
+	assert_true(
+	        cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(f1, "runs_on"), "sm_86")));
+	cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(f2, "runs_on"), "sm_86");
+	assert_true(cJSON_IsString(v));
+	assert_string_equal(v->valuestring, "unverified");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(f2, "why"), "sm_86")->valuestring,
+	        ML_AUDIT_NO_KERNELS_WHY);
+	assert_int_equal(cJSON_GetObjectItem(f2, "unreadable_cubins")->valueint, 0);
+	/* Overall answers stay booleans: reloc_linked.so fails on 8.6. */
+	assert_true(
+	        cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "runs_on"), "sm_86")));
+	cJSON_Delete(doc);
+	ml_audit_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_each_fixture_lists_its_exact_sass_and_ptx),
-	        cmocka_unit_test(test_compressed_entries_are_listed_not_decompressed),
+	        cmocka_unit_test(test_compressed_entries_keep_their_flags_and_sizes),
 	        cmocka_unit_test(test_entry_header_sizes_are_read_never_assumed),
 	        cmocka_unit_test(test_variant_flags_give_a_and_f),
+	        cmocka_unit_test(test_executable_embedded_and_relocatable_code_are_told_apart),
+	        cmocka_unit_test(test_kernels_are_counted_in_plain_lz4_and_zstd_cubins),
+	        cmocka_unit_test(test_an_architecture_has_kernels_when_any_of_its_cubins_has),
+	        cmocka_unit_test(test_inflate_is_bounded_and_exact),
+	        cmocka_unit_test(test_cubin_reader_wants_a_cuda_elf),
 	        cmocka_unit_test(test_audit_answers_match_the_rule_for_every_fixture),
 	        cmocka_unit_test(test_audit_says_why),
+	        cmocka_unit_test(test_kernelless_and_relocatable_code_decide_nothing),
+	        cmocka_unit_test(test_unverified_files_say_why_and_are_summed_up),
+	        cmocka_unit_test(test_status_names_every_failing_library),
 	        cmocka_unit_test(test_hostile_fixtures_are_reported_malformed),
 	        cmocka_unit_test(test_malformed_file_is_recorded_and_the_audit_goes_on),
 	        cmocka_unit_test(test_every_prefix_of_a_fatbin_is_safe),
@@ -866,6 +1359,7 @@ int main(void)
 	                                        make_tmp, drop_tmp),
 	        cmocka_unit_test(test_library_names),
 	        cmocka_unit_test(test_json_document),
+	        cmocka_unit_test(test_json_has_places_kernelless_and_unverified),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
  * import_error).
  */
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -492,6 +493,142 @@ static void test_hanging_interpreter_is_killed_after_the_timeout(void **state)
 	rmdir(dir);
 }
 
+/* What an on_step callback heard: "begin NAME" / "end STATUS NAME". */
+struct heard {
+	char lines[32][96];
+	size_t n;
+	const char *touch; /* a file created when a step begins; NULL: none */
+};
+
+static void hear(const ml_verify_step *s, void *data)
+{
+	struct heard *h = data;
+	assert_true(s->seconds >= 0);
+	if (h->n < 32)
+		snprintf(h->lines[h->n++], sizeof(h->lines[0]), "%s %s%s%s",
+		         s->done ? "end" : "begin", s->done ? ml_check_status_name(s->status) : "",
+		         s->done ? " " : "", s->name);
+	if (!s->done && h->touch) {
+		FILE *f = fopen(h->touch, "w");
+		if (f)
+			fclose(f);
+	}
+}
+
+static void test_steps_are_reported_in_order_with_their_outcome(void **state)
+{
+	(void)state;
+	struct heard h = {{{0}}, 0, NULL};
+	setenv("PYTHONPATH", stub_path, 1);
+	setenv("MLSETUP_STUB_TORCH", "healthy", 1);
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.matmul_size = 8;
+	o.alloc_mib = 1;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	const char *names[] = {"importing torch",      "CPU matmul",
+	                       "checking CUDA",        "fp32 matmul on GPU 0",
+	                       "fp16 matmul on GPU 0", "bf16 matmul on GPU 0",
+	                       "elementwise on GPU 0", "allocation on GPU 0"};
+	assert_int_equal(h.n, 16);
+	for (size_t i = 0; i < 8; i++) {
+		char begin[96], end[96];
+		snprintf(begin, sizeof(begin), "begin %s", names[i]);
+		snprintf(end, sizeof(end), "end pass %s", names[i]);
+		assert_string_equal(h.lines[2 * i], begin);
+		assert_string_equal(h.lines[2 * i + 1], end);
+	}
+	ml_framework_result_release(&r);
+
+	/* A GPU without bf16 skips that step; a CPU-only build stops after
+	 * "checking CUDA", which it skips. */
+	h.n = 0;
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla T4=7.5", 1);
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_string_equal(h.lines[11], "end skip bf16 matmul on GPU 0");
+	ml_framework_result_release(&r);
+	unsetenv("MLSETUP_STUB_TORCH_DEVICES");
+	h.n = 0;
+	setenv("MLSETUP_STUB_TORCH", "cpu_only", 1);
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_int_equal(h.n, 6);
+	assert_string_equal(h.lines[5], "end skip checking CUDA");
+	ml_framework_result_release(&r);
+	unsetenv("PYTHONPATH");
+	unsetenv("MLSETUP_STUB_TORCH");
+}
+
+/* Writes an executable shell script standing in for python into dir. */
+static void fake_python(char *path, size_t sz, const char *dir, const char *body)
+{
+	snprintf(path, sz, "%s/python", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	chmod(path, 0755);
+}
+
+static void test_a_step_arrives_while_the_script_still_runs(void **state)
+{
+	(void)state;
+	/* The script waits, after beginning its step, until the callback has
+	 * heard that step (it creates `seen`), and ends the step only then: if
+	 * steps came only after the script exited, the step would end failed. */
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64], seen[64], body[512];
+	assert_non_null(mkdtemp(dir));
+	snprintf(seen, sizeof(seen), "%s/seen", dir);
+	snprintf(body, sizeof(body),
+	         "echo 'MLSETUP-TORCH-SMOKE-STEP: begin waiting for mlsetup'\n"
+	         "i=0; while [ ! -f %s ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	         "[ -f %s ] && echo 'MLSETUP-TORCH-SMOKE-STEP: end pass waiting for mlsetup'\n"
+	         "exit 0\n",
+	         seen, seen);
+	fake_python(path, sizeof(path), dir, body);
+	struct heard h = {{{0}}, 0, seen};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[0], "begin waiting for mlsetup");
+	assert_string_equal(h.lines[1], "end pass waiting for mlsetup");
+	ml_framework_result_release(&r);
+	unlink(seen);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_a_step_the_script_never_ended_fails_and_is_named(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	fake_python(path, sizeof(path), dir,
+	            "echo 'MLSETUP-TORCH-SMOKE-STEP: begin fp16 matmul on GPU 0'\n"
+	            "kill -SEGV $$\n");
+	struct heard h = {{{0}}, 0, NULL};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[1], "end fail fp16 matmul on GPU 0");
+	assert_int_equal(r.exit_status, -1);
+	assert_non_null(strstr(r.detail, "killed by a signal"));
+	assert_non_null(strstr(r.detail, "(in 'fp16 matmul on GPU 0')"));
+	ml_framework_result_release(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_classifier_knows_torch_messages(void **state)
 {
 	(void)state;
@@ -540,6 +677,188 @@ static void test_framework_json_carries_classes_and_timings(void **state)
 	assert_int_equal(ml_verdict_exit_code(NULL), 1);
 }
 
+static void test_matmul_speed_is_tflops_per_dtype_without_the_warm_up(void **state)
+{
+	(void)state;
+	/* The stub's GPU clock runs every matmul at these rates, and charges
+	 * the first matmul of each dtype half a second more (cuBLAS set-up):
+	 * timing that first call would show here as a far lower rate. */
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "NVIDIA A100-SXM4-80GB=8.0", 1);
+	setenv("MLSETUP_STUB_TORCH_TFLOPS", "fp32=19.5,fp16=312,bf16=156", 1);
+	ml_framework_result r = run_mode("healthy");
+	unsetenv("MLSETUP_STUB_TORCH_TFLOPS");
+	assert_int_equal(r.cls, ML_FW_OK);
+	const char *names[] = {"fp32_matmul", "fp16_matmul", "bf16_matmul"};
+	const double rates[] = {19.5, 312, 156};
+	const char *shown[] = {", 19.5 TFLOP/s", ", 312 TFLOP/s", ", 156 TFLOP/s"};
+	for (size_t i = 0; i < 3; i++) {
+		const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, names[i]);
+		assert_int_equal(c->status, ML_CHECK_PASS);
+		assert_int_equal(c->n, 16);
+		assert_true(c->reps >= 1 && c->reps <= 200);
+		/* 2 n^3 operations per n x n matmul, over the time of one run. */
+		double want = 2.0 * 16 * 16 * 16 / (c->ms / 1e3) / 1e12;
+		assert_true(fabs(c->tflops - want) <= 1e-9 * want);
+		assert_true(fabs(c->tflops - rates[i]) <= 1e-9 * rates[i]);
+		assert_true(fabs(c->gflops - 1e3 * c->tflops) <= 1e-6 * c->gflops);
+		if (!strstr(c->detail, shown[i]))
+			fail_msg("%s detail '%s' lacks '%s'", names[i], c->detail, shown[i]);
+		assert_non_null(strstr(c->detail, "16 x 16: "));
+	}
+
+	cJSON *j = ml_framework_result_to_json(&r);
+	const cJSON *mm = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0),
+	                                      "matmul");
+	assert_int_equal(cJSON_GetArraySize(mm), 3);
+	const char *dtypes[] = {"fp32", "fp16", "bf16"};
+	for (int i = 0; i < 3; i++) {
+		const cJSON *m = cJSON_GetArrayItem(mm, i);
+		assert_string_equal(cJSON_GetObjectItem(m, "dtype")->valuestring, dtypes[i]);
+		assert_string_equal(cJSON_GetObjectItem(m, "status")->valuestring, "pass");
+		assert_int_equal(cJSON_GetObjectItem(m, "n")->valueint, 16);
+		double t = cJSON_GetObjectItem(m, "tflops")->valuedouble;
+		assert_true(fabs(t - rates[i]) <= 1e-9 * rates[i]);
+	}
+	/* Checks keep their fields and gain the new ones. */
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(text, "\"name\":\"fp32_matmul\",\"status\":\"pass\""));
+	assert_non_null(strstr(text, "\"gflops\":"));
+	assert_non_null(strstr(text, "\"tflops\":"));
+	free(text);
+	cJSON_Delete(j);
+	ml_framework_result_release(&r);
+}
+
+static void test_tflops_are_written_with_three_digits_and_no_exponent(void **state)
+{
+	(void)state;
+	const struct {
+		double v;
+		const char *want;
+	} cases[] = {{2250.4, "2250"},    {312.0, "312"}, {19.46, "19.5"},
+	             {1.234, "1.23"},     {0.5, "0.500"}, {0.01234, "0.0123"},
+	             {1e-5, "0.0000100"}, {0, "?"},       {-1, "?"},
+	             {9.9999999, "10.0"}, {99.96, "100"}, {0.99996, "1.00"},
+	             {0.099996, "0.100"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[32];
+		ml_tflops_format(buf, sizeof(buf), cases[i].v);
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+static void test_bf16_failing_where_the_gpu_has_bf16_fails_with_its_diagnosis(void **state)
+{
+	(void)state;
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "NVIDIA A100-SXM4-80GB=8.0;NVIDIA H100 80GB HBM3=9.0",
+	       1);
+	ml_framework_result r = run_mode("bf16_fails");
+	assert_int_equal(r.n_gpus, 2);
+	for (size_t g = 0; g < 2; g++) {
+		const ml_fw_gpu *fg = &r.gpus[g];
+		assert_int_equal(ml_fw_gpu_check(fg, "fp32_matmul")->status, ML_CHECK_PASS);
+		assert_int_equal(ml_fw_gpu_check(fg, "fp16_matmul")->status, ML_CHECK_PASS);
+		const ml_fw_check *c = ml_fw_gpu_check(fg, "bf16_matmul");
+		assert_int_equal(c->status, ML_CHECK_FAIL);
+		assert_non_null(strstr(c->detail, "CUBLAS_STATUS_NOT_SUPPORTED when calling"));
+		assert_true(c->tflops == 0);
+	}
+	assert_non_null(strstr(r.detail, "GPU 0 (NVIDIA A100-SXM4-80GB) bf16_matmul"));
+
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->status, ML_CHECK_FAIL);
+	assert_int_equal(v->cause, ML_CAUSE_PRECISION_FAILED);
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	assert_non_null(strstr(v->summary, "GPU 0 (NVIDIA A100-SXM4-80GB) bf16_matmul failed"));
+	const ml_check *k = find(v->gpus[0].checks, v->gpus[0].n_checks, "bf16_matmul");
+	assert_int_equal(k->cause, ML_CAUSE_PRECISION_FAILED);
+	assert_non_null(strstr(k->remedy, "NVIDIA A100-SXM4-80GB (Ampere, sm_80) has bf16"));
+	assert_non_null(strstr(k->remedy, "cuBLAS"));
+	assert_non_null(strstr(k->remedy, "reinstall the environment"));
+	assert_non_null(strstr(k->remedy, "train in fp16"));
+	k = find(v->gpus[1].checks, v->gpus[1].n_checks, "bf16_matmul");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_non_null(strstr(k->remedy, "NVIDIA H100 80GB HBM3 (Hopper, sm_90)"));
+	assert_int_equal(find(v->gpus[1].checks, v->gpus[1].n_checks, "fp16_matmul")->status,
+	                 ML_CHECK_PASS);
+
+	cJSON *j = ml_verdict_to_json(v);
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(text, "\"cause\":\"precision_failed\""));
+	free(text);
+	cJSON_Delete(j);
+	j = ml_framework_result_to_json(&r);
+	const cJSON *bf16 = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0),
+	                            "matmul"),
+	        2);
+	assert_string_equal(cJSON_GetObjectItem(bf16, "dtype")->valuestring, "bf16");
+	assert_string_equal(cJSON_GetObjectItem(bf16, "status")->valuestring, "fail");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(bf16, "tflops")));
+	cJSON_Delete(j);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+}
+
+/* A smoke script result with a Tesla V100 (7.0) and an A100 (8.0) whose
+ * bf16 matmuls both failed, as a script that tried bf16 everywhere would
+ * report them. */
+static const char BF16_ON_BOTH[] =
+        "cat <<'EOF'\n"
+        "MLSETUP-TORCH-SMOKE-JSON: {\"torch\": \"2.6.0+cu124\", \"torch_cuda\": \"12.4\", "
+        "\"cuda_available\": true, \"device_count\": 2, \"arch_list\": [\"sm_70\", "
+        "\"sm_80\"], \"checks\": [{\"name\": \"import\", \"ok\": true}], \"gpus\": ["
+        "{\"index\": 0, \"name\": \"Tesla V100-SXM2-16GB\", \"capability\": [7, 0], "
+        "\"checks\": [{\"name\": \"fp16_matmul\", \"ok\": true}, {\"name\": "
+        "\"bf16_matmul\", \"ok\": false, \"error_type\": \"RuntimeError\", \"error\": "
+        "\"CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx(...)`\"}]}, "
+        "{\"index\": 1, \"name\": \"NVIDIA A100-SXM4-80GB\", \"capability\": [8, 0], "
+        "\"checks\": [{\"name\": \"fp16_matmul\", \"ok\": true}, {\"name\": "
+        "\"bf16_matmul\", \"ok\": false, \"error_type\": \"RuntimeError\", \"error\": "
+        "\"CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx(...)`\"}]}]}\n"
+        "EOF\n";
+
+static void test_bf16_failing_where_the_gpu_lacks_bf16_is_expected(void **state)
+{
+	(void)state;
+	/* The smoke script does not even try bf16 below 8.0. */
+	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla V100-SXM2-16GB=7.0", 1);
+	ml_framework_result r = run_mode("bf16_fails");
+	assert_int_equal(r.cls, ML_FW_OK);
+	assert_int_equal(ml_fw_gpu_check(&r.gpus[0], "bf16_matmul")->status, ML_CHECK_SKIP);
+	ml_verdict *v = diagnose(&r, NULL, NULL);
+	assert_int_equal(v->status, ML_CHECK_PASS);
+	assert_int_equal(ml_verdict_exit_code(v), 0);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+
+	/* Where bf16 did run and fail, the GPU's features decide. */
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	fake_python(path, sizeof(path), dir, BF16_ON_BOTH);
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, NULL, &err), 0);
+	const ml_fw_check *c = ml_fw_gpu_check(&r.gpus[0], "bf16_matmul");
+	assert_int_equal(c->status, ML_CHECK_SKIP);
+	assert_int_equal(c->cls, ML_FW_OK);
+	assert_non_null(strstr(c->detail, "bf16 needs compute capability 8.0 or newer, this GPU "
+	                                  "is 7.0: expected to fail (RuntimeError: CUDA error: "
+	                                  "CUBLAS_STATUS_NOT_SUPPORTED"));
+	assert_int_equal(ml_fw_gpu_check(&r.gpus[1], "bf16_matmul")->status, ML_CHECK_FAIL);
+	assert_non_null(strstr(r.detail, "GPU 1 (NVIDIA A100-SXM4-80GB) bf16_matmul"));
+	v = diagnose(&r, NULL, NULL);
+	assert_int_equal(find(v->gpus[0].checks, v->gpus[0].n_checks, "bf16_matmul")->status,
+	                 ML_CHECK_SKIP);
+	assert_int_equal(find(v->gpus[1].checks, v->gpus[1].n_checks, "bf16_matmul")->cause,
+	                 ML_CAUSE_PRECISION_FAILED);
+	assert_non_null(strstr(v->summary, "GPU 1 (NVIDIA A100-SXM4-80GB) bf16_matmul failed"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_framework_result_release(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The build embeds src/verify/torch_smoke.py byte for byte, followed by a
  * NUL: a script left out of EMBED_FILES (Makefile) or a stale
  * build/gen/embedded.c fails here. */
@@ -579,8 +898,15 @@ int main(void)
 	        cmocka_unit_test(test_missing_interpreter_is_an_error),
 	        cmocka_unit_test(test_interpreter_without_a_result_is_other_with_its_output),
 	        cmocka_unit_test(test_hanging_interpreter_is_killed_after_the_timeout),
+	        cmocka_unit_test(test_steps_are_reported_in_order_with_their_outcome),
+	        cmocka_unit_test(test_a_step_arrives_while_the_script_still_runs),
+	        cmocka_unit_test(test_a_step_the_script_never_ended_fails_and_is_named),
 	        cmocka_unit_test(test_classifier_knows_torch_messages),
 	        cmocka_unit_test(test_framework_json_carries_classes_and_timings),
+	        cmocka_unit_test(test_matmul_speed_is_tflops_per_dtype_without_the_warm_up),
+	        cmocka_unit_test(test_tflops_are_written_with_three_digits_and_no_exponent),
+	        cmocka_unit_test(test_bf16_failing_where_the_gpu_has_bf16_fails_with_its_diagnosis),
+	        cmocka_unit_test(test_bf16_failing_where_the_gpu_lacks_bf16_is_expected),
 	        cmocka_unit_test(test_embedded_script_matches_its_source),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -50,10 +50,11 @@ static int setup(void **state)
 	f->manifest.name = "m.txt";
 	f->selection.manifest = &f->manifest;
 	f->files[0] = (ml_artifact){
-	        "purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", HA, 100, 0, true, false, 5};
+	        "purepkg", "1.0", "purepkg-1.0-py3-none-any.whl", HA, 100, 0, true, false, 5, NULL};
 	f->files[1] = (ml_artifact){"platpkg", "2.0", "platpkg-2.0-cp311-cp311-linux_x86_64.whl",
 	                            HB,        200,   0,
-	                            false,     false, 6};
+	                            false,     false, 6,
+	                            NULL};
 	f->plan.selection = &f->selection;
 	strcpy(f->plan.python.version, "3.11.7");
 	strcpy(f->plan.python.xy, "3.11");

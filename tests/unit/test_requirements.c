@@ -453,6 +453,52 @@ static void test_rejects_malformed_requirements(void **state)
 	}
 }
 
+static void test_wheels_only_paths_urls_and_vcs_are_refused_with_how_to_get_a_wheel(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} rows[] = {
+	        {"./src\n", "not a local path or URL"},
+	        {"dist/numpy-1.0-py3-none-any.whl\n", "not a local path or URL"},
+	        {"numpy-1.0-py3-none-any.whl\n", "not a local path or URL"},
+	        {"https://h/numpy-1.0-py3-none-any.whl\n", "not a local path or URL"},
+	        {"~/src/pkg\n", "not a local path or URL"},
+	        {"pkg @ git+https://h/pkg.git@v1\n", "'pkg' is a VCS requirement"},
+	        {"pkg @ file:///src/pkg\n", "'pkg' points at a local path"},
+	        {"pkg @ https://h/pkg-1.0.tar.gz\n", "'pkg' points at a file that is no wheel"},
+	};
+	(void)state;
+	for (size_t i = 0; i < N_OF(rows); i++) {
+		ml_err err = parse_bad(rows[i].text, 0);
+		assert_contains(err.msg, "manifest 'x.txt' line 1: ");
+		assert_contains(err.msg, rows[i].msg);
+		assert_true(strstr(err.hint, "pip wheel") || strstr(err.hint, "--find-links"));
+	}
+	ml_err err = parse_bad("-e ./src\n", 0);
+	assert_contains(err.hint, "pip wheel --no-deps -w wheelhouse");
+	ml_requirements *r =
+	        parse_ok("pkg @ https://h/pkg-1.0-py3-none-any.whl#sha256=" HA "\n", 0);
+	assert_string_equal(r->reqs[0].url, "https://h/pkg-1.0-py3-none-any.whl#sha256=" HA);
+	ml_requirements_free(r);
+}
+
+static void test_includes_are_recorded_when_asked_for(void **state)
+{
+	(void)state;
+	ml_requirements *r =
+	        parse_ok("numpy>=1\n-r base.txt\n--constraint=pins.txt\n", ML_REQ_INCLUDES);
+	assert_int_equal(r->n_includes, 2);
+	assert_string_equal(r->includes[0].path, "base.txt");
+	assert_false(r->includes[0].constraint);
+	assert_int_equal(r->includes[0].line, 2);
+	assert_string_equal(r->includes[1].path, "pins.txt");
+	assert_true(r->includes[1].constraint);
+	assert_int_equal(r->n_reqs, 1);
+	ml_requirements_free(r);
+	ml_err err = parse_bad("numpy>=1 -r base.txt\n", ML_REQ_INCLUDES);
+	assert_contains(err.msg, "cannot follow a requirement");
+}
+
 static void test_rejects_bad_markers_naming_line_and_column(void **state)
 {
 	(void)state;
@@ -625,6 +671,9 @@ int main(void)
 	        cmocka_unit_test(test_without_hash_mode_loose_requirements_are_accepted),
 	        cmocka_unit_test(test_rejects_unknown_and_unsupported_options),
 	        cmocka_unit_test(test_rejects_malformed_requirements),
+	        cmocka_unit_test(
+	                test_wheels_only_paths_urls_and_vcs_are_refused_with_how_to_get_a_wheel),
+	        cmocka_unit_test(test_includes_are_recorded_when_asked_for),
 	        cmocka_unit_test(test_rejects_bad_markers_naming_line_and_column),
 	        cmocka_unit_test(test_environment_variables_are_not_expanded),
 	        cmocka_unit_test(test_nul_byte_is_refused_with_its_line),

@@ -3,7 +3,7 @@
  * ml_select(), with the embedded manifests and selection rules): for
  * machines built by hand (no GPU, Ampere, Hopper, Blackwell on old and new
  * drivers, mixed GPUs, Kepler, a driver below the CUDA 12 floor, Windows,
- * aarch64, an unsupported Python), which manifest is chosen, every rule's
+ * aarch64 with and without a GPU, an unsupported Python), which manifest is chosen, every rule's
  * verdict in order, and what the problem and remedy say when nothing fits.
  * The numbers asserted are the user-visible ones (driver 570.26,
  * 550.54.14), whatever table they come from.
@@ -335,13 +335,13 @@ static void test_windows_is_not_a_platform_the_manifests_support(void **state)
 	assert_reason(s, REQ, "driver", 0, "driver 572.16 >= 551.61");
 	assert_reason(s, BW, "driver", 0, "driver 572.16 >= 570.65");
 	assert_reason(s, REQ, "platform", 0,
-	              "windows-x86_64 is not supported (manifest: linux-x86_64)");
+	              "windows-x86_64 is not supported (manifest: linux-x86_64 linux-aarch64)");
 	assert_string_equal(s->problem, REQ " fits these GPUs but not this platform");
 	assert_non_null(strstr(s->remedy, "use a supported OS and CPU"));
 	ml_selection_free(s);
 }
 
-static void test_aarch64_is_not_a_platform_the_manifests_support(void **state)
+static void test_aarch64_gpus_fit_nothing_the_package_index_builds_are_cpu_only(void **state)
 {
 	(void)state;
 	box b;
@@ -349,10 +349,48 @@ static void test_aarch64_is_not_a_platform_the_manifests_support(void **state)
 	gpu(&b, "NVIDIA GH200 480GB", 9, 0);
 	ml_selection *s = select_for(&b, "3.12", NULL);
 	assert_chosen(s, NULL);
-	assert_reason(s, REQ, "gpu", 0, "NVIDIA GH200 480GB (sm_90)");
+	/* The platform is supported (there are aarch64 wheels), but torch
+	 * from the package index has no CUDA code there. */
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu FAIL\n" BW " driver ok\n" BW
+	                       " platform ok\n" BW " python ok\n");
+	assert_reason(s, REQ, "gpu", 0,
+	              "NVIDIA GH200 480GB (sm_90): torch 2.6.0 of this manifest is CPU-only on "
+	              "linux-aarch64");
+	assert_reason(s, BW, "gpu", 0, "torch 2.8.0 of this manifest is CPU-only");
 	assert_reason(s, REQ, "platform", 0,
-	              "linux-aarch64 is not supported (manifest: linux-x86_64)");
-	assert_string_equal(s->problem, REQ " fits these GPUs but not this platform");
+	              "linux-aarch64 is supported (manifest: linux-x86_64 linux-aarch64)");
+	assert_non_null(strstr(s->problem, "torch builds for linux-aarch64 are CPU-only"));
+	assert_non_null(strstr(s->problem, "NVIDIA GH200 480GB (sm_90)"));
+	assert_non_null(strstr(s->remedy, "a CUDA build of torch for linux-aarch64"));
+	assert_non_null(strstr(s->remedy, "--manifest " REQ " for a CPU-only environment"));
+	ml_selection_free(s);
+}
+
+static void test_aarch64_without_a_gpu_gets_the_default_manifest_without_gpu_checks(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "aarch64", "");
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_true(s->gpu_checks_skipped);
+	assert_verdicts(s, REQ " platform ok\n" REQ " python ok\n" REQ " choice info\n");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_forcing_a_cpu_only_build_on_a_gpu_warns_the_gpus_stay_unused(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "aarch64", "570.124.06");
+	gpu(&b, "NVIDIA GH200 480GB", 9, 0);
+	ml_selection *s = select_for(&b, "3.12", "requirements");
+	assert_chosen(s, REQ);
+	assert_true(any_warning(s, "CPU-only on linux-aarch64"));
+	assert_true(any_warning(s, "the GPUs stay unused"));
+	assert_false(any_warning(s, "no kernel image"));
 	ml_selection_free(s);
 }
 
@@ -445,7 +483,11 @@ int main(void)
 	                test_driver_535_runs_under_minor_version_compatibility_with_a_warning),
 	        cmocka_unit_test(test_blackwell_below_r570_gets_no_minor_version_grace),
 	        cmocka_unit_test(test_windows_is_not_a_platform_the_manifests_support),
-	        cmocka_unit_test(test_aarch64_is_not_a_platform_the_manifests_support),
+	        cmocka_unit_test(
+	                test_aarch64_gpus_fit_nothing_the_package_index_builds_are_cpu_only),
+	        cmocka_unit_test(
+	                test_aarch64_without_a_gpu_gets_the_default_manifest_without_gpu_checks),
+	        cmocka_unit_test(test_forcing_a_cpu_only_build_on_a_gpu_warns_the_gpus_stay_unused),
 	        cmocka_unit_test(test_python_313_is_not_supported_by_the_manifests),
 	        cmocka_unit_test(test_python_313_without_a_gpu_fits_nothing_either),
 	        cmocka_unit_test(test_forcing_a_manifest_that_cannot_run_warns_loudly),

@@ -374,6 +374,48 @@ static void test_each_gpu_is_judged_on_its_own(void **state)
 	ml_smoke_result_release(&r);
 }
 
+/* What an on_step callback heard: "begin NAME" / "end STATUS NAME". */
+struct heard {
+	char lines[16][96];
+	size_t n;
+};
+
+static void hear(const ml_verify_step *s, void *data)
+{
+	struct heard *h = data;
+	assert_true(s->seconds >= 0);
+	if (h->n < 16)
+		snprintf(h->lines[h->n++], sizeof(h->lines[0]), "%s %s%s%s",
+		         s->done ? "end" : "begin", s->done ? ml_check_status_name(s->status) : "",
+		         s->done ? " " : "", s->name);
+}
+
+static void test_steps_are_reported_as_they_run(void **state)
+{
+	(void)state;
+	struct heard h = {{{0}}, 0};
+	ml_smoke_opts o = ML_SMOKE_OPTS_INIT;
+	o.on_step = hear;
+	o.step_data = &h;
+	ml_smoke_result r = run_on("smoke-mixed-fault.json", &o);
+	const char *want[] = {
+	        "begin starting the CUDA driver", "end pass starting the CUDA driver",
+	        "begin SAXPY on GPU 0",           "end pass SAXPY on GPU 0",
+	        "begin SAXPY on GPU 1",           "end fail SAXPY on GPU 1",
+	};
+	assert_int_equal(h.n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(h.lines[i], want[i]);
+	ml_smoke_result_release(&r);
+
+	/* No device: the driver step ends skipped, no GPU step. */
+	h.n = 0;
+	r = run_on("smoke-no-gpus.json", &o);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.lines[1], "end skip starting the CUDA driver");
+	ml_smoke_result_release(&r);
+}
+
 static void test_options_out_of_range_are_usage_errors(void **state)
 {
 	(void)state;
@@ -548,8 +590,8 @@ static void test_kernel_description_names_the_code_in_the_image(void **state)
 
 /* The verdict for a driver smoke result, on a machine with one detected
  * GPU (name, cc) and the given driver ("": none), looked at under root. */
-static ml_verdict *verdict_for(const ml_smoke_result *r, const char *gpu, int major, int minor,
-                               const char *driver, bool wsl)
+static ml_verdict *verdict_under(const char *root, const ml_smoke_result *r, const char *gpu,
+                                 int major, int minor, const char *driver, bool wsl)
 {
 	static ml_machine m;
 	static ml_gpu g;
@@ -568,11 +610,18 @@ static ml_verdict *verdict_for(const ml_smoke_result *r, const char *gpu, int ma
 	ml_diagnose_opts o = ML_DIAGNOSE_OPTS_INIT;
 	o.machine = &m;
 	o.driver = r;
-	o.root = "tests/fixtures/sysroot/empty";
+	o.root = root;
 	ml_verdict *v = NULL;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_diagnose(&v, &o, &err), 0);
 	return v;
+}
+
+/* The same on a machine without /dev/nvidia*. */
+static ml_verdict *verdict_for(const ml_smoke_result *r, const char *gpu, int major, int minor,
+                               const char *driver, bool wsl)
+{
+	return verdict_under("tests/fixtures/sysroot/empty", r, gpu, major, minor, driver, wsl);
 }
 
 static const ml_check *gpu_check(const ml_verdict *v, size_t gpu, const char *name)
@@ -718,6 +767,82 @@ static void test_verdict_missing_library_on_wsl_names_the_driver_libraries(void 
 	ml_smoke_result_release(&r);
 }
 
+static void test_verdict_802_on_an_nvswitch_system_names_the_fabric_manager(void **state)
+{
+	(void)state;
+	ml_smoke_result r = run_on("hgx-h100-no-fabric-manager.json", NULL);
+	assert_int_equal(r.status, ML_CHECK_FAIL);
+	assert_string_equal(r.step, "cuInit");
+	assert_int_equal(r.cuda_error, 802);
+	assert_string_equal(r.cuda_error_name, "CUDA_ERROR_SYSTEM_NOT_READY");
+	assert_non_null(strstr(r.detail, "CUDA_ERROR_SYSTEM_NOT_READY (802): system not yet "
+	                                 "initialized"));
+	ml_verdict *v = verdict_for(&r, "NVIDIA H100 80GB HBM3", 9, 0, "550.54.15", false);
+	const ml_check *k = &v->checks[0];
+	assert_string_equal(k->name, "cuda_driver");
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_SYSTEM_NOT_READY);
+	assert_non_null(strstr(k->remedy, "Fabric Manager of exactly the driver's version "
+	                                  "(550.54.15; Debian/Ubuntu: nvidia-fabricmanager-550)"));
+	assert_non_null(strstr(k->remedy, "sudo systemctl enable --now nvidia-fabricmanager"));
+	/* The detected GPU CUDA could not reach says why, not "MIG". */
+	k = gpu_check(v, 0, "gpu_visible");
+	assert_int_equal(k->cause, ML_CAUSE_SYSTEM_NOT_READY);
+	assert_non_null(strstr(k->detail, "cuda_driver failed (system_not_ready)"));
+	assert_non_null(strstr(k->remedy, "nvidia-fabricmanager"));
+	assert_int_equal(v->cause, ML_CAUSE_SYSTEM_NOT_READY);
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_smoke_result_release(&r);
+}
+
+static void test_verdict_46_on_an_exclusive_process_gpu_is_busy(void **state)
+{
+	(void)state;
+	ml_smoke_result r = run_on("a100-exclusive-busy.json", NULL);
+	assert_int_equal(r.status, ML_CHECK_FAIL);
+	const ml_smoke_gpu *g = &r.gpus[0];
+	assert_string_equal(g->step, "cuDevicePrimaryCtxRetain");
+	assert_int_equal(g->cuda_error, 46);
+	assert_string_equal(g->cuda_error_name, "CUDA_ERROR_DEVICE_UNAVAILABLE");
+	assert_non_null(strstr(g->detail, "busy or unavailable"));
+	ml_verdict *v = verdict_for(&r, "NVIDIA A100-SXM4-80GB", 8, 0, "570.124.06", false);
+	const ml_check *k = gpu_check(v, 0, "driver_saxpy");
+	assert_int_equal(k->cause, ML_CAUSE_GPU_BUSY);
+	assert_non_null(strstr(k->remedy, "exclusive-process"));
+	assert_non_null(strstr(k->remedy, "sudo nvidia-smi -i 0 -c DEFAULT"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	ml_smoke_result_release(&r);
+}
+
+static void test_verdict_mig_gpu_without_a_mig_device_names_mig(void **state)
+{
+	(void)state;
+	/* NVML lists the A100; the CUDA driver enumerates no device. */
+	ml_smoke_result r = run_on("a100-mig-no-instance.json", NULL);
+	assert_int_equal(r.status, ML_CHECK_SKIP);
+	assert_int_equal(r.n_gpus, 0);
+	assert_non_null(strstr(r.detail, "no CUDA device"));
+	ml_verdict *v = verdict_under("tests/fixtures/sysroot/nvidia-devices", &r,
+	                              "NVIDIA A100-SXM4-80GB", 8, 0, "570.124.06", false);
+	const ml_check *k = &v->checks[0];
+	assert_int_equal(k->status, ML_CHECK_FAIL);
+	assert_int_equal(k->cause, ML_CAUSE_GPU_NOT_VISIBLE);
+	assert_non_null(strstr(k->detail, "NVIDIA A100-SXM4-80GB (sm_80) supports MIG"));
+	assert_non_null(strstr(k->remedy, "nvidia-smi -L"));
+	assert_non_null(strstr(k->remedy, "CUDA_VISIBLE_DEVICES to its MIG-... UUID"));
+	assert_int_equal(ml_verdict_exit_code(v), 5);
+	ml_verdict_free(v);
+	/* A GPU without MIG (8.6) gets no such guess. */
+	v = verdict_under("tests/fixtures/sysroot/nvidia-devices", &r, "NVIDIA GeForce RTX 3090", 8,
+	                  6, "570.124.06", false);
+	assert_null(strstr(v->checks[0].detail, "MIG"));
+	assert_null(strstr(v->checks[0].remedy, "MIG"));
+	ml_verdict_free(v);
+	ml_smoke_result_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -737,6 +862,7 @@ int main(void)
 	        cmocka_unit_test(test_module_load_error_names_both_attempts),
 	        cmocka_unit_test(test_device_memory_exhaustion_is_out_of_memory),
 	        cmocka_unit_test(test_each_gpu_is_judged_on_its_own),
+	        cmocka_unit_test(test_steps_are_reported_as_they_run),
 	        cmocka_unit_test(test_options_out_of_range_are_usage_errors),
 	        cmocka_unit_test(test_json_carries_error_names_and_timings),
 	        cmocka_unit_test(test_own_error_table_names_the_facts_codes),
@@ -750,6 +876,9 @@ int main(void)
 	        cmocka_unit_test(test_verdict_no_binary_for_gpu_is_no_kernel_image),
 	        cmocka_unit_test(test_verdict_ptx_fallback_warns_without_failing),
 	        cmocka_unit_test(test_verdict_missing_library_on_wsl_names_the_driver_libraries),
+	        cmocka_unit_test(test_verdict_802_on_an_nvswitch_system_names_the_fabric_manager),
+	        cmocka_unit_test(test_verdict_46_on_an_exclusive_process_gpu_is_busy),
+	        cmocka_unit_test(test_verdict_mig_gpu_without_a_mig_device_names_mig),
 	};
 	return cmocka_run_group_tests(tests, find_shim, NULL);
 }

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""make_torch_builds.py - regenerates manifests/torch-builds.json (`make torch-builds`).
+
+For every torch build the package index serves for the chosen platforms
+(default: Linux x86_64) from --min-version (default 2.6) to the newest, one
+entry: version, local label, build tag, platform, the CUDA toolkit and the
+SASS/PTX of torch's own CUDA library, and the sha256 of every wheel file of
+that build as the index lists them (the Python versions of one build share
+its CUDA code, so one wheel per build is downloaded, audited with
+`mlsetup audit --json` and deleted). A build already in the output file
+whose audited wheel is still listed is kept as it is, without a download,
+unless --full is given. Minimum drivers are not written: mlsetup looks them
+up in manifests/drivers.json.
+
+The index comes from --index-url, MLSETUP_INDEX_URL, PIP_INDEX_URL, pip's
+configuration (`pip config list`), or pip's own default; its project page
+is read as PEP 691 JSON (PEP 503 HTML as a fallback). No URL is written to
+the table: file names and hashes only. Standard library plus pip.
+"""
+import argparse
+import hashlib
+import html.parser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+
+ACCEPT = ("application/vnd.pypi.simple.v1+json, "
+          "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01")
+WHEEL_RE = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-(?P<build>\d[^-]*))?"
+                      r"-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+
+
+def log(msg):
+    print("make_torch_builds: " + msg, file=sys.stderr, flush=True)
+
+
+def parse_version(v):
+    """A comparable key for a PEP 440 version (packaging's, else a fallback)."""
+    try:
+        from packaging.version import Version
+    except ImportError:
+        try:
+            from pip._vendor.packaging.version import Version
+        except ImportError:
+            Version = None
+    if Version is not None:
+        return Version(v)
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.+]", v))
+
+
+def index_url(arg):
+    """The index: the flag, the environment, pip's configuration, pip's default."""
+    for v in (arg, os.environ.get("MLSETUP_INDEX_URL"), os.environ.get("PIP_INDEX_URL")):
+        if v:
+            return v
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
+                             capture_output=True, text=True, timeout=60).stdout
+        for line in out.splitlines():
+            key, _, val = line.partition("=")
+            if key.strip().endswith(".index-url") and val.strip():
+                return val.strip().strip("'\"")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        from pip._internal.models.index import PyPI
+        return PyPI.simple_url
+    except ImportError:
+        sys.exit("make_torch_builds: no index: pass --index-url or set PIP_INDEX_URL")
+
+
+class Anchors(html.parser.HTMLParser):
+    """PEP 503: <a href="...#sha256=..." data-yanked=...>file</a>."""
+
+    def __init__(self):
+        super().__init__()
+        self.files = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "a":
+            return
+        a = dict(attrs)
+        href = a.get("href") or ""
+        url, _, frag = href.partition("#")
+        algo, _, digest = frag.partition("=")
+        name = urllib.parse.unquote(url.rstrip("/").rsplit("/", 1)[-1])
+        self.files.append({"filename": name, "url": url,
+                           "hashes": {algo: digest} if algo else {},
+                           "yanked": "data-yanked" in a})
+
+
+def project_files(index, project):
+    """Every file the index lists for project: dicts with filename, url, sha256."""
+    page = index.rstrip("/") + "/" + project + "/"
+    req = urllib.request.Request(page, headers={"Accept": ACCEPT})
+    with urllib.request.urlopen(req, timeout=300) as r:
+        ctype = r.headers.get("Content-Type", "")
+        body = r.read()
+        page = r.geturl()
+    if "json" in ctype:
+        files = json.loads(body)["files"]
+    else:
+        p = Anchors()
+        p.feed(body.decode("utf-8", "replace"))
+        files = p.files
+    out = []
+    for f in files:
+        sha = (f.get("hashes") or {}).get("sha256", "").lower()
+        if not re.fullmatch(r"[0-9a-f]{64}", sha):
+            log("%s: no sha256 on the index page, left out" % f["filename"])
+            continue
+        out.append({"filename": f["filename"], "sha256": sha,
+                    "url": urllib.parse.urljoin(page, f["url"]),
+                    "yanked": bool(f.get("yanked"))})
+    return out
+
+
+def platform_of(tag):
+    """'manylinux_2_28_x86_64.manylinux2014_x86_64' -> 'linux-x86_64' (as mlsetup)."""
+    first = tag.split(".")[0]
+    if "linux" in first:
+        os_name = "linux"
+    elif first.startswith("win"):
+        os_name = "windows"
+    elif first.startswith("macosx"):
+        os_name = "darwin"
+    else:
+        return "any" if first == "any" else ""
+    for suffix, arch in (("x86_64", "x86_64"), ("amd64", "x86_64"),
+                         ("aarch64", "aarch64"), ("arm64", "aarch64")):
+        if first.endswith(suffix):
+            return os_name + "-" + arch
+    return ""
+
+
+def group_builds(files, min_version, platforms):
+    """(version, local, build tag, platform) -> the wheel files of that build."""
+    groups = {}
+    for f in files:
+        m = WHEEL_RE.match(f["filename"])
+        if not m:
+            continue
+        version, _, local = m.group("version").partition("+")
+        try:
+            if parse_version(version) < parse_version(min_version):
+                continue
+        except Exception:  # not PEP 440: not a release we know
+            continue
+        plat = platform_of(m.group("plat"))
+        if plat not in platforms:
+            continue
+        key = (version, local, m.group("build") or "", plat)
+        groups.setdefault(key, []).append(dict(f, py=m.group("py"), abi=m.group("abi")))
+    return groups
+
+
+def pick(files):
+    """The wheel to audit: CPython 3.11, then 3.12, then any; not free-threaded."""
+    for py in ("cp311", "cp312"):
+        for f in files:
+            if f["py"] == py and f["abi"] == py:
+                return f
+    return sorted(files, key=lambda f: f["filename"])[0]
+
+
+def fetch(f, work, local_dirs):
+    """A verified local copy of f: from a --local directory, else downloaded."""
+    for d in local_dirs:
+        p = os.path.join(d, f["filename"])
+        if os.path.isfile(p) and sha256_file(p) == f["sha256"]:
+            return p, False
+    out = os.path.join(work, f["filename"])
+    h = hashlib.sha256()
+    with urllib.request.urlopen(f["url"], timeout=600) as r, open(out + ".part", "wb") as o:
+        while True:
+            b = r.read(1 << 20)
+            if not b:
+                break
+            h.update(b)
+            o.write(b)
+    if h.hexdigest() != f["sha256"]:
+        os.unlink(out + ".part")
+        sys.exit("make_torch_builds: %s: sha256 mismatch (index says %s, got %s)"
+                 % (f["filename"], f["sha256"], h.hexdigest()))
+    os.rename(out + ".part", out)
+    return out, True
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for b in iter(lambda: fh.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def audit(mlsetup, path):
+    """The torch_wheels[0] object of `mlsetup audit --json` on one wheel."""
+    p = subprocess.run([mlsetup, "audit", "--json", "--arch", "9.0", path],
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 5):
+        sys.exit("make_torch_builds: mlsetup audit %s failed (%d): %s"
+                 % (os.path.basename(path), p.returncode, p.stderr.strip()))
+    wheels = json.loads(p.stdout).get("torch_wheels") or []
+    if len(wheels) != 1:
+        sys.exit("make_torch_builds: %s: mlsetup does not see a torch wheel"
+                 % os.path.basename(path))
+    return wheels[0]
+
+
+def entry(key, files, audited_file, w):
+    version, local, build_tag, plat = key
+    b = w["torch_build"]
+    if (b["version"], b["local"], b["build_tag"]) != (version, local, build_tag):
+        sys.exit("make_torch_builds: %s: the wheel says %s+%s build %r, its name %s+%s build %r"
+                 % (audited_file["filename"], b["version"], b["local"], b["build_tag"],
+                    version, local, build_tag))
+    return {
+        "version": version, "local": local, "build_tag": build_tag, "platform": plat,
+        "cuda": b["cuda"], "torch_version": w["torch_version"], "library": w["library"],
+        "sass": b["sass"], "ptx": b["ptx"],
+        "partial": [{"library": g["library"], "missing": g["missing"]} for g in w["gaps"]],
+        "audited": {"filename": audited_file["filename"], "sha256": audited_file["sha256"]},
+        "files": sorted(({"filename": f["filename"], "sha256": f["sha256"]} for f in files),
+                        key=lambda f: f["filename"]),
+    }
+
+
+def render(builds, platforms, min_version):
+    """The table, one build per block and one file per line, for readable diffs."""
+    head = {
+        "schema": "mlsetup.torch-builds/1",
+        "comment": ("Generated by `make torch-builds` (manifests/make_torch_builds.py); do not "
+                    "edit. Every torch build the package index serves for %s from %s on: "
+                    "the CUDA toolkit (torch/version.py) and the SASS/PTX of torch's own CUDA "
+                    "library (%s), read by `mlsetup audit` from one wheel per build "
+                    "(`audited`); `partial` names torch libraries that miss some of those "
+                    "GPUs; `files` are the sha256 of every wheel file of the build, which "
+                    "share its CUDA code. Minimum drivers come from drivers.json. Read by "
+                    "src/plan/torch.c."
+                    % (", ".join(platforms), min_version,
+                       "libtorch_cuda.so, what torch.cuda.get_arch_list() reports")),
+    }
+    lines = ["{"]
+    for k, v in head.items():
+        lines.append("  %s: %s," % (json.dumps(k), json.dumps(v)))
+    lines.append('  "builds": [')
+    for i, b in enumerate(builds):
+        lines.append("    {")
+        keys = [k for k in b if k != "files"]
+        for k in keys:
+            lines.append("      %s: %s," % (json.dumps(k), json.dumps(b[k])))
+        lines.append('      "files": [')
+        for j, f in enumerate(b["files"]):
+            lines.append("        %s%s" % (json.dumps(f), "," if j + 1 < len(b["files"]) else ""))
+        lines.append("      ]")
+        lines.append("    }%s" % ("," if i + 1 < len(builds) else ""))
+    lines.append("  ]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-o", "--output", default="manifests/torch-builds.json")
+    ap.add_argument("--mlsetup", default="build/mlsetup", help="the mlsetup that audits")
+    ap.add_argument("--index-url", help="PEP 503/691 index (default: pip's)")
+    ap.add_argument("--project", default="torch")
+    ap.add_argument("--min-version", default="2.6")
+    ap.add_argument("--platform", action="append",
+                    help="os-arch to include, repeatable (default: linux-x86_64)")
+    ap.add_argument("--full", action="store_true", help="audit every build again")
+    ap.add_argument("--local", action="append", default=[],
+                    help="directory holding wheels to use instead of downloading (by name, "
+                         "checked against the index's sha256)")
+    ap.add_argument("--work-dir", help="where downloads go (default: a temporary directory)")
+    args = ap.parse_args()
+    platforms = args.platform or ["linux-x86_64"]
+
+    old = {}
+    if not args.full and os.path.exists(args.output):
+        with open(args.output) as fh:
+            for b in json.load(fh).get("builds", []):
+                if "audited" in b:
+                    old[b["audited"]["sha256"]] = b
+    files = project_files(index_url(args.index_url), args.project)
+    groups = group_builds(files, args.min_version, platforms)
+    if not groups:
+        sys.exit("make_torch_builds: the index lists no %s wheel for %s from %s on"
+                 % (args.project, ", ".join(platforms), args.min_version))
+    work = args.work_dir or tempfile.mkdtemp(prefix="torch-builds.")
+    os.makedirs(work, exist_ok=True)
+    builds, downloaded, kept = [], 0, 0
+    try:
+        for key in sorted(groups, key=lambda k: (parse_version(k[0]), k[1], int(k[2] or 0), k[3])):
+            fs = groups[key]
+            hashes = {f["sha256"] for f in fs}
+            prev = next((old[h] for h in hashes if h in old), None)
+            if prev is not None:
+                b = dict(prev)
+                b["files"] = sorted(({"filename": f["filename"], "sha256": f["sha256"]}
+                                     for f in fs), key=lambda f: f["filename"])
+                builds.append(b)
+                kept += 1
+                continue
+            f = pick(fs)
+            log("%s: auditing %s" % ("-".join(x for x in key if x), f["filename"]))
+            path, fresh = fetch(f, work, args.local)
+            try:
+                builds.append(entry(key, fs, f, audit(args.mlsetup, path)))
+            finally:
+                if fresh:
+                    os.unlink(path)
+            downloaded += fresh
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    text = render(builds, platforms, args.min_version)
+    tmp = args.output + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, args.output)
+    log("%d builds (%d audited now, %d downloaded, %d kept) -> %s"
+        % (len(builds), len(builds) - kept, downloaded, kept, args.output))
+
+
+if __name__ == "__main__":
+    main()

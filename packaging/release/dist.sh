@@ -1,0 +1,25 @@
+#!/bin/sh
+# dist.sh URL TARGET... - fills dist/ from the release build:
+# mlsetup-<target> for each target (copied from build/release/<target>/),
+# install.sh (packaging/install.sh with URL written in as its default
+# download location; none when URL is empty) and SHA256SUMS of all of them.
+. "$(dirname "$0")/lib.sh"
+
+url=$1
+shift
+dist=$REL_TOP/dist
+rm -rf "$dist.new"
+mkdir -p "$dist.new"
+for t in "$@"; do
+	[ -x "$REL_TOP/build/release/$t/mlsetup" ] || rel_die "no build/release/$t/mlsetup; run make release"
+	cp "$REL_TOP/build/release/$t/mlsetup" "$dist.new/mlsetup-$t"
+	chmod 755 "$dist.new/mlsetup-$t"
+done
+sh "$REL_DIR/stamp-install-sh.sh" "$url" <"$REL_TOP/packaging/install.sh" >"$dist.new/install.sh"
+chmod 755 "$dist.new/install.sh"
+(cd "$dist.new" && LC_ALL=C ls | grep -v '^SHA256SUMS$' | while read -r f; do
+	printf '%s  %s\n' "$(rel_sha256 "$f")" "$f"
+done) >"$dist.new/SHA256SUMS"
+rm -rf "$dist"
+mv "$dist.new" "$dist"
+rel_log "dist/: $(cd "$dist" && LC_ALL=C ls | tr '\n' ' ')"

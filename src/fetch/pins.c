@@ -1,0 +1,238 @@
+/*
+ * pins.c - the files of pinned versions known only by their hashes: a
+ * hashed requirements file without mlsetup's `# mlsetup-file:` lines (as
+ * pip-compile and uv write them) names each file by sha256 alone, and the
+ * indexes say which file has each hash. Every source is asked (primary
+ * index, extra indexes, --find-links), several projects at a time; sizes
+ * the pages do not give are asked of the file servers (HEAD).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "mlsetup/plan.h"
+
+#define LOOKUP_THREADS 8
+
+typedef struct pins_run {
+	ml_pin_lookup *q;
+	size_t n, next;
+	const ml_index_config *cfg;
+	ml_cache *cache;
+	const ml_fetch_opts *o;
+	const char **urls; /* sources */
+	bool *find_links;
+	size_t n_sources;
+	pthread_mutex_t mu;
+} pins_run;
+
+static void file_free(ml_index_file *f)
+{
+	free(f->filename);
+	free(f->url);
+	free(f->sha256);
+	free(f->requires_python);
+	free(f->yanked_reason);
+	free(f->core_metadata_sha256);
+}
+
+void ml_pin_lookup_release(ml_pin_lookup *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->n_found; i++)
+		file_free(&q->found[i]);
+	free(q->found);
+	for (size_t i = 0; i < q->n_offered; i++)
+		file_free(&q->offered[i]);
+	free(q->offered);
+	q->found = q->offered = NULL;
+	q->n_found = q->n_offered = 0;
+}
+
+static int push_file(ml_index_file **arr, size_t *n, const ml_index_file *f)
+{
+	ml_index_file *p = realloc(*arr, (*n + 1) * sizeof(*p));
+	if (!p)
+		return ML_ENOMEM;
+	*arr = p;
+	ml_index_file *c = &p[*n];
+	memset(c, 0, sizeof(*c));
+	c->size = f->size;
+	c->yanked = f->yanked;
+	c->filename = strdup(f->filename);
+	c->url = f->url ? strdup(f->url) : NULL;
+	c->sha256 = f->sha256 ? strdup(f->sha256) : NULL;
+	(*n)++;
+	if (!c->filename || (f->url && !c->url) || (f->sha256 && !c->sha256))
+		return ML_ENOMEM;
+	return 0;
+}
+
+/* True when file name fn is a distribution of version v of the project. */
+static bool of_version(const char *fn, const char *version)
+{
+	ml_wheel_name wn;
+	if (ml_wheel_filename_parse(&wn, fn, NULL) == 0)
+		return ml_version_cmp(wn.version, version) == 0;
+	/* an sdist: "<name>-<version>.tar.gz" */
+	size_t vl = strlen(version);
+	const char *dash = strrchr(fn, '-');
+	return dash && strncasecmp(dash + 1, version, vl) == 0 && dash[1 + vl] == '.';
+}
+
+static bool wanted(const ml_pin_lookup *q, const char *sha)
+{
+	for (size_t i = 0; sha && i < q->n_sha256; i++)
+		if (strcmp(q->sha256[i], sha) == 0)
+			return true;
+	return false;
+}
+
+static bool have_hash(const ml_pin_lookup *q, const char *sha)
+{
+	for (size_t i = 0; i < q->n_found; i++)
+		if (strcmp(q->found[i].sha256, sha) == 0)
+			return true;
+	return false;
+}
+
+static void one(pins_run *r, ml_pin_lookup *q)
+{
+	for (size_t s = 0; s < r->n_sources; s++) {
+		ml_project *proj = NULL;
+		ml_err e = ML_ERR_INIT;
+		int rc = mlf_lookup(&proj, r->urls[s], r->find_links[s], q->name, r->cfg, r->cache,
+		                    r->o, NULL, NULL, &e);
+		if (rc == ML_ENOENT)
+			continue;
+		if (rc) {
+			if (!q->rc) {
+				q->rc = rc;
+				q->err = e;
+			}
+			continue;
+		}
+		q->project_seen = true;
+		for (size_t k = 0; k < proj->n_files && !rc; k++) {
+			const ml_index_file *f = &proj->files[k];
+			if (wanted(q, f->sha256) && f->url && !have_hash(q, f->sha256))
+				rc = push_file(&q->found, &q->n_found, f);
+			else if (of_version(f->filename, q->version) && !wanted(q, f->sha256))
+				rc = push_file(&q->offered, &q->n_offered, f);
+		}
+		ml_project_free(proj);
+		if (rc && !q->rc) {
+			q->rc = rc;
+			ml_err_set(&q->err, rc, "out of memory");
+		}
+	}
+}
+
+static void *worker(void *arg)
+{
+	pins_run *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		size_t i = r->next++;
+		pthread_mutex_unlock(&r->mu);
+		if (i >= r->n)
+			return NULL;
+		one(r, &r->q[i]);
+	}
+}
+
+static bool is_remote(const char *url)
+{
+	return strncasecmp(url, "http:", 5) == 0 || strncasecmp(url, "https:", 6) == 0;
+}
+
+static int add_source(pins_run *r, const char *url, bool fl)
+{
+	const char **u = realloc(r->urls, (r->n_sources + 1) * sizeof(*u));
+	if (!u)
+		return ML_ENOMEM;
+	r->urls = u;
+	bool *f = realloc(r->find_links, (r->n_sources + 1) * sizeof(*f));
+	if (!f)
+		return ML_ENOMEM;
+	r->find_links = f;
+	u[r->n_sources] = url;
+	f[r->n_sources++] = fl;
+	return 0;
+}
+
+/* Sizes the found files whose page gave none (HEAD), one request each. */
+static int size_found(pins_run *r, ml_err *err)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		for (size_t k = 0; k < r->q[i].n_found; k++) {
+			ml_index_file *f = &r->q[i].found[k];
+			if (f->size >= 0)
+				continue;
+			if (r->o->offline && is_remote(f->url)) {
+				ml_err_set(
+				        err, ML_ENOENT,
+				        "the size of '%s' is unknown and --offline forbids asking "
+				        "the file server",
+				        f->filename);
+				ml_err_hint(err, "run without --offline once");
+				return ML_ENOENT;
+			}
+			char *u[1] = {f->url};
+			int rc = ml_http_sizes(
+			        &f->size, u, 1, r->cfg ? r->cfg->trusted_hosts : NULL,
+			        r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL, err);
+			if (!rc && f->size < 0)
+				rc = ml_err_set(err, ML_ENET, "the server gave no size for '%s'",
+				                f->filename);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,
+                       const ml_fetch_opts *o, ml_err *err)
+{
+	ml_fetch_opts defaults = ML_FETCH_OPTS_INIT;
+	pins_run r = {0};
+	r.q = q;
+	r.n = n;
+	r.cfg = cfg;
+	r.cache = c;
+	r.o = o ? o : &defaults;
+	int rc = 0;
+	bool offline = r.o->offline;
+	if (cfg && !offline && cfg->index_url)
+		rc = add_source(&r, cfg->index_url, false);
+	for (size_t i = 0; cfg && !rc && !offline && i < cfg->n_extra; i++)
+		rc = add_source(&r, cfg->extra_index_urls[i], false);
+	for (size_t i = 0; cfg && !rc && i < cfg->n_find_links; i++)
+		if (!offline || !is_remote(cfg->find_links[i]))
+			rc = add_source(&r, cfg->find_links[i], true);
+	if (rc) {
+		free(r.urls);
+		free(r.find_links);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&r.mu, NULL);
+	size_t n_threads = n < LOOKUP_THREADS ? n : LOOKUP_THREADS;
+	pthread_t th[LOOKUP_THREADS];
+	size_t started = 0;
+	for (; started < n_threads && r.n_sources; started++)
+		if (pthread_create(&th[started], NULL, worker, &r) != 0)
+			break;
+	if (started == 0 && r.n_sources)
+		worker(&r);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&r.mu);
+	rc = size_found(&r, err);
+	free(r.urls);
+	free(r.find_links);
+	return rc;
+}

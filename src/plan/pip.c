@@ -1,0 +1,206 @@
+/*
+ * pip.c - resolves a requirements file that does not pin hashes (pinned
+ * without hashes, or loose: ranges, extras, markers, -r/-c includes,
+ * extra indexes) with pip's own resolver, run by the interpreter the
+ * environment will use, so markers and tags are that interpreter's: `pip
+ * install --dry-run --report`, wheels only. pip's installation report
+ * names the exact file of every package of the closure and its sha256;
+ * the install then checks every byte against that resolution. No
+ * home-made resolver.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/plan.h"
+
+/* Asks the interpreter for its pip and whether it is externally managed
+ * (PEP 668: an EXTERNALLY-MANAGED file in its standard library). */
+static const char probe_py[] =
+        "import os, sysconfig\n"
+        "try:\n"
+        "    import pip\n"
+        "    v = pip.__version__\n"
+        "except Exception as e:\n"
+        "    v = 'none: %s' % e\n"
+        "em = os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))\n"
+        "print('%d %s' % (em, v))\n";
+
+int ml_pip_probe(ml_pip_info *out, const char *python, ml_err *err)
+{
+	const char *argv[] = {python, "-I", "-c", probe_py, NULL};
+	char *o = NULL;
+	int status = 0;
+	int rc = ml_os_run_capture(&o, &status, argv, 4096, 60, err);
+	if (rc == 0 && status != 0)
+		rc = ml_err_set(err, ML_EFAIL, "interpreter '%s' does not run", python);
+	if (rc) {
+		free(o);
+		return rc;
+	}
+	memset(out, 0, sizeof(*out));
+	char ver[256] = "";
+	int em = 0;
+	if (sscanf(o, "%d %255[^\n]", &em, ver) != 2) {
+		free(o);
+		return ml_err_set(err, ML_EFAIL, "interpreter '%s' answered no pip version",
+		                  python);
+	}
+	free(o);
+	out->externally_managed = em != 0;
+	out->has_pip = strncmp(ver, "none", 4) != 0;
+	ml_strlcpy(out->version, out->has_pip ? ver : "", sizeof(out->version));
+	if (!out->has_pip) {
+		ml_err_set(err, ML_ENOENT,
+		           "interpreter '%s' has no pip (%s), which resolves requirements that do "
+		           "not pin hashes",
+		           python, ver[4] == ':' ? ver + 6 : ver);
+		ml_err_hint(
+		        err,
+		        "install its pip ('%s -m ensurepip', or the distribution's python3-pip), "
+		        "choose an interpreter that has one (--python PATH), or pin every "
+		        "requirement with hashes (mlsetup lock)",
+		        python);
+		return ML_ENOENT;
+	}
+	return 0;
+}
+
+void ml_pip_picks_free(ml_pip_pick *picks, size_t n)
+{
+	for (size_t i = 0; picks && i < n; i++) {
+		free(picks[i].name);
+		free(picks[i].version);
+		free(picks[i].url);
+	}
+	free(picks);
+}
+
+static const char *str_at(const cJSON *o, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* The sha256 of a report entry: archive_info.hashes.sha256 (pip >= 23),
+ * else archive_info.hash "sha256=..." (older pip). */
+static void report_sha256(char out[65], const cJSON *di)
+{
+	const cJSON *ai = cJSON_GetObjectItemCaseSensitive(di, "archive_info");
+	const char *h = str_at(cJSON_GetObjectItemCaseSensitive(ai, "hashes"), "sha256");
+	const char *legacy = str_at(ai, "hash");
+	out[0] = '\0';
+	if (!h && legacy && strncmp(legacy, "sha256=", 7) == 0)
+		h = legacy + 7;
+	if (h && ml_sha256_hex_normalize(out, h) != 0)
+		out[0] = '\0';
+}
+
+static int read_report(ml_pip_pick **out, size_t *n_out, const char *path, ml_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = ml_os_read_file(&text, &len, NULL, path, 256u * 1024 * 1024, err);
+	if (rc)
+		return rc;
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	free(text);
+	if (!doc)
+		return ml_err_set(err, ML_EPARSE, "pip's report '%s' is not valid JSON", path);
+	const cJSON *install = cJSON_GetObjectItemCaseSensitive(doc, "install"), *it;
+	int n = cJSON_GetArraySize(install);
+	ml_pip_pick *picks = calloc(n > 0 ? (size_t)n : 1, sizeof(*picks));
+	size_t k = 0;
+	if (!cJSON_IsArray(install))
+		rc = ml_err_set(err, ML_EPARSE, "pip's report has no install list");
+	else if (!picks)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, install)
+	{
+		if (rc)
+			break;
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+		const cJSON *di = cJSON_GetObjectItemCaseSensitive(it, "download_info");
+		const char *name = str_at(md, "name"), *ver = str_at(md, "version");
+		const char *url = str_at(di, "url");
+		if (!name || !ver || !url) {
+			rc = ml_err_set(
+			        err, ML_EPARSE,
+			        "pip's report lists a package without name, version or URL");
+			break;
+		}
+		ml_pip_pick *p = &picks[k++];
+		p->name = strdup(name);
+		p->version = strdup(ver);
+		p->url = strdup(url);
+		p->requested = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "requested"));
+		report_sha256(p->sha256, di);
+		if (!p->name || !p->version || !p->url)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	cJSON_Delete(doc);
+	if (rc) {
+		ml_pip_picks_free(picks, k);
+		return rc;
+	}
+	*out = picks;
+	*n_out = k;
+	return 0;
+}
+
+int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *o, ml_err *err)
+{
+	char tmpl[4096];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-resolve.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpl))
+		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",
+		                  tmp && *tmp ? tmp : "/tmp");
+	char target[4200], report[4200];
+	snprintf(target, sizeof(target), "%s/target", tmpl);
+	snprintf(report, sizeof(report), "%s/report.json", tmpl);
+	const char *argv[80];
+	size_t n = 0;
+	const char *fixed[] = {o->python,
+	                       "-m",
+	                       "pip",
+	                       "install",
+	                       "--dry-run",
+	                       "--ignore-installed",
+	                       "--no-input",
+	                       "--disable-pip-version-check",
+	                       "--target",
+	                       target,
+	                       "--report",
+	                       report,
+	                       "--only-binary=:all:"};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		argv[n++] = fixed[i];
+	/* PEP 668: a distribution's Python refuses installs; a dry run
+	 * installs nothing, so it may pass */
+	if (o->break_system_packages)
+		argv[n++] = "--break-system-packages";
+	for (size_t i = 0; i < o->n_index_args && n < 74; i++)
+		argv[n++] = o->index_args[i];
+	argv[n++] = "-r";
+	argv[n++] = o->input_path;
+	argv[n] = NULL;
+	char *output = NULL;
+	int status = 0;
+	int rc = ml_os_run_output(&output, &status, argv, 1024 * 1024, 30 * 60, err);
+	if (!rc && status != 0) {
+		size_t len = strlen(output);
+		const char *tailp = len > 1500 ? output + len - 1500 : output;
+		rc = ml_err_set(err, ML_EFAIL, "pip could not resolve '%s' for %s:\n%s",
+		                o->input_path, o->target_desc ? o->target_desc : o->python, tailp);
+		ml_err_hint(err, "fix the requirements or the index options (pip's own message is "
+		                 "above); mlsetup installs wheels only (--only-binary :all:)");
+	}
+	free(output);
+	if (!rc)
+		rc = read_report(out, n_out, report, err);
+	ml_fs_rm_tree(tmpl);
+	return rc;
+}

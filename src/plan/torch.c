@@ -1,0 +1,418 @@
+/*
+ * torch.c - the one reader of manifests/torch-builds.json (embedded): which
+ * CUDA code and CUDA toolkit every known torch build carries, found by the
+ * sha256 of any of its wheel files. The table is generated (`make
+ * torch-builds`: manifests/make_torch_builds.py audits one wheel per build
+ * with `mlsetup audit`); nothing here is a second copy of it. A build's
+ * minimum driver is asked of the CUDA -> driver table (detect.h) each time.
+ *
+ * The table is parsed once, on first use; what it hands out lives as long
+ * as the process. Manifests without a torch_sass/torch_ptx header take
+ * their torch facts from here by their torch wheel hashes.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "mlsetup/plan.h"
+
+#define TABLE_NAME "torch-builds.json"
+
+static struct {
+	bool ok;
+	char error[256];
+	ml_torch_build *builds;
+	size_t n_builds;
+	ml_torch_file *files; /* every file of every build, build by build */
+	size_t n_files;
+	char *strings; /* file names and hashes, NUL-separated */
+} table;
+
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static bool bad(const char *fmt, const char *what)
+{
+	snprintf(table.error, sizeof table.error, "embedded " TABLE_NAME ": ");
+	size_t l = strlen(table.error);
+	snprintf(table.error + l, sizeof table.error - l, fmt, what ? what : "");
+	return false;
+}
+
+/* Copies the string member key of obj into dst (sz bytes); absent or null
+ * reads as "" when optional. Returns false when missing or too long. */
+static bool str_member(char *dst, size_t sz, const cJSON *obj, const char *key, bool optional)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	dst[0] = '\0';
+	if (!v || cJSON_IsNull(v))
+		return optional;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= sz)
+		return false;
+	ml_strlcpy(dst, v->valuestring, sz);
+	return true;
+}
+
+static bool dotted_or_empty(const char *s)
+{
+	if (!*s)
+		return true;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+			return false;
+	return true;
+}
+
+/* Reads key's array of architecture names (PTX when want_ptx). */
+static bool code_member(ml_cuda_arch *out, size_t *n, const cJSON *obj, const char *key,
+                        bool want_ptx)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key), *e;
+	*n = 0;
+	if (!cJSON_IsArray(arr))
+		return false;
+	cJSON_ArrayForEach(e, arr)
+	{
+		ml_cuda_arch a;
+		if (!cJSON_IsString(e) || ml_cuda_arch_parse(&a, e->valuestring) != 0 ||
+		    a.ptx != want_ptx || *n == ML_TORCH_MAX_CODE)
+			return false;
+		out[(*n)++] = a;
+	}
+	return true;
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+	return strcmp(((const ml_torch_file *)a)->sha256, ((const ml_torch_file *)b)->sha256);
+}
+
+/* Checks that no sha256 appears twice in the whole table. */
+static bool hashes_unique(void)
+{
+	ml_torch_file *sorted = malloc((table.n_files ? table.n_files : 1) * sizeof *sorted);
+	if (!sorted)
+		return bad("out of memory%s", NULL);
+	memcpy(sorted, table.files, table.n_files * sizeof *sorted);
+	qsort(sorted, table.n_files, sizeof *sorted, cmp_hash);
+	bool ok = true;
+	for (size_t i = 1; ok && i < table.n_files; i++)
+		if (strcmp(sorted[i - 1].sha256, sorted[i].sha256) == 0)
+			ok = bad("sha256 %s is listed twice", sorted[i].sha256);
+	free(sorted);
+	return ok;
+}
+
+static bool load_build(ml_torch_build *b, const cJSON *e, char **strp)
+{
+	if (!str_member(b->version, sizeof b->version, e, "version", false) ||
+	    !ml_version_valid(b->version) || strchr(b->version, '+'))
+		return bad("a build needs a PEP 440 public version%s", NULL);
+	if (!str_member(b->local, sizeof b->local, e, "local", true) ||
+	    !str_member(b->build_tag, sizeof b->build_tag, e, "build_tag", true) ||
+	    !str_member(b->platform, sizeof b->platform, e, "platform", false) || !b->platform[0])
+		return bad("build %s: local, build_tag and platform must be strings", b->version);
+	if (!str_member(b->cuda, sizeof b->cuda, e, "cuda", true) || !dotted_or_empty(b->cuda))
+		return bad("build %s: cuda must be a dotted version or null", b->version);
+	if (!code_member(b->sass, &b->n_sass, e, "sass", false) ||
+	    !code_member(b->ptx, &b->n_ptx, e, "ptx", true))
+		return bad("build %s: sass and ptx must list sm_XY / compute_XY names", b->version);
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(e, "files"), *f;
+	if (!cJSON_IsArray(files) || cJSON_GetArraySize(files) == 0)
+		return bad("build %s has no files", b->version);
+	b->files = &table.files[table.n_files];
+	cJSON_ArrayForEach(f, files)
+	{
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "filename");
+		const cJSON *hash = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+		if (!cJSON_IsString(name) || !name->valuestring[0] || !cJSON_IsString(hash) ||
+		    !ml_is_sha256_hex(hash->valuestring))
+			return bad("build %s: every file needs a filename and a lower-case sha256",
+			           b->version);
+		ml_torch_file *tf = &table.files[table.n_files++];
+		tf->filename = *strp;
+		*strp += sprintf(*strp, "%s", name->valuestring) + 1;
+		tf->sha256 = *strp;
+		*strp += sprintf(*strp, "%s", hash->valuestring) + 1;
+		b->n_files++;
+	}
+	return true;
+}
+
+/* Counts files and the bytes their strings need, to allocate once. */
+static void measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
+{
+	const cJSON *e, *f;
+	*n_files = *n_bytes = 0;
+	cJSON_ArrayForEach(e, builds)
+	{
+		const cJSON *files = cJSON_GetObjectItemCaseSensitive(e, "files");
+		cJSON_ArrayForEach(f, files)
+		{
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "filename");
+			(*n_files)++;
+			*n_bytes += (cJSON_IsString(name) ? strlen(name->valuestring) : 0) + 66;
+		}
+	}
+}
+
+static bool load_doc(const cJSON *doc)
+{
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "mlsetup.torch-builds/1") != 0)
+		return bad("schema is not mlsetup.torch-builds/1%s", NULL);
+	const cJSON *builds = cJSON_GetObjectItemCaseSensitive(doc, "builds"), *e;
+	if (!cJSON_IsArray(builds) || cJSON_GetArraySize(builds) == 0)
+		return bad("no builds%s", NULL);
+	size_t n_builds = (size_t)cJSON_GetArraySize(builds), n_files, n_bytes;
+	measure(builds, &n_files, &n_bytes);
+	table.builds = calloc(n_builds, sizeof *table.builds);
+	table.files = calloc(n_files ? n_files : 1, sizeof *table.files);
+	table.strings = malloc(n_bytes + 1);
+	if (!table.builds || !table.files || !table.strings)
+		return bad("out of memory%s", NULL);
+	char *strp = table.strings;
+	cJSON_ArrayForEach(e, builds)
+	{
+		if (!load_build(&table.builds[table.n_builds], e, &strp))
+			return false;
+		table.n_builds++;
+	}
+	return hashes_unique();
+}
+
+static void load(void)
+{
+	const ml_embedded_file *f = ml_embedded_find(TABLE_NAME);
+	if (!f) {
+		bad("missing from this build%s", NULL);
+		return;
+	}
+	cJSON *doc = cJSON_ParseWithLength(f->data, f->size);
+	if (!doc) {
+		bad("not valid JSON%s", NULL);
+		return;
+	}
+	table.ok = load_doc(doc);
+	cJSON_Delete(doc);
+	if (!table.ok) {
+		free(table.builds);
+		free(table.files);
+		free(table.strings);
+		table.builds = NULL;
+		table.files = NULL;
+		table.strings = NULL;
+		table.n_builds = table.n_files = 0;
+	}
+}
+
+static bool ready(void)
+{
+	pthread_once(&table_once, load);
+	return table.ok;
+}
+
+int ml_torch_builds_check(ml_err *err)
+{
+	if (ready())
+		return 0;
+	ml_err_set(err, ML_EPARSE, "%s", table.error);
+	ml_err_hint(err, "regenerate it with make torch-builds and rebuild mlsetup");
+	return ML_EPARSE;
+}
+
+size_t ml_torch_builds(const ml_torch_build **out)
+{
+	bool ok = ready();
+	if (out)
+		*out = ok ? table.builds : NULL;
+	return ok ? table.n_builds : 0;
+}
+
+const ml_torch_build *ml_torch_build_lookup(const char *sha256)
+{
+	char want[65];
+	if (!ready() || ml_sha256_hex_normalize(want, sha256) != 0)
+		return NULL;
+	for (size_t i = 0; i < table.n_builds; i++) {
+		const ml_torch_build *b = &table.builds[i];
+		for (size_t k = 0; k < b->n_files; k++)
+			if (strcmp(b->files[k].sha256, want) == 0)
+				return b;
+	}
+	return NULL;
+}
+
+const ml_torch_build *ml_torch_build_find(const char *version, const char *platform)
+{
+	if (!ready() || !version || !platform)
+		return NULL;
+	const char *plus = strchr(version, '+');
+	size_t vlen = plus ? (size_t)(plus - version) : strlen(version);
+	const char *local = plus ? plus + 1 : "";
+	char pub[64];
+	if (vlen >= sizeof pub)
+		return NULL;
+	memcpy(pub, version, vlen);
+	pub[vlen] = '\0';
+	const ml_torch_build *best = NULL;
+	for (size_t i = 0; i < table.n_builds; i++) {
+		const ml_torch_build *b = &table.builds[i];
+		if (ml_version_cmp(b->version, pub) != 0 || strcmp(b->local, local) != 0 ||
+		    strcmp(b->platform, platform) != 0)
+			continue;
+		if (!best || atoi(b->build_tag) > atoi(best->build_tag))
+			best = b;
+	}
+	return best;
+}
+
+/* The CUDA major of a dotted version ("12.8" -> 12), -1 when none. */
+static int cuda_major(const char *cuda)
+{
+	return cuda && isdigit((unsigned char)*cuda) ? atoi(cuda) : -1;
+}
+
+const char *ml_torch_build_min_driver(const ml_torch_build *b, bool windows, bool *at_least)
+{
+	if (at_least)
+		*at_least = false;
+	if (!b || !b->cuda[0])
+		return NULL;
+	if (ml_toolkit_driver_find(b->cuda))
+		return ml_toolkit_min_driver(b->cuda, windows);
+	/* Not in the table: the newest older toolkit of the same major is a
+	 * lower bound (a newer toolkit never needs an older driver). */
+	const ml_toolkit_driver *rows;
+	size_t n = ml_toolkit_drivers(&rows);
+	const ml_toolkit_driver *best = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (cuda_major(rows[i].cuda) == cuda_major(b->cuda) &&
+		    ml_driver_version_cmp(rows[i].cuda, b->cuda) < 0)
+			best = &rows[i]; /* rows are oldest first */
+	const char *v = best ? (windows ? best->windows_min : best->linux_min)
+	                     : ml_minor_version_floor(b->cuda, windows);
+	if (v && at_least)
+		*at_least = true;
+	return v;
+}
+
+static bool add_code(cJSON *obj, const char *key, const ml_cuda_arch *v, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(obj, key);
+	for (size_t i = 0; arr && i < n; i++) {
+		char nm[32];
+		if (ml_cuda_arch_format(nm, sizeof nm, &v[i]) ||
+		    !cJSON_AddItemToArray(arr, cJSON_CreateString(nm)))
+			return false;
+	}
+	return arr != NULL;
+}
+
+static bool add_str_or_null(cJSON *obj, const char *key, const char *v)
+{
+	return v ? cJSON_AddStringToObject(obj, key, v) != NULL
+	         : cJSON_AddNullToObject(obj, key) != NULL;
+}
+
+cJSON *ml_torch_build_to_json(const ml_torch_build *b)
+{
+	cJSON *o = cJSON_CreateObject(), *drv = NULL;
+	bool at_least_l = false, at_least_w = false;
+	const char *lin = ml_torch_build_min_driver(b, false, &at_least_l);
+	const char *win = ml_torch_build_min_driver(b, true, &at_least_w);
+	bool ok = o && cJSON_AddStringToObject(o, "version", b->version) &&
+	          cJSON_AddStringToObject(o, "local", b->local) &&
+	          cJSON_AddStringToObject(o, "build_tag", b->build_tag) &&
+	          cJSON_AddStringToObject(o, "platform", b->platform) &&
+	          add_str_or_null(o, "cuda", b->cuda[0] ? b->cuda : NULL) &&
+	          add_code(o, "sass", b->sass, b->n_sass) && add_code(o, "ptx", b->ptx, b->n_ptx) &&
+	          (drv = cJSON_AddObjectToObject(o, "min_driver")) != NULL &&
+	          add_str_or_null(drv, "linux", lin) && add_str_or_null(drv, "windows", win) &&
+	          cJSON_AddBoolToObject(drv, "at_least", at_least_l || at_least_w) &&
+	          (!b->files || cJSON_AddNumberToObject(o, "files", (double)b->n_files));
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* --- manifests ---------------------------------------------------------------- */
+
+static bool same_arch(const ml_cuda_arch *a, const ml_cuda_arch *b)
+{
+	return a->major == b->major && a->minor == b->minor && a->variant == b->variant &&
+	       a->ptx == b->ptx;
+}
+
+/* Keeps in *code only the entries also in other (two builds of one pin
+ * that disagree: what runs must run with either). */
+static void intersect(ml_cuda_arch *code, size_t *n, const ml_cuda_arch *other, size_t n_other)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++)
+		for (size_t j = 0; j < n_other; j++)
+			if (same_arch(&code[i], &other[j])) {
+				code[k++] = code[i];
+				break;
+			}
+	*n = k;
+}
+
+int ml_manifest_torch_facts(ml_manifest *mf, ml_err *err)
+{
+	if (mf->has_gpu_header || !mf->reqs)
+		return 0;
+	ml_cuda_arch code[2 * ML_TORCH_MAX_CODE];
+	size_t n = 0;
+	const ml_torch_build *cuda_build = NULL, *any = NULL;
+	for (size_t i = 0; i < mf->reqs->n_reqs; i++) {
+		const ml_requirement *r = &mf->reqs->reqs[i];
+		if (strcmp(r->normalized, "torch") != 0)
+			continue;
+		for (size_t h = 0; h < r->n_hashes; h++) {
+			const ml_torch_build *b = ml_torch_build_lookup(r->sha256[h]);
+			if (!b || (cuda_build && !b->cuda[0]))
+				continue;
+			ml_cuda_arch these[2 * ML_TORCH_MAX_CODE];
+			size_t n_these = 0;
+			for (size_t k = 0; k < b->n_sass; k++)
+				these[n_these++] = b->sass[k];
+			for (size_t k = 0; k < b->n_ptx; k++)
+				these[n_these++] = b->ptx[k];
+			if (b->cuda[0] && !cuda_build) { /* CUDA builds decide from now on */
+				memcpy(code, these, n_these * sizeof *code);
+				n = n_these;
+				cuda_build = b;
+			} else if (b->cuda[0]) {
+				intersect(code, &n, these, n_these);
+				if (ml_driver_version_cmp(b->cuda, cuda_build->cuda) > 0)
+					cuda_build = b;
+			} else if (!any) {
+				n = 0; /* a CPU-only build: no CUDA code */
+			}
+			any = b;
+		}
+	}
+	if (!any)
+		return 0; /* not a known build: the GPU fit cannot be judged */
+	if (n && !(mf->code = malloc(n * sizeof *mf->code)))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	memcpy(mf->code, code, n * sizeof *code);
+	mf->n_code = n;
+	mf->has_gpu_header = true;
+	if (!mf->cuda && cuda_build) {
+		mf->cuda = cuda_build->cuda;
+		if (!mf->min_driver_linux)
+			mf->min_driver_linux = ml_torch_build_min_driver(cuda_build, false, NULL);
+		if (!mf->min_driver_windows)
+			mf->min_driver_windows = ml_torch_build_min_driver(cuda_build, true, NULL);
+	}
+	return 0;
+}
