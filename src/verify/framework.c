@@ -23,7 +23,7 @@
 
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
 #define STEP_MARKER     "MLSETUP-TORCH-SMOKE-STEP: "

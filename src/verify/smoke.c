@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 /* The driver API's types, with the real ABI (cuda.h, 64-bit). */
 typedef int cu_result;                   /* CUresult */
