@@ -1,7 +1,8 @@
 /*
  * internal.h - what the detect stage's probes share: finding or adding a
- * GPU record by PCI bus id, appending probe records, and the probe entry
- * points that detect.c runs in order.
+ * GPU record by PCI bus id, appending probe records, the probe entry
+ * points that detect.c runs in order, and the tables the probes read (PCI
+ * ids, driver branches, precision rules).
  */
 #ifndef MLSETUP_DETECT_INTERNAL_H
 #define MLSETUP_DETECT_INTERNAL_H

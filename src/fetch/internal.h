@@ -1,6 +1,10 @@
 /*
  * internal.h - what the fetch stage's source files share and no other
- * folder needs: one index lookup with retries. Names start with mlf_.
+ * folder needs: the synchronous HTTP GET (http.c) and its request and
+ * response types, the package-index client (index.c: PEP 503 / PEP 691
+ * pages, --find-links), the cache's blob, page and temporary-file calls
+ * (cache.c), and one index lookup with retries (mlf_lookup). Unit tests
+ * and fuzz targets include it to test those pieces directly.
  */
 #ifndef MLSETUP_FETCH_INTERNAL_H
 #define MLSETUP_FETCH_INTERNAL_H

@@ -1,8 +1,11 @@
 /*
- * internal.h - what the verify stage's readers share and nothing outside
+ * internal.h - what the verify stage's files share and nothing outside
  * src/verify needs: the ELF-64 section header table, walked by fatbin.c
  * (host libraries: `.nv_fatbin`, `__nv_relfatbin`, data sections) and by
- * cubin.c (device code: a cubin's `.text.<kernel>` sections).
+ * cubin.c (device code: a cubin's `.text.<kernel>` sections); the fatbin
+ * and cubin readers, the driver and framework smoke tests and the
+ * diagnosis that run.c (ml_verify_env) and audit.c combine. Unit tests and
+ * fuzz targets include it to test those pieces directly.
  */
 #ifndef MLSETUP_VERIFY_INTERNAL_H
 #define MLSETUP_VERIFY_INTERNAL_H
