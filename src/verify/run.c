@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
 {

@@ -44,7 +44,9 @@ test_expect_success '--version shows version, commit and library versions' '
 test_expect_success '--version --json is a versioned document' '
 	"$MLSETUP" --version --json >out &&
 	expect_eq mlsetup.version/1 "$(json out "d[\"schema\"]")" &&
-	json out "d[\"libraries\"][\"libcurl\"]" | grep -q OpenSSL
+	json out "d[\"libraries\"][\"libcurl\"]" | grep -q OpenSSL &&
+	json out "d[\"build\"]" | grep -q . &&
+	expect_eq false "$(json out "\"build\" in d[\"libraries\"]")"
 '
 test_expect_success 'a write error on stdout fails the run' '
 	if [ -w /dev/full ]; then
