@@ -38,6 +38,7 @@
 #include <archive_entry.h>
 
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

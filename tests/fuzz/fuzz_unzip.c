@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

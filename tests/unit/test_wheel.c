@@ -17,6 +17,7 @@
 
 #include "env_testutil.h"
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 typedef struct fx {
 	char *tmp;
