@@ -20,7 +20,7 @@
 # with pkg-config; the release build makes its own (packaging/release/).
 
 CC      ?= cc
-PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd liblz4
+PKGS    := libcurl libarchive openssl libcjson libgit2 libzstd liblz4 libdeflate libutf8proc zlib
 TESTPKGS := cmocka
 PKG_CONFIG ?= pkg-config
 
@@ -32,6 +32,9 @@ hint_libcjson   := libcjson-dev / cjson-devel
 hint_libgit2    := libgit2-dev / libgit2-devel
 hint_libzstd    := libzstd-dev / libzstd-devel
 hint_liblz4     := liblz4-dev / lz4-devel
+hint_libdeflate := libdeflate-dev / libdeflate-devel
+hint_libutf8proc := libutf8proc-dev / utf8proc-devel
+hint_zlib       := zlib1g-dev / zlib-devel
 hint_cmocka     := libcmocka-dev / libcmocka-devel
 
 define check_pkg

@@ -308,6 +308,11 @@ extern const ml_embedded_file ml_embedded_files[];
  * freed), or NULL when the build has none. */
 const ml_embedded_file *ml_embedded_find(const char *name);
 
+/* Returns the embedded file with this base name, one that every build
+ * embeds (EMBED_FILES in the Makefile): its absence is a broken build,
+ * said on stderr before abort(), never a NULL for the caller to trip over. */
+const ml_embedded_file *ml_embedded_require(const char *name);
+
 /* --- platform interface (platform/<os>/os.c) ------------------------------ */
 
 /* Reads at most max_bytes of the file `path` into a new NUL-terminated

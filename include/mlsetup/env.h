@@ -7,8 +7,14 @@
  *
  *   extract.c   checked archive extraction (wheels: zip; interpreters:
  *               tar.gz / tar.zst) and the pure per-entry checker
- *   zipscan.c   our own reading of a zip's central directory, done before
- *               libarchive sees the file (trailing data, hybrids, overlaps)
+ *   zipscan.c   our own reading of a zip's central directory (trailing
+ *               data, hybrids, overlaps, local headers and data
+ *               descriptors that disagree with it)
+ *   unzip.c     wheel extraction: every member inflated whole (libdeflate),
+ *               CRC-32 and RECORD hash in the same pass, large wheels'
+ *               members on several threads
+ *   names.c     names across entries: Unicode NFC and case-fold
+ *               collisions, a wheel's own bytecode
  *   record.c    the wheel's text files: RECORD (PEP 376 CSV), WHEEL
  *               (PEP 427) and entry_points.txt
  *   wheel.c     PEP 427 installation: unpack once into the cache, then link
@@ -70,37 +76,10 @@ enum {
 	ML_ENTRY_ALLOW_LINKS = 1u << 0,
 };
 
-/* Checks one archive entry, before anything is created for it. name is
- * name_len bytes (it may hold a NUL: zip names can); link is the symlink
- * target or hard-link path (link_len bytes; NULL/0 for other types).
- * Refused (ML_EINTEGRITY, err names the entry and the reason):
- *   - empty names, names longer than 4095 bytes or with a component longer
- *     than 255 bytes;
- *   - NUL, control characters (0x01-0x1f, 0x7f), invalid UTF-8;
- *   - absolute paths ("/x"), backslashes anywhere ("..\x", "\\host\share"),
- *     drive letters ("C:x", "C:\x");
- *   - ".." components, and "." or empty components other than a leading
- *     "./" and a trailing "/";
- *   - device files, FIFOs and sockets (ML_ENTRY_OTHER);
- *   - without ML_ENTRY_ALLOW_LINKS, any symlink or hard link;
- *   - with it, a symlink whose target is empty, absolute, has a backslash
- *     or control character, or whose ".." components climb above the root
- *     of the tree when resolved from the link's own directory ("a/l ->
- *     ../x" is fine, "l -> ../x" is not); a hard link whose path fails the
- *     name rules above.
- * Chains (a link through another link) need the whole tree; the extractor
- * resolves every link again after the last entry (ml_archive_extract).
- * When out is non-NULL it receives the normalized name (leading "./" and
- * trailing "/" removed; "" for the root directory itself, which only a
- * directory may be) - out_sz bytes. Pure: no file system access.
- * Returns 0 or ML_EINTEGRITY (ML_EFAIL when out is too small). */
-int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, ml_entry_type type,
-                   const char *link, size_t link_len, unsigned flags, ml_err *err);
-
 /* Which archives ml_archive_extract() accepts. */
 typedef enum ml_archive_kind {
-	/* A wheel: a zip file (libarchive's seekable zip reader only), no
-	 * links of any kind. */
+	/* A wheel: a zip file (our own reader: stored and deflate members
+	 * only), no links of any kind. */
 	ML_ARCHIVE_WHEEL = 1,
 	/* An interpreter: a gzip- or zstd-compressed tar (libarchive's tar
 	 * reader with the gzip and zstd filters only); in-tree relative
@@ -120,11 +99,20 @@ typedef struct ml_extract_opts {
 	uint64_t max_entries; /* cap on entries; 0: the kind's default */
 	bool read_only;       /* files 0444/0555 instead of 0644/0755 */
 	bool list_files;      /* fill ml_extract_result.files (with sha256) */
+	/* Wheels: a wheel's own bytecode (__pycache__/<name>.pyc) is
+	 * decoded and checked like every member (CRC-32; sha256 listed)
+	 * but not written, so what runs is the installed source or bytecode
+	 * compiled from it (listed with dropped set; n_dropped). */
+	bool drop_pycache;
+	/* Wheels: at most this many threads inflate members, the calling
+	 * one included; 0 or 1: the calling thread only. Helpers are only
+	 * started while enough bytes remain to share out. */
+	int threads;
 } ml_extract_opts;
 
 #define ML_EXTRACT_OPTS_INIT                                                                       \
 	{                                                                                          \
-		ML_ARCHIVE_WHEEL, 0, 0, false, false                                               \
+		ML_ARCHIVE_WHEEL, 0, 0, false, false, false, 0                                     \
 	}
 
 /* One regular file created by an extraction (list_files). */
@@ -133,6 +121,7 @@ typedef struct ml_extracted_file {
 	uint64_t size;      /* bytes */
 	uint8_t sha256[32]; /* digest of the bytes written */
 	bool executable;    /* written 0755 (0555) */
+	bool dropped;       /* drop_pycache: checked and hashed, not written */
 } ml_extracted_file;
 
 typedef struct ml_extract_result {
@@ -140,55 +129,12 @@ typedef struct ml_extract_result {
 	uint64_t n_entries; /* entries read */
 	uint64_t n_files, n_dirs, n_symlinks, n_hardlinks;
 	uint64_t n_modes_cleared; /* files whose setuid/setgid/sticky bits were dropped */
-	ml_extracted_file *files; /* list_files: every regular file, archive order */
+	uint64_t n_dropped;       /* drop_pycache: bytecode files not written */
+	uint64_t n_threads;       /* wheels: most threads that inflated members at once */
+	ml_extracted_file *files; /* list_files: every regular file, archive order
+	                           * (wheels: central-directory order) */
 	size_t n_listed;
 } ml_extract_result;
-
-/* Extracts archive_path into dest, a directory this call creates (its
- * parent must exist; dest must not: extraction only ever goes into a fresh
- * directory). Bytes should already be verified (size + sha256).
- *
- * Reading: libarchive with only the readers the kind needs (see
- * ml_archive_kind). Zip files are first checked by our own reading of the
- * central directory: the file must start with a local header, end exactly
- * at the end-of-central-directory record (no trailing data, which also
- * refuses zip/tar hybrids), and every entry must be consistent between
- * central and local headers, unencrypted, and not overlap another; a
- * non-ASCII name must carry the zip UTF-8 flag (else its encoding is
- * ambiguous: Python would read it as CP437). Tar files must be gzip or
- * zstd compressed (a plain tar is refused) with nothing after the
- * compressed stream and nothing but zero padding after the tar end marker.
- * Names are read as UTF-8 whatever the process locale (uselocale
- * C.UTF-8 on the calling thread only).
- *
- * Every entry goes through ml_entry_check(); duplicate names (after
- * normalization) are refused. Writing: each path is opened component by
- * component relative to a directory descriptor with O_NOFOLLOW (existing
- * symlinks are never followed, so no entry can write through a link) and
- * files are created with O_EXCL. Files get mode 0644, or 0755 when the
- * archive gives any execute bit (0444/0555 with read_only); setuid,
- * setgid and sticky bits are never written (counted in n_modes_cleared);
- * directories 0755. After the last entry every symlink is resolved through
- * the tree, following chains, and refused when it leaves the tree.
- * Extraction stops as soon as the expanded size passes max_bytes or the
- * entry count passes max_entries ("zip bomb": stopped at the cap).
- *
- * We do not use archive_write_disk: it resolves paths against the process
- * working directory (chdir is not thread-safe) and does not check symlink
- * targets; the descriptor-relative writer above gives what its
- * ARCHIVE_EXTRACT_SECURE_NODOTDOT / _SECURE_SYMLINKS /
- * _SECURE_NOABSOLUTEPATHS flags give, and more.
- *
- * On failure dest is removed again; nothing outside dest is ever created.
- * Files are not fsynced (callers sync the tree once). out may be NULL;
- * release it with ml_extract_result_release(). Returns 0; ML_EINTEGRITY
- * for a refused archive (err names the entry and the rule); ML_EFAIL when
- * dest exists; ML_ENOENT, ML_EIO, ML_ENOMEM. */
-int ml_archive_extract(ml_extract_result *out, const char *archive_path, const char *dest,
-                       const ml_extract_opts *opts, ml_err *err);
-
-/* Frees the file list of r and zeroes it. Accepts NULL. */
-void ml_extract_result_release(ml_extract_result *r);
 
 /* --- wheel metadata files (src/env/record.c) ------------------------------- */
 
@@ -206,37 +152,12 @@ typedef struct ml_record {
 	size_t n;
 } ml_record;
 
-/* Parses RECORD text (len bytes) as Python's csv module reads it (the
- * "excel" dialect: comma-separated, fields optionally in double quotes
- * with "" for a quote, CRLF or LF line ends, quoted fields may span
- * lines). Each row needs 3 fields (a 4th or more refused), a non-empty
- * path, and a size of decimal digits or empty. Blank lines are skipped.
- * Caller owns *out; free with ml_record_free(). Returns 0, ML_EPARSE (err
- * names the line) or ML_ENOMEM. */
-int ml_record_parse(ml_record **out, const char *text, size_t len, ml_err *err);
-
-/* Appends r to b in the form csv.writer writes it (QUOTE_MINIMAL, LF line
- * ends here, as installer and bdist_wheel write RECORD files): fields containing
- * ',', '"', CR or LF are quoted. An empty hash and a size of -1 are
- * written as empty fields. Returns 0 or ML_ENOMEM. */
-int ml_record_format(ml_buf *b, const ml_record *r);
-
-/* Frees a RECORD; accepts NULL. */
-void ml_record_free(ml_record *r);
-
 /* What the WHEEL file says (PEP 427 "The .dist-info directory"). */
 typedef struct ml_wheel_meta {
 	int version_major, version_minor; /* Wheel-Version */
 	bool root_is_purelib;             /* Root-Is-Purelib: true */
 	char generator[128];              /* Generator, "" when absent */
 } ml_wheel_meta;
-
-/* Parses a WHEEL file ("Key: value" lines, RFC 822 style; keys compared
- * case-insensitively). Wheel-Version must be present as "M.N"; a missing
- * Root-Is-Purelib reads as false, as pip reads it. Returns 0, or ML_EPARSE
- * for a missing or malformed Wheel-Version. The version check (major 1
- * only) is the caller's: ml_wheel_unpack() refuses 2.0 and later. */
-int ml_wheel_meta_parse(ml_wheel_meta *out, const char *text, size_t len, ml_err *err);
 
 /* One entry point ("name = value" in section [group]). */
 typedef struct ml_entry_point {
@@ -249,26 +170,6 @@ typedef struct ml_entry_points {
 	ml_entry_point *v;
 	size_t n;
 } ml_entry_points;
-
-/* Parses entry_points.txt (PyPA "Entry points specification", file
- * format: INI sections, "name = value" split at the first '=', comments
- * starting with '#' or ';', surrounding whitespace trimmed). Caller owns
- * *out; free with ml_entry_points_free(). Returns 0, ML_EPARSE (a line
- * that is neither a section, a comment nor a name = value pair, or an
- * entry before any section; err names the line) or ML_ENOMEM. */
-int ml_entry_points_parse(ml_entry_points **out, const char *text, size_t len, ml_err *err);
-
-/* Frees entry points; accepts NULL. */
-void ml_entry_points_free(ml_entry_points *e);
-
-/* Splits an entry point value "module.sub:attr.sub [extra1, extra2]" into
- * the module ("module.sub") and the attribute path ("attr.sub"), each a
- * dotted sequence of Python identifiers; extras are ignored. Both parts are
- * required (a launcher needs something to call). Writes into the given
- * buffers (each *_sz bytes). Returns 0 or ML_EPARSE: anything else would
- * end up as Python source in a launcher. */
-int ml_entry_point_split(char *module, size_t module_sz, char *attr, size_t attr_sz,
-                         const char *value, ml_err *err);
 
 /* --- environments: layout (src/env/wheel.c) --------------------------------- */
 
@@ -306,11 +207,12 @@ typedef struct ml_unpack_opts {
 	                       * (cache blobs have no name, so pass it) */
 	uint64_t max_bytes;   /* expanded-size cap; 0: ML_WHEEL_MAX_BYTES */
 	uint64_t max_entries; /* 0: ML_WHEEL_MAX_ENTRIES */
+	int threads;          /* threads inflating members (ml_extract_opts); 0: 1 */
 } ml_unpack_opts;
 
 #define ML_UNPACK_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		NULL, 0, 0, 0                                                                      \
 	}
 
 /* A wheel unpacked in the cache. */
@@ -347,7 +249,11 @@ typedef struct ml_unpacked {
  * size that match what was extracted (ML_EINTEGRITY otherwise; md5 and
  * sha1 are refused); a listed file with a hash that is not in the wheel is
  * refused too, while hash-less rows of absent files (.pyc lists) are
- * ignored. Then the tree is synced, the marker written and synced, and the
+ * ignored. The wheel's own bytecode (__pycache__/<name>.pyc) is checked
+ * like every file (CRC-32, RECORD hash and size) but not unpacked: Python
+ * would run it instead of the installed source, whatever that source
+ * says (an unchecked-hash .pyc, PEP 552, is never compared with it).
+ * Then the tree is synced, the marker written and synced, and the
  * directory renamed into place.
  *
  * opts may be NULL. Returns 0 and fills *out; ML_EINTEGRITY,
@@ -399,31 +305,6 @@ typedef struct ml_wheel_result {
 	ml_err err;                                   /* ml_wheels_install_all: why it failed */
 } ml_wheel_result;
 
-/* Installs a wheel unpacked by ml_wheel_unpack() into the environment env
- * (PEP 427 "Installing a wheel", step "Spread"; packaging.python.org
- * "Binary distribution format"). Every file is linked (reflink, else
- * hardlink, else copy; opts->link can force one) into:
- *   - the wheel root and .data/purelib, .data/platlib: site-packages;
- *   - .data/headers: include/site/pythonX.Y/<name>/;
- *   - .data/data: the environment root;
- *   - .data/scripts: bin/, as REAL files 0755, a first line "#!python" or
- *     "#!pythonw" rewritten to the environment's python (final_root);
- * and console_scripts / gui_scripts from entry_points.txt become launchers
- * in bin/ (real files 0755): "#!<final_root>/bin/python" or, when that path
- * has a space or is longer than 127 bytes, the "/bin/sh" exec form. The
- * .dist-info gets INSTALLER ("mlsetup"), REQUESTED when opts->requested,
- * and a new RECORD listing every installed path relative to site-packages
- * ("../../../bin/x" for scripts) with sha256 and size, and RECORD itself
- * without. Directories are created 0755; a path another wheel placed is
- * replaced (n_overwritten). The unpacked tree's files are checked for type
- * and size against its RECORD (ML_EINTEGRITY when the cache was tampered
- * with: remove the directory and unpack again).
- * opts may be NULL. Fills *out (cache_hit / bytes_extracted left 0).
- * Returns 0, ML_EINTEGRITY, ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM. */
-int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
-                              const ml_env_layout *env, const ml_wheel_install_opts *opts,
-                              ml_err *err);
-
 /* --- many wheels in parallel (src/env/pool.c) ------------------------------ */
 
 /* One wheel to install. Borrowed pointers. */
@@ -436,7 +317,9 @@ typedef struct ml_wheel_job {
 
 typedef struct ml_wheels_opts {
 	const char *cache_dir; /* holds unpacked/ */
-	int jobs;              /* worker threads; 0: ml_os_cpu_count() */
+	int jobs;              /* threads in all, 0: ml_os_cpu_count(): wheel workers,
+	                        * and helpers inflating the members of large
+	                        * wheels on the slots of workers left idle */
 	uint64_t max_bytes;    /* per-wheel expanded-size cap; 0: default */
 	uint64_t max_entries;  /* per-wheel entry cap; 0: default */
 	ml_link_method link;   /* ML_LINK_AUTO unless forcing one */

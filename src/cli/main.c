@@ -167,9 +167,12 @@ static int print_version(bool json)
 		cJSON_AddStringToObject(doc, "schema", "mlsetup.version/1");
 		cJSON_AddStringToObject(doc, "version", ML_VERSION);
 		cJSON_AddStringToObject(doc, "commit", ml_version_commit());
-		cJSON *l = cJSON_AddObjectToObject(doc, "libraries");
+		/* "build" says how the binary was made; the rest are libraries. */
+		cJSON *l = cJSON_CreateObject();
 		for (size_t i = 0; i < libs.n; i++)
-			cJSON_AddStringToObject(l, libs.items[i].key, libs.items[i].value);
+			cJSON_AddStringToObject(strcmp(libs.items[i].key, "build") == 0 ? doc : l,
+			                        libs.items[i].key, libs.items[i].value);
+		cJSON_AddItemToObject(doc, "libraries", l);
 		int rc = ml_out_json(doc);
 		cJSON_Delete(doc);
 		return rc;

@@ -15,8 +15,11 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <git2.h>
+#include <libdeflate.h>
 #include <lz4.h>
 #include <openssl/crypto.h>
+#include <utf8proc.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "mlsetup/core.h"
@@ -77,10 +80,20 @@ static const char *with_origin(char *buf, size_t sz, const char *version, const 
 #ifndef ML_DEB_LZ4
 #define ML_DEB_LZ4 ""
 #endif
+#ifndef ML_DEB_ZLIB
+#define ML_DEB_ZLIB ""
+#endif
+#ifndef ML_DEB_LIBDEFLATE
+#define ML_DEB_LIBDEFLATE ""
+#endif
+#ifndef ML_DEB_UTF8PROC
+#define ML_DEB_UTF8PROC ""
+#endif
 
 int ml_version_libraries(ml_kvs *out)
 {
-	static char curl[256], archive[256], ssl[256], cjson[256], git[256], zstd[256], lz4[256];
+	static char curl[256], archive[256], ssl[256], cjson[256], git[256], zstd[256], lz4[256],
+	        zlib[256], deflate[256], u8p[256];
 	char v[160];
 	const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
 	snprintf(v, sizeof(v), "%s (%s%s%s%s%s)", cv->version,
@@ -98,6 +111,11 @@ int ml_version_libraries(ml_kvs *out)
 	with_origin(git, sizeof(git), v, ML_DEB_LIBGIT2);
 	with_origin(zstd, sizeof(zstd), ZSTD_versionString(), ML_DEB_ZSTD);
 	with_origin(lz4, sizeof(lz4), LZ4_versionString(), ML_DEB_LZ4);
+	with_origin(zlib, sizeof(zlib), zlibVersion(), ML_DEB_ZLIB);
+	/* libdeflate has no run-time version call: this is the version of
+	 * the header it was built against. */
+	with_origin(deflate, sizeof(deflate), LIBDEFLATE_VERSION_STRING, ML_DEB_LIBDEFLATE);
+	with_origin(u8p, sizeof(u8p), utf8proc_version(), ML_DEB_UTF8PROC);
 
 	const struct {
 		const char *key, *value;
@@ -110,6 +128,9 @@ int ml_version_libraries(ml_kvs *out)
 	        {"libgit2", git},
 	        {"zstd", zstd},
 	        {"lz4", lz4},
+	        {"zlib", zlib},
+	        {"libdeflate", deflate},
+	        {"utf8proc", u8p},
 	};
 	out->n = 0;
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]) && out->n < ML_KVS_MAX; i++) {

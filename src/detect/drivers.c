@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/detect.h"
+#include "internal.h"
 
 #define MAX_TOOLKITS 64
 #define MAX_FLOORS   8

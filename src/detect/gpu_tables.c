@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mlsetup/detect.h"
+#include "internal.h"
 
 /* --- compute capability -> architecture ---------------------------------- */
 

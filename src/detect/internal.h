@@ -1,7 +1,8 @@
 /*
  * internal.h - what the detect stage's probes share: finding or adding a
- * GPU record by PCI bus id, appending probe records, and the probe entry
- * points that detect.c runs in order.
+ * GPU record by PCI bus id, appending probe records, the probe entry
+ * points that detect.c runs in order, and the tables the probes read (PCI
+ * ids, driver branches, precision rules).
  */
 #ifndef MLSETUP_DETECT_INTERNAL_H
 #define MLSETUP_DETECT_INTERNAL_H
@@ -30,5 +31,50 @@ int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o);
 int ml_probe_procfs(ml_machine *m, const ml_detect_opts *o);
 int ml_probe_pci(ml_machine *m, const ml_detect_opts *o);
 int ml_probe_smi(ml_machine *m, const ml_detect_opts *o);
+
+/* A row of the PCI id table (src/detect/pci_ids.c). */
+typedef struct ml_pci_gpu {
+	uint16_t device_id; /* PCI device id (vendor 0x10de) */
+	const char *name;   /* marketing name, "NVIDIA GeForce RTX 5090" */
+	uint8_t cc_major, cc_minor;
+} ml_pci_gpu;
+
+/* One rule of the precision table: `feature` holds from compute capability
+ * major.minor on. feature is "bf16", "tf32", "fp8", "fp4",
+ * "flash_attention_2", or "dtype:<name>" for the recommended dtype (the
+ * newest rule a GPU meets wins). Static strings. */
+typedef struct ml_precision_rule {
+	const char *feature;
+	int major, minor;
+	const char *source; /* where the rule comes from */
+} ml_precision_rule;
+
+/* --- used only inside src/detect (moved from mlsetup/detect.h) ------------- */
+
+/* Highest CUDA version (1000*major + 10*minor) a driver version supports,
+ * from NVIDIA's driver-branch table (e.g. "550.54.14" -> 12040), or 0 when
+ * the branch is unknown. */
+int ml_driver_cuda_version(const char *driver_version);
+
+/* Parses the driver version out of /proc/driver/nvidia/version text: the
+ * first dotted number after "Kernel Module" (proprietary and open module
+ * lines). Returns 0 or ML_EPARSE. */
+int ml_parse_nvrm_version(char *dst, size_t dstsz, const char *text);
+
+/* Normalizes a PCI bus id ("00000000:01:00.0", "0000:01:00.0", "01:00.0")
+ * to lower-case "dddd:bb:dd.f". Returns 0 or ML_EPARSE. */
+int ml_pci_bus_id_normalize(char *dst, size_t dstsz, const char *in);
+
+/* Looks a PCI device id up in the built-in table of NVIDIA GPUs (Turing
+ * and newer plus common data-center parts). Returns a static entry or NULL. */
+const ml_pci_gpu *ml_pci_lookup(uint16_t device_id);
+
+/* Sets *out to the whole table (sorted by device_id, no duplicates) and
+ * returns its length. Static data. */
+size_t ml_pci_table(const ml_pci_gpu **out);
+
+/* Sets *out to the precision rules (in table order) and returns how many
+ * there are. Static data. */
+size_t ml_precision_rules(const ml_precision_rule **out);
 
 #endif

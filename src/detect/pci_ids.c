@@ -24,7 +24,7 @@
  * the name covers both. Jetson GPUs before Thor (Xavier, Orin) are not
  * PCI devices and have no entry.
  */
-#include "mlsetup/detect.h"
+#include "internal.h"
 
 static const ml_pci_gpu pci_gpus[] = {
         /* Pascal GP100 (6.0) */

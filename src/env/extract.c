@@ -1,8 +1,9 @@
 /*
  * extract.c - checked archive extraction (RELIABILITY.md "Archives"):
- * wheels (zip) and interpreter archives (tar.gz / tar.zst) are read with
- * libarchive, restricted to the readers each kind needs, and every entry
- * is checked by ml_entry_check() before anything is created for it.
+ * interpreter archives (tar.gz / tar.zst) are read with libarchive,
+ * restricted to the tar reader and the gzip and zstd filters; wheels (zip)
+ * with our own reader (zipscan.c, unzip.c). Every entry is checked by
+ * ml_entry_check() before anything is created for it.
  *
  * Files are written by our own descriptor-relative writer: each path is
  * opened one component at a time under a directory descriptor of the fresh
@@ -276,20 +277,20 @@ static int xio(xctx *x, const char *path, int e)
 	return xfail(x, ML_EIO, "cannot write '%s': %s", path, strerror(e));
 }
 
-/* Opens directory `dir` (normalized, relative to the root; "" = root),
- * creating missing components 0755, never following a symbolic link.
- * Returns a new descriptor (caller closes; the root is dup'ed) or a
- * negative ML_E* code. */
-static int open_dir(xctx *x, const char *dir)
+int mle_open_dir(int rootfd, const char *dir)
 {
-	int fd = dup(x->rootfd);
+	int fd = dup(rootfd);
 	if (fd < 0)
-		return xio(x, dir, errno);
+		return -errno;
 	const char *p = dir;
 	char comp[256];
 	while (*p) {
 		const char *s = strchr(p, '/');
 		size_t c = s ? (size_t)(s - p) : strlen(p);
+		if (c >= sizeof comp) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
 		memcpy(comp, p, c);
 		comp[c] = '\0';
 		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -297,7 +298,7 @@ static int open_dir(xctx *x, const char *dir)
 			if (mkdirat(fd, comp, 0700) != 0 && errno != EEXIST) {
 				int e = errno;
 				close(fd);
-				return xio(x, dir, e);
+				return -e;
 			}
 			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (nfd >= 0)
@@ -306,12 +307,7 @@ static int open_dir(xctx *x, const char *dir)
 		if (nfd < 0) {
 			int e = errno;
 			close(fd);
-			if (e == ELOOP || e == ENOTDIR)
-				return xfail(
-				        x, ML_EINTEGRITY,
-				        "entry path '%s' passes through a symbolic link or a file",
-				        dir);
-			return xio(x, dir, e);
+			return -e;
 		}
 		close(fd);
 		fd = nfd;
@@ -320,6 +316,19 @@ static int open_dir(xctx *x, const char *dir)
 			p++;
 	}
 	return fd;
+}
+
+/* mle_open_dir() with the archive's error messages. Returns a new
+ * descriptor (caller closes) or a negative ML_E* code. */
+static int open_dir(xctx *x, const char *dir)
+{
+	int fd = mle_open_dir(x->rootfd, dir);
+	if (fd >= 0)
+		return fd;
+	if (fd == -ELOOP || fd == -ENOTDIR)
+		return xfail(x, ML_EINTEGRITY,
+		             "entry path '%s' passes through a symbolic link or a file", dir);
+	return xio(x, dir, -fd);
 }
 
 /* Returns a descriptor for the parent of `path` (cached; do not close)
@@ -765,124 +774,10 @@ static int header_error(xctx *x, struct archive *a)
 
 /* --- zip (wheels) ------------------------------------------------------------------- */
 
-static int extract_zip(xctx *x, int fd, uint64_t size)
+static int extract_zip(xctx *x, int fd, uint64_t size, mle_slots *slots)
 {
-	mle_zip z = {NULL, 0, 0};
-	int rc = mle_zip_scan(&z, fd, size, x->max_entries, x->what, x->err);
-	if (rc)
-		return rc;
-	struct archive *a = NULL;
-	mle_map central = MLE_MAP_INIT;
-	bool *seen = calloc(z.n ? z.n : 1, 1);
-	char *norm = malloc(ML_PATH_MAX);
-	if (!seen || !norm) {
-		rc = xnomem(x);
-		goto out;
-	}
-	if (z.total_usize > x->max_bytes) {
-		rc = bomb(x);
-		goto out;
-	}
-	/* Every name as stored, before libarchive reads anything. */
-	for (size_t i = 0; i < z.n; i++) {
-		const mle_zip_entry *ze = &z.v[i];
-		unsigned mode = mle_zip_unix_mode(ze);
-		ml_entry_type t = ML_ENTRY_FILE;
-		if (ze->name_len && ze->name[ze->name_len - 1] == '/')
-			t = ML_ENTRY_DIR;
-		if (mode & 0170000) {
-			switch (mode & 0170000) {
-			case 0100000:
-				break;
-			case 0040000:
-				t = ML_ENTRY_DIR;
-				break;
-			case 0120000:
-				t = ML_ENTRY_SYMLINK;
-				break;
-			default:
-				t = ML_ENTRY_OTHER;
-			}
-		}
-		ml_err sub = ML_ERR_INIT;
-		rc = ml_entry_check(norm, ML_PATH_MAX, ze->name, ze->name_len, t, NULL, 0, 0, &sub);
-		if (rc) {
-			ml_err_set(x->err, rc, "archive '%s': %s", x->what, sub.msg);
-			ml_err_hint(x->err, "the archive is refused and nothing from it is "
-			                    "installed; report it to whoever published it");
-			goto out;
-		}
-		if (!(ze->flags & 0x0800))
-			for (size_t k = 0; k < ze->name_len; k++)
-				if ((unsigned char)ze->name[k] >= 0x80) {
-					rc = xfail(x, ML_EINTEGRITY,
-					           "entry '%s' has a non-ASCII name not marked "
-					           "UTF-8 (ambiguous encoding)",
-					           norm);
-					goto out;
-				}
-		int r = mle_map_put(&central, norm, i, NULL);
-		if (r < 0) {
-			rc = xnomem(x);
-			goto out;
-		}
-		if (r == 0) {
-			rc = xfail(x, ML_EINTEGRITY, "duplicate entry '%s'", norm);
-			goto out;
-		}
-	}
-
-	if (!(a = archive_read_new())) {
-		rc = xnomem(x);
-		goto out;
-	}
-	archive_read_support_format_zip_seekable(a);
-	if (lseek(fd, 0, SEEK_SET) != 0 || archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
-		rc = header_error(x, a);
-		goto out;
-	}
-	size_t n_seen = 0;
-	for (;;) {
-		struct archive_entry *e;
-		int r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r != ARCHIVE_OK) {
-			rc = header_error(x, a);
-			goto out;
-		}
-		if ((rc = count_entry(x)))
-			goto out;
-		const char *name =
-		        utf8_or_raw(archive_entry_pathname_utf8(e), archive_entry_pathname(e));
-		ml_err sub = ML_ERR_INIT;
-		size_t idx;
-		if (!name ||
-		    ml_entry_check(norm, ML_PATH_MAX, name, strlen(name), ML_ENTRY_DIR, NULL, 0, 0,
-		                   &sub) != 0 ||
-		    !mle_map_get(&central, norm, &idx) || seen[idx]) {
-			rc = xfail(x, ML_EINTEGRITY,
-			           "an entry read from the archive does not match its central "
-			           "directory ('%s')",
-			           name ? name : "?");
-			goto out;
-		}
-		seen[idx] = true;
-		n_seen++;
-		if ((rc = do_entry(x, a, e, norm)))
-			goto out;
-	}
-	if (n_seen != z.n)
-		rc = xfail(x, ML_EINTEGRITY,
-		           "the central directory lists entries the archive does not hold");
-out:
-	if (a)
-		archive_read_free(a);
-	mle_map_release(&central);
-	free(seen);
-	free(norm);
-	mle_zip_release(&z);
-	return rc;
+	return mle_unzip(&x->res, fd, size, x->rootfd, x->o, x->max_bytes, x->max_entries, slots,
+	                 x->what, x->err);
 }
 
 /* --- tar.gz / tar.zst (interpreters) ---------------------------------------------- */
@@ -1012,6 +907,18 @@ out:
 int ml_archive_extract(ml_extract_result *out, const char *archive_path, const char *dest,
                        const ml_extract_opts *opts, ml_err *err)
 {
+	int threads = opts && opts->threads > 1 ? opts->threads : 1;
+	mle_slots slots;
+	if (mle_slots_init(&slots, threads - 1) != 0)
+		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
+	int rc = mle_archive_extract(out, archive_path, dest, opts, &slots, err);
+	mle_slots_release(&slots);
+	return rc;
+}
+
+int mle_archive_extract(ml_extract_result *out, const char *archive_path, const char *dest,
+                        const ml_extract_opts *opts, mle_slots *slots, ml_err *err)
+{
 	ml_extract_opts o = opts ? *opts : (ml_extract_opts)ML_EXTRACT_OPTS_INIT;
 	if (o.kind != ML_ARCHIVE_WHEEL && o.kind != ML_ARCHIVE_INTERPRETER)
 		return ml_err_set(err, ML_EFAIL, "unknown archive kind %d", (int)o.kind);
@@ -1059,7 +966,7 @@ int ml_archive_extract(ml_extract_result *out, const char *archive_path, const c
 		rc = xnomem(&x);
 		goto out;
 	}
-	rc = o.kind == ML_ARCHIVE_WHEEL ? extract_zip(&x, fd, (uint64_t)st.st_size)
+	rc = o.kind == ML_ARCHIVE_WHEEL ? extract_zip(&x, fd, (uint64_t)st.st_size, slots)
 	                                : extract_tar(&x, fd, (uint64_t)st.st_size);
 	if (!rc)
 		rc = check_links(&x);

@@ -3,12 +3,52 @@
  * ml_wheel_unpack() then ml_wheel_install_unpacked() for each wheel,
  * collects a result per wheel, and stops handing out new wheels after the
  * first failure.
+ *
+ * The pool's threads are a budget (mle_slots) of opts->jobs: each worker
+ * holds a slot while it works on wheels and gives it back when none are
+ * left, and the extraction of a large wheel borrows free slots for
+ * threads that inflate its members. So the last, large wheels (torch,
+ * cudnn, cublas) are inflated on every core, and the threads running
+ * never exceed the budget.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* --- the thread budget -------------------------------------------------------------- */
+
+int mle_slots_init(mle_slots *s, int free)
+{
+	s->free = free > 0 ? free : 0;
+	return pthread_mutex_init(&s->mu, NULL) == 0 ? 0 : ML_EFAIL;
+}
+
+void mle_slots_release(mle_slots *s)
+{
+	pthread_mutex_destroy(&s->mu);
+}
+
+int mle_slots_take(mle_slots *s, int want)
+{
+	pthread_mutex_lock(&s->mu);
+	int got = want < s->free ? want : s->free;
+	if (got < 0)
+		got = 0;
+	s->free -= got;
+	pthread_mutex_unlock(&s->mu);
+	return got;
+}
+
+void mle_slots_give(mle_slots *s, int n)
+{
+	pthread_mutex_lock(&s->mu);
+	s->free += n;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* --- the pool ----------------------------------------------------------------------- */
 
 typedef struct pool {
 	pthread_mutex_t mu;
@@ -19,6 +59,8 @@ typedef struct pool {
 	const ml_wheels_opts *o;
 	bool stop;
 	size_t first_failed; /* index, or n when none */
+	mle_slots slots;     /* the budget: jobs, minus the workers' slots */
+	int threads;         /* the budget's size */
 } pool;
 
 static void run_one(pool *p, size_t i)
@@ -29,9 +71,10 @@ static void run_one(pool *p, size_t i)
 	uo.filename = j->filename;
 	uo.max_bytes = p->o->max_bytes;
 	uo.max_entries = p->o->max_entries;
+	uo.threads = p->threads;
 	ml_unpacked u;
 	ml_err err = ML_ERR_INIT;
-	int rc = ml_wheel_unpack(&u, p->o->cache_dir, j->path, j->sha256, &uo, &err);
+	int rc = mle_wheel_unpack(&u, p->o->cache_dir, j->path, j->sha256, &uo, &p->slots, &err);
 	if (rc == 0) {
 		ml_wheel_install_opts io = ML_WHEEL_INSTALL_OPTS_INIT;
 		io.requested = j->requested;
@@ -55,6 +98,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&p->mu);
 		if (p->stop || p->next >= p->n) {
 			pthread_mutex_unlock(&p->mu);
+			mle_slots_give(&p->slots, 1); /* for the members of others' wheels */
 			return NULL;
 		}
 		size_t i = p->next++;
@@ -92,22 +136,29 @@ int ml_wheels_install_all(ml_wheel_result *out, const ml_wheel_job *jobs, size_t
 	p.env = env;
 	p.o = opts;
 	p.first_failed = n;
+	size_t budget = opts->jobs > 0 ? (size_t)opts->jobs : (size_t)ml_os_cpu_count();
+	if (budget < 1)
+		budget = 1;
+	size_t threads = budget > n ? n : budget;
+	p.threads = (int)budget;
 	if (pthread_mutex_init(&p.mu, NULL) != 0)
 		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
-	size_t threads = opts->jobs > 0 ? (size_t)opts->jobs : (size_t)ml_os_cpu_count();
-	if (threads > n)
-		threads = n;
-	if (threads < 1)
-		threads = 1;
+	if (mle_slots_init(&p.slots, (int)(budget - threads)) != 0) {
+		pthread_mutex_destroy(&p.mu);
+		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
+	}
 	pthread_t *tid = calloc(threads, sizeof *tid);
 	if (!tid) {
 		pthread_mutex_destroy(&p.mu);
+		mle_slots_release(&p.slots);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
 	size_t started = 0;
 	for (; started < threads; started++)
 		if (pthread_create(&tid[started], NULL, worker, &p) != 0)
 			break;
+	if (started < threads) /* their slots are free for members */
+		mle_slots_give(&p.slots, (int)(threads - started));
 	int rc = 0;
 	if (started == 0) {
 		rc = ml_err_set(err, ML_EFAIL, "cannot start worker threads");
@@ -116,6 +167,7 @@ int ml_wheels_install_all(ml_wheel_result *out, const ml_wheel_job *jobs, size_t
 		pthread_join(tid[i], NULL);
 	free(tid);
 	pthread_mutex_destroy(&p.mu);
+	mle_slots_release(&p.slots);
 	if (rc)
 		return rc;
 	if (p.first_failed < n) {

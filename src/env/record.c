@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mlsetup/env.h"
+#include "internal.h"
 
 /* --- RECORD ---------------------------------------------------------------------- */
 

@@ -234,6 +234,8 @@ static int check_hash(const ml_record_row *row, const ml_extracted_file *f, cons
 	unsigned dl = 32;
 	if (strcmp(algo, "sha256") == 0) {
 		memcpy(d, f->sha256, 32);
+	} else if ((strcmp(algo, "sha384") == 0 || strcmp(algo, "sha512") == 0) && f->dropped) {
+		return 0; /* not installed: only its sha256 was computed, and CRC-32 checked */
 	} else if (strcmp(algo, "sha384") == 0 || strcmp(algo, "sha512") == 0) {
 		char path[ML_PATH_MAX];
 		if (join(path, sizeof path, tree, f->path))
@@ -454,6 +456,18 @@ out:
 int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
                     const char *sha256, const ml_unpack_opts *opts, ml_err *err)
 {
+	int threads = opts && opts->threads > 1 ? opts->threads : 1;
+	mle_slots slots;
+	if (mle_slots_init(&slots, threads - 1) != 0)
+		return ml_err_set(err, ML_EFAIL, "cannot create a mutex");
+	int rc = mle_wheel_unpack(out, cache_dir, wheel_path, sha256, opts, &slots, err);
+	mle_slots_release(&slots);
+	return rc;
+}
+
+int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_path,
+                     const char *sha256, const ml_unpack_opts *opts, mle_slots *slots, ml_err *err)
+{
 	ml_unpack_opts o = opts ? *opts : (ml_unpack_opts)ML_UNPACK_OPTS_INIT;
 	if (!ml_is_sha256_hex(sha256))
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a sha256 (64 lower-case hex digits)",
@@ -536,7 +550,9 @@ int ml_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_p
 	xo.max_entries = o.max_entries;
 	xo.read_only = true;
 	xo.list_files = true;
-	if ((rc = ml_archive_extract(&res, wheel_path, tree, &xo, err)))
+	xo.drop_pycache = true;
+	xo.threads = o.threads;
+	if ((rc = mle_archive_extract(&res, wheel_path, tree, &xo, slots, err)))
 		goto out;
 	memset(&u, 0, sizeof u);
 	if ((rc = check_wheel(&u, tree, &res, &wn, filename, err)))
@@ -979,6 +995,11 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 		if (strncmp(p, u.dist_info, din) == 0 && p[din] == '/' &&
 		    (is_signature(p, u.dist_info) || strcmp(p + din + 1, "INSTALLER") == 0 ||
 		     strcmp(p + din + 1, "REQUESTED") == 0))
+			continue;
+		/* The wheel's own bytecode is not installed (unpacking dropped
+		 * it; trees unpacked before that may hold it): Python would
+		 * run it instead of the source. Its row goes too. */
+		if (mle_is_own_bytecode(p))
 			continue;
 		if (join(src, ML_PATH_MAX, tree, p)) {
 			rc = ml_err_set(err, ML_EFAIL, "path too long: '%s'", p);

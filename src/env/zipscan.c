@@ -4,12 +4,16 @@
  * wheel. It is what lets extraction refuse what a tolerant reader would
  * accept: data before the first entry or after the end record (trailing
  * data, zip/tar hybrids), entries that overlap or hide bytes between them,
- * central and local headers that disagree about a name, encryption,
- * multi-disk archives, and more entries than the cap. It also keeps each
+ * central and local headers that disagree about a name, a CRC-32 or a
+ * size, data descriptors (APPNOTE 4.3.9) that disagree with the central
+ * directory, encryption, multi-disk archives, and more entries than the
+ * cap: a reader that trusts the local values and one that trusts the
+ * central ones would otherwise install different bytes. It also keeps each
  * entry's raw name bytes, which is the only place a NUL inside a name can
  * be seen (libarchive cuts names at NUL).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +25,7 @@
 #define SIG_EOCD     0x06054b50u
 #define SIG_EOCD64   0x06064b50u
 #define SIG_LOCATOR  0x07064b50u
+#define SIG_DESC     0x08074b50u
 #define EOCD_LEN     22u
 #define LOCATOR_LEN  20u
 #define EOCD64_LEN   56u
@@ -69,6 +74,24 @@ static int refuse(ml_err *err, const char *what, const char *why)
 	ml_err_hint(err,
 	            "the file is not a plain zip archive; download it again from a trusted index");
 	return ML_EINTEGRITY;
+}
+
+/* As refuse(), naming the entry e ("entry '<name>' <why>"), control
+ * bytes and bytes past ASCII that are not UTF-8 shown as \xNN. */
+static int refuse_entry(ml_err *err, const char *what, const mle_zip_entry *e, const char *why)
+{
+	char shown[300], msg[600];
+	size_t j = 0;
+	for (size_t i = 0; i < e->name_len && j + 5 < sizeof shown; i++) {
+		unsigned char c = (unsigned char)e->name[i];
+		if (c < 0x20 || c == 0x7f)
+			j += (size_t)snprintf(shown + j, sizeof shown - j, "\\x%02x", c);
+		else
+			shown[j++] = (char)c;
+	}
+	shown[j] = '\0';
+	snprintf(msg, sizeof msg, "entry '%s' %s", shown, why);
+	return refuse(err, what, msg);
 }
 
 /* Finds the end-of-central-directory record that ends exactly at the end
@@ -145,20 +168,77 @@ bad:
 
 static int cmp_offset(const void *a, const void *b)
 {
-	const mle_zip_entry *x = *(const mle_zip_entry *const *)a;
-	const mle_zip_entry *y = *(const mle_zip_entry *const *)b;
+	const mle_zip_entry *x = *(mle_zip_entry *const *)a;
+	const mle_zip_entry *y = *(mle_zip_entry *const *)b;
 	return x->local_offset < y->local_offset ? -1 : x->local_offset > y->local_offset;
 }
 
+/* The sizes a local header's Zip64 extra field (APPNOTE 4.5.3) gives for
+ * the fields saturated at 0xFFFFFFFF. Returns false when one is missing. */
+static bool local_zip64(uint64_t *usize, uint64_t *csize, const uint8_t *extra, size_t n)
+{
+	for (size_t i = 0; i + 4 <= n;) {
+		uint16_t id = le16(extra + i), len = le16(extra + i + 2);
+		if (i + 4 + len > n)
+			return false;
+		if (id == 0x0001) {
+			const uint8_t *p = extra + i + 4, *end = p + len;
+			if (*usize == 0xFFFFFFFFu) {
+				if (p + 8 > end)
+					return false;
+				*usize = le64(p);
+				p += 8;
+			}
+			if (*csize == 0xFFFFFFFFu) {
+				if (p + 8 > end)
+					return false;
+				*csize = le64(p);
+			}
+			return true;
+		}
+		i += 4 + (size_t)len;
+	}
+	return *usize != 0xFFFFFFFFu && *csize != 0xFFFFFFFFu;
+}
+
+/* Checks the data descriptor of e, the gap bytes (12, 16, 20 or 24) at
+ * offset off: an optional signature, the CRC-32, then the compressed and
+ * uncompressed sizes (4 bytes each, or 8 with Zip64). All three must be
+ * the central directory's. */
+static int check_descriptor(const mle_zip_entry *e, int fd, uint64_t off, uint64_t gap,
+                            const char *what, ml_err *err)
+{
+	uint8_t d[24];
+	int rc = read_at(fd, d, (size_t)gap, off, what, err);
+	if (rc)
+		return rc;
+	size_t p = 0;
+	if (gap == 16 || gap == 24) {
+		if (le32(d) != SIG_DESC)
+			return refuse_entry(err, what, e, "has a malformed data descriptor");
+		p = 4;
+	}
+	bool wide = gap == 20 || gap == 24;
+	uint64_t csize = wide ? le64(d + p + 4) : le32(d + p + 4);
+	uint64_t usize = wide ? le64(d + p + 12) : le32(d + p + 8);
+	if (le32(d + p) != e->crc || csize != e->csize || usize != e->usize)
+		return refuse_entry(err, what, e,
+		                    "has a data descriptor that disagrees with the central "
+		                    "directory (CRC-32 or sizes)");
+	return 0;
+}
+
 /* Walks the entries in file order: each local header must agree with its
- * central header, and the entries must tile the file from offset 0 to the
- * central directory without overlaps or hidden bytes. */
-static int check_locals(const mle_zip *z, int fd, uint64_t cd_off, const char *what, ml_err *err)
+ * central header (name, method, flags; CRC-32 and sizes unless a data
+ * descriptor follows the data, which must agree instead), and the entries
+ * must tile the file from offset 0 to the central directory without
+ * overlaps or hidden bytes. Sets each entry's data_offset. */
+static int check_locals(mle_zip *z, int fd, uint64_t cd_off, const char *what, ml_err *err)
 {
 	if (z->n == 0)
 		return cd_off == 0 ? 0 : refuse(err, what, "data before the central directory");
-	const mle_zip_entry **order = malloc(z->n * sizeof *order);
-	uint8_t *name = malloc(65536);
+	mle_zip_entry **order = malloc(z->n * sizeof *order);
+	uint8_t *name = malloc(2 * 65536);
 	int rc = 0;
 	if (!order || !name) {
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -172,7 +252,7 @@ static int check_locals(const mle_zip *z, int fd, uint64_t cd_off, const char *w
 		goto out;
 	}
 	for (size_t i = 0; i < z->n; i++) {
-		const mle_zip_entry *e = order[i];
+		mle_zip_entry *e = order[i];
 		uint8_t h[LOCAL_LEN];
 		if (e->local_offset > cd_off || cd_off - e->local_offset < LOCAL_LEN) {
 			rc = refuse(err, what, "an entry points outside the archive");
@@ -192,18 +272,35 @@ static int check_locals(const mle_zip *z, int fd, uint64_t cd_off, const char *w
 			rc = refuse(err, what, "local and central headers of an entry disagree");
 			goto out;
 		}
-		if ((rc = read_at(fd, name, nlen, e->local_offset + LOCAL_LEN, what, err)))
+		if (cd_off - e->local_offset - LOCAL_LEN < (uint64_t)nlen + xlen) {
+			rc = refuse(err, what, "an entry's data runs into the central directory");
+			goto out;
+		}
+		if ((rc = read_at(fd, name, (size_t)nlen + xlen, e->local_offset + LOCAL_LEN, what,
+		                  err)))
 			goto out;
 		if (memcmp(name, e->name, nlen) != 0) {
 			rc = refuse(err, what,
 			            "an entry's local name differs from its central name");
 			goto out;
 		}
+		if (!(e->flags & FLAG_DESC)) {
+			uint64_t lu = le32(h + 22), lc = le32(h + 18);
+			if (!local_zip64(&lu, &lc, name + nlen, xlen) || le32(h + 14) != e->crc ||
+			    lc != e->csize || lu != e->usize) {
+				rc = refuse_entry(
+				        err, what, e,
+				        "has a local header that disagrees with the central "
+				        "directory (CRC-32 or sizes)");
+				goto out;
+			}
+		}
 		uint64_t end = e->local_offset + LOCAL_LEN + nlen + xlen;
 		if (end > cd_off || cd_off - end < e->csize) {
 			rc = refuse(err, what, "an entry's data runs into the central directory");
 			goto out;
 		}
+		e->data_offset = end;
 		end += e->csize;
 		uint64_t next = i + 1 < z->n ? order[i + 1]->local_offset : cd_off;
 		if (next < end) {
@@ -218,6 +315,8 @@ static int check_locals(const mle_zip *z, int fd, uint64_t cd_off, const char *w
 			rc = refuse(err, what, "unaccounted bytes between entries");
 			goto out;
 		}
+		if ((e->flags & FLAG_DESC) && (rc = check_descriptor(e, fd, end, gap, what, err)))
+			goto out;
 	}
 out:
 	free(order);
@@ -303,6 +402,7 @@ int mle_zip_scan(mle_zip *out, int fd, uint64_t size, uint64_t max_entries, cons
 		e->made_by = le16(h + 4);
 		e->flags = le16(h + 8);
 		e->method = le16(h + 10);
+		e->crc = le32(h + 16);
 		e->csize = le32(h + 20);
 		e->usize = le32(h + 24);
 		e->ext_attr = le32(h + 38);

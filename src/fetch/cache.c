@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 #define STALE_PART_S   60 /* an unlocked .part untouched this long is abandoned */
 #define PAGE_MAX_BYTES (256u << 20)

@@ -27,7 +27,7 @@
 
 #include <curl/curl.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 #define DEFAULT_JOBS       16
 #define DEFAULT_RETRIES    3

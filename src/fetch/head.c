@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trusted_hosts,
                   size_t n_trusted, const char *cert, ml_err *err)

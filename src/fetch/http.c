@@ -21,7 +21,7 @@
 
 #include <curl/curl.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 #define MAX_REDIRECTS     10
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)

@@ -22,7 +22,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 #define CT_JSON        "application/vnd.pypi.simple.v1+json"
 #define CT_HTML        "application/vnd.pypi.simple.v1+html"

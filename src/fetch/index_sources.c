@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 #define PIP_DEFAULT_TIMEOUT_S 30
 #define PIP_CONF_MAX          ((size_t)1 << 20)

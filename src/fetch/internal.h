@@ -1,11 +1,80 @@
 /*
  * internal.h - what the fetch stage's source files share and no other
- * folder needs: one index lookup with retries. Names start with mlf_.
+ * folder needs: the synchronous HTTP GET (http.c) and its request and
+ * response types, the package-index client (index.c: PEP 503 / PEP 691
+ * pages, --find-links), the cache's blob, page and temporary-file calls
+ * (cache.c), and one index lookup with retries (mlf_lookup). Unit tests
+ * and fuzz targets include it to test those pieces directly.
  */
 #ifndef MLSETUP_FETCH_INTERNAL_H
 #define MLSETUP_FETCH_INTERNAL_H
 
 #include "mlsetup/fetch.h"
+
+/* --- HTTP GET (src/fetch/http.c) -------------------------------------------- */
+
+/* PEP 691 "Version + Format Selection": the Accept header for project
+ * pages, preferring JSON and falling back to PEP 503 HTML. */
+#define ML_HTTP_ACCEPT_INDEX                                                                       \
+	"application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "         \
+	"text/html;q=0.01"
+
+/* Why a request failed, for callers that decide on retries. */
+typedef struct ml_http_failure {
+	int curl_code;     /* CURLcode, 0 when the transfer itself worked */
+	long status;       /* last HTTP status seen, 0 when none */
+	bool retryable;    /* true for resolve/connect/timeouts/resets, 408, 429 and 5xx */
+	bool tls_rejected; /* the server's certificate was refused: never retry */
+} ml_http_failure;
+
+/* One GET. Only url is required; zero-initialize (ML_HTTP_REQUEST_INIT)
+ * and set what you need. Borrowed pointers; nothing is kept after the call. */
+typedef struct ml_http_request {
+	const char *url;               /* http://, https:// or file:// */
+	const char *accept;            /* Accept header, or NULL */
+	const char *if_none_match;     /* ETag from an earlier response, or NULL */
+	const char *if_modified_since; /* Last-Modified from an earlier response, or NULL */
+	char *const *trusted_hosts;    /* hosts allowed over plain http (--trusted-host) */
+	size_t n_trusted;
+	const char *cert;         /* CA bundle (PEM) path; NULL: $SSL_CERT_FILE, else system */
+	size_t max_bytes;         /* body limit in bytes; 0 means 256 MiB */
+	ml_http_failure *failure; /* optional; filled when ml_http_get fails */
+	long connect_timeout_s;   /* 0: 10 s */
+	long low_speed_time_s;    /* abandon below 1 byte/s for this long; 0: 30 s */
+} ml_http_request;
+
+#define ML_HTTP_REQUEST_INIT                                                                       \
+	{                                                                                          \
+		0                                                                                  \
+	}
+
+/* A finished response. Release with ml_http_response_release(). */
+typedef struct ml_http_response {
+	long status;         /* 200, 206, 304...; a file:// read reports 200 */
+	ml_buf body;         /* decoded body (gzip/deflate undone), bytes */
+	char *content_type;  /* as sent, parameters included; NULL when none (file://) */
+	char *effective_url; /* URL of the final response after redirects */
+	char *etag;          /* ETag header, or NULL */
+	char *last_modified; /* Last-Modified header, or NULL */
+} ml_http_response;
+
+/* How to fetch index pages: optional settings for ml_index_project_opts()
+ * and ml_find_links_project_opts(). Zero-initialize (ML_INDEX_OPTS_INIT)
+ * and set what you need. Borrowed pointers. */
+typedef struct ml_index_opts {
+	/* Project pages are kept here with their ETag / Last-Modified and
+	 * asked for again with If-None-Match / If-Modified-Since (RFC 9110
+	 * §13.1); NULL: no page cache. */
+	struct ml_cache *cache;
+	long connect_timeout_s;   /* 0: 10 s */
+	long low_speed_time_s;    /* 0: 30 s */
+	ml_http_failure *failure; /* optional; filled when the page fetch fails */
+} ml_index_opts;
+
+#define ML_INDEX_OPTS_INIT                                                                         \
+	{                                                                                          \
+		NULL, 0, 0, NULL                                                                   \
+	}
 
 /* Asks one source (an index base URL, or a --find-links location when
  * find_links) for project name with ml_index_project_opts /
@@ -18,5 +87,220 @@
 int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *name,
                const ml_index_config *cfg, ml_cache *c, const ml_fetch_opts *o,
                void (*note)(void *data, const char *text), void *data, ml_err *err);
+
+/* --- used only inside src/fetch (moved from mlsetup/fetch.h) --------------- */
+
+/* Moves a verified partial file into the store as blob sha256: fsync(fd),
+ * chmod 0444, rename(part_path -> blobs/sha256/<2>/<64>), fsync of the
+ * directory. The caller has checked size and hash; fd stays open (the
+ * caller closes it). When the blob already exists (another process was
+ * first) the partial file is removed and the existing blob kept. Writes
+ * the blob path into blob_path (pathsz bytes). Returns 0 or ML_EIO. */
+int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd, const char *part_path,
+                         const char *sha256, ml_err *err);
+
+/* Looks the blob sha256 (64 lower-case hex digits) up and proves it: its
+ * size must be `size` bytes (when size >= 0) and its SHA-256 (OpenSSL EVP,
+ * FIPS 180-4) must match. On success writes its path into path (pathsz
+ * bytes) and sets its mtime to now (the "last used" time prune reads).
+ * A blob that fails the check is removed (only if no other process has
+ * replaced it meanwhile); then *corrupted (may be NULL) is set and err
+ * says what was wrong. Returns 0, ML_ENOENT (absent, or corrupted and
+ * removed), ML_EIO (unreadable), ML_ENOMEM. */
+int ml_cache_blob_get(char *path, size_t pathsz, ml_cache *c, const char *sha256, int64_t size,
+                      bool *corrupted, ml_err *err);
+
+/* Takes the download lock of blob sha256 (flock on locks/<sha256>.lock):
+ * waiting for it when wait is true, else returning at once. Returns 0 with
+ * *out set to the held lock (release with ml_cache_unlock()), or 0 with
+ * *out NULL when wait is false and another process holds it; ML_EIO,
+ * ML_ENOMEM. */
+int ml_cache_blob_lock(ml_cache_lock **out, ml_cache *c, const char *sha256, bool wait,
+                       ml_err *err);
+
+/* Records where blob sha256 was fetched from (its URL, userinfo removed
+ * with ml_url_strip_userinfo) in <cache>/origins/<2 hex>/<64 hex>, so a
+ * later run that finds the blob in the cache can still say where it is
+ * served (a lock file names every wheel's URL). Written atomically
+ * without fsync: a torn record reads as missing. Returns 0, ML_EFAIL (not
+ * a sha256), ML_EIO. */
+int ml_cache_origin_put(ml_cache *c, const char *sha256, const char *url, ml_err *err);
+
+/* Reads the stored index page for (url, accept) into *out: body,
+ * content_type, etag and last_modified (status 200; effective_url is url).
+ * Caller releases with ml_http_response_release(). Returns 0, ML_ENOENT
+ * (none stored, or the stored copy is damaged), ML_ENOMEM. */
+int ml_cache_page_get(ml_http_response *out, ml_cache *c, const char *url, const char *accept,
+                      ml_err *err);
+
+/* Stores the page r (its body, content type and validators) as the answer
+ * to (url, accept), atomically but without fsync
+ * (ml_fs_write_atomic_nosync(): body, then the meta that vouches for it;
+ * ml_cache_page_get() checks the body against the meta, so a page torn by
+ * a crash reads as missing and is fetched again). Pages without an ETag or
+ * Last-Modified are not stored (they could not be revalidated). URLs are
+ * used only as hash input: no credentials reach the disk. Returns 0,
+ * ML_EIO or ML_ENOMEM. */
+int ml_cache_page_put(ml_cache *c, const char *url, const char *accept, const ml_http_response *r,
+                      ml_err *err);
+
+/* Creates a new, empty <cache>/tmp/<random>.part (O_EXCL, 0644) for a
+ * download in progress, locked with flock so sweeps know it is alive.
+ * Writes its path into path (pathsz bytes) and its descriptor (read/write)
+ * into *fd. The caller either commits it (ml_cache_blob_commit) or
+ * discards it (ml_cache_tmp_discard). Returns 0, ML_EIO. */
+int ml_cache_tmp_create(int *fd, char *path, size_t pathsz, ml_cache *c, ml_err *err);
+
+/* Closes fd (when >= 0) and removes the partial file at path (when
+ * non-NULL and non-empty). Cannot fail. */
+void ml_cache_tmp_discard(int fd, const char *path);
+
+/* Releases and frees a lock. Accepts NULL. */
+void ml_cache_unlock(ml_cache_lock *l);
+
+/* Lists the files of project `name` at a pip --find-links location
+ * (src->url): a local directory, a file:// URL of one, a single local
+ * file, a local .html page, or an http(s) URL of an HTML page (fetched
+ * with src's trusted hosts and cert). A file belongs to the project when
+ * it is a wheel whose first file-name component, PEP 503-normalized, equals
+ * the normalized name (PEP 427 "File name convention"), or an sdist
+ * (.tar.gz, .zip, ...) whose normalized stem is "<name>-<digit>...". Local
+ * files get a file:// URL, their size from stat and their sha256 computed
+ * (OpenSSL EVP), sorted by file name; pages keep what the page says. Sets
+ * *out (caller frees with ml_project_free(); n_files may be 0). Returns 0,
+ * ML_ENOENT (the location does not exist / HTTP 404), ML_EIO (unreadable
+ * file or directory), ML_ENET, ML_EPARSE, ML_ENOMEM. */
+int ml_find_links_project(ml_project **out, const ml_index_source *src, const char *name,
+                          ml_err *err);
+
+/* ml_find_links_project() with settings o (NULL: the defaults), as for
+ * ml_index_project_opts(); the page cache applies to http(s) pages. */
+int ml_find_links_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                               const ml_index_opts *o, ml_err *err);
+
+/* The one table from a libcurl result and HTTP status to an ML_E* code and
+ * message, shared with the download engine so both say the same thing:
+ * describes the failure of fetching url in err, fills *failure when
+ * non-NULL, and returns ML_ENET, ML_ENOENT or ML_EFAIL as ml_http_get
+ * documents. curl_code is a CURLcode (0 when the transfer worked and only
+ * the status is bad); errbuf is libcurl's CURLOPT_ERRORBUFFER text or NULL. */
+int ml_http_fail(ml_err *err, ml_http_failure *failure, int curl_code, long status, const char *url,
+                 const char *errbuf);
+
+/* GETs req->url into *out (set only on success). Follows at most 10
+ * redirects (301, 302, 303, 307, 308), checking each hop itself: an
+ * https -> http downgrade is refused, and so is a redirect to anything but
+ * http(s). Plain http is refused unless ml_http_insecure_allowed() says
+ * yes (hint: --trusted-host). TLS 1.2 or newer with peer and host
+ * verification always on, CA bundle from req->cert, else $SSL_CERT_FILE /
+ * $SSL_CERT_DIR, else the distribution's (ml_os_ca_file()). Proxies from the usual
+ * environment variables (libcurl: http_proxy, https_proxy, no_proxy,
+ * ALL_PROXY). Credentials from user:password@ in the URL or from ~/.netrc
+ * ($NETRC when set; optional). Connect timeout 10 s; a transfer slower than
+ * 1 byte/s for 30 s is abandoned. Also reads file:// URLs (libcurl's file
+ * protocol).
+ *
+ * Success is any 2xx, and 304 (empty body). Returns 0, or:
+ *   ML_ENOENT  HTTP 404 or 410, or a missing file:// path
+ *   ML_ENET    resolve/connect failure, timeout, reset, 5xx and other 4xx,
+ *              a refused redirect or plain-http URL, a rejected
+ *              certificate (message says "certificate ... was rejected";
+ *              failure->tls_rejected is set and callers must not retry)
+ *   ML_EFAIL   invalid URL or unsupported scheme, body over max_bytes
+ *   ML_ENOMEM
+ * Every URL in messages is redacted (ml_url_redact). Thread-safe: each call
+ * uses its own libcurl handle; curl_global_init runs once (pthread_once). */
+int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err);
+
+/* Returns true when url may be fetched without TLS: a file:// URL, or a URL
+ * whose host is loopback (127.0.0.0/8, ::1, "localhost") or appears in
+ * trusted (n entries, each "host" - any port - or "host:port" /
+ * "[v6addr]:port", compared case-insensitively, like pip's
+ * --trusted-host). An https URL is answered by the same host rule; callers
+ * only ask for plain http ones. Returns false for NULL or unparsable URLs. */
+bool ml_http_insecure_allowed(const char *url, char *const *trusted, size_t n);
+
+/* The CURLOPT_NOPROXY value every mlsetup request uses: $no_proxy (else
+ * $NO_PROXY) plus the loopback hosts, which never go through a proxy.
+ * Returns buf (sz bytes) or a static string; valid until the next call
+ * with the same buf. */
+const char *ml_http_noproxy(char *buf, size_t sz);
+
+/* Checks url against the transport policy ml_http_get() applies to every
+ * URL and redirect hop: only http, https and file URLs; plain http only
+ * where ml_http_insecure_allowed() says yes; and, when `from` (the URL that
+ * redirected here) is non-NULL, no https -> http downgrade and no redirect
+ * to anything but http(s). Returns 0, ML_ENET (refused: the message names
+ * both URLs, redacted, and the hint the remedy) or ML_EFAIL (unsupported
+ * scheme). */
+int ml_http_policy_check(const char *url, const char *from, char *const *trusted, size_t n,
+                         ml_err *err);
+
+/* Frees what r holds and zeroes it. Accepts NULL. */
+void ml_http_response_release(ml_http_response *r);
+
+/* Parses a PEP 503 HTML page (text, len bytes) whose URL is base_url:
+ * every <a href> becomes a file (a <base href> changes the base, as in
+ * pip) except links to directories (URL path ending in '/'). The filename
+ * is the last path segment of the URL, percent-decoded, as pip takes it
+ * (PEP 503 asks the anchor text to be the same); "#sha256=<hex>" in the
+ * href gives
+ * the hash (other hash names are ignored); data-requires-python is
+ * HTML-entity-decoded ("&gt;=3.9" -> ">=3.9"); data-yanked marks a PEP 592
+ * yank, its value the reason; data-core-metadata / data-dist-info-metadata
+ * ("true" or "sha256=<hex>") PEP 658/714 metadata. A PEP 629
+ * <meta name="pypi:repository-version"> with major version other than 1 is
+ * refused. out->name is NULL (HTML pages don't state it). Returns 0,
+ * ML_EPARSE or ML_ENOMEM. */
+int ml_index_parse_html(ml_project **out, const char *base_url, const char *text, size_t len,
+                        ml_err *err);
+
+/* Parses a PEP 691 JSON project page (text, len bytes, need not be
+ * NUL-terminated) whose URL is base_url. Reads "name" and, per file,
+ * "filename", "url" (resolved against base_url, fragment dropped),
+ * "hashes"."sha256", "size", "requires-python", "yanked" (true/false or a
+ * reason string, PEP 592), "core-metadata" or the older
+ * "dist-info-metadata" (true/false or a hashes object, PEP 658/714).
+ * "meta"."api-version" must have major version 1 when present. Sets *out
+ * (caller frees with ml_project_free()). Returns 0, ML_EPARSE (not JSON,
+ * a file without filename or url, a sha256 that is not 64 hex digits,
+ * unsupported API version) or ML_ENOMEM. */
+int ml_index_parse_json(ml_project **out, const char *base_url, const char *text, size_t len,
+                        ml_err *err);
+
+/* Fetches and parses one project page: GET <src->url>/<normalized name>/
+ * (PEP 503 "normalized name", with the trailing slash PEP 503 asks for;
+ * for a file:// index whose page is a directory, its index.html) with the
+ * PEP 691 Accept header (ML_HTTP_ACCEPT_INDEX), then parses by
+ * Content-Type: application/vnd.pypi.simple.v1+json as PEP 691 JSON;
+ * text/html or application/vnd.pypi.simple.v1+html as PEP 503 HTML; no
+ * Content-Type (file://) by sniffing for '{'. Relative file URLs resolve
+ * against the page's URL after redirects. Sets *out (caller frees with
+ * ml_project_free()); out->name is the normalized name. Returns 0,
+ * ML_ENOENT (no such project on this index: HTTP 404/410), ML_ENET (see
+ * ml_http_get), ML_EPARSE (malformed page, unknown content type, or an API
+ * major version other than 1), ML_EFAIL, ML_ENOMEM. */
+int ml_index_project(ml_project **out, const ml_index_source *src, const char *name, ml_err *err);
+
+/* ml_index_project() with settings o (NULL: the defaults). With o->cache,
+ * an http(s) page is stored with its ETag / Last-Modified and later asked
+ * for with If-None-Match / If-Modified-Since; a 304 answer reuses the
+ * stored page (RFC 9110 §13.1.1-2, §15.4.5); a page cache failure never
+ * fails the call. o->failure receives the transport failure (retryable,
+ * TLS) for callers that retry. Same returns as ml_index_project(). */
+int ml_index_project_opts(ml_project **out, const ml_index_source *src, const char *name,
+                          const ml_index_opts *o, ml_err *err);
+
+/* Frees a project and everything it holds. Accepts NULL. */
+void ml_project_free(ml_project *p);
+
+/* Resolves the reference ref (absolute "https://h/x.whl", network-path
+ * "//h/x", absolute-path "/x.whl", or relative "../../packages/x.whl",
+ * "x.whl?y", "#frag") against the absolute URL base, following RFC 3986
+ * §5.2 (including §5.2.4 dot-segment removal). The fragment of ref is kept;
+ * percent-encoding is left as written. Sets *out to a new string (caller
+ * frees with free()). Returns 0, ML_EPARSE when base has no scheme, or
+ * ML_ENOMEM. */
+int ml_url_resolve(char **out, const char *base, const char *ref, ml_err *err);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 #include "mlsetup/plan.h"
 
 static void note(const ml_lock_files_opts *o, bool detail, const char *fmt, ...)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 
 /* Percent-encodes a file name for an href (RFC 3986 unreserved kept). */
 static void href_escape(ml_buf *b, const char *s)

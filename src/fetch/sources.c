@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 #include "mlsetup/plan.h"
 
 /* A manifest's --find-links entry: a relative path is taken from the

@@ -560,8 +560,8 @@ static int copy_self(bundle *b, cJSON *rec, ml_err *err)
 		mli_say(&b->ev, ML_EV_WARNING,
 		        "the bundled mlsetup is not a release build (%s): it needs the shared "
 		        "libraries of this machine (libcurl, libarchive, OpenSSL, cJSON, libgit2, "
-		        "zstd, lz4) on every target; bundle with a release binary for machines "
-		        "without them",
+		        "zstd, lz4, zlib, libdeflate, utf8proc) on every target; bundle with a "
+		        "release binary for machines without them",
 		        build);
 	return 0;
 }

@@ -36,7 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "mlsetup/plan.h"
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #define MAX_GPUS 64
 

@@ -23,7 +23,7 @@
 
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
 #define STEP_MARKER     "MLSETUP-TORCH-SMOKE-STEP: "
@@ -804,12 +804,6 @@ cJSON *ml_framework_result_to_json(const ml_framework_result *r)
 
 const char *ml_torch_smoke_script(void)
 {
-	/* torch_smoke.py is in EMBED_FILES (Makefile): without it the build is
-	 * broken, and running python -c with no script would hide that. */
-	const ml_embedded_file *f = ml_embedded_find("torch_smoke.py");
-	if (!f) {
-		fprintf(stderr, "mlsetup: broken build: embedded file 'torch_smoke.py' missing\n");
-		abort();
-	}
-	return f->data;
+	/* Running python -c with no script would hide a broken build. */
+	return ml_embedded_require("torch_smoke.py")->data;
 }

@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 #define IMPORT_TIMEOUT_S (30 * 60)
 

@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/verify.h"
+#include "internal.h"
 
 /* The driver API's types, with the real ABI (cuda.h, 64-bit). */
 typedef int cu_result;                   /* CUresult */
@@ -830,22 +830,9 @@ cJSON *ml_smoke_result_to_json(const ml_smoke_result *r)
 
 /* --- the embedded kernel ---------------------------------------------------- */
 
-/* The data file `name` of EMBED_FILES (Makefile), which every build embeds:
- * its absence is a broken build, said on stderr before aborting, never a
- * NULL for the caller to trip over. */
-static const ml_embedded_file *kernel_file(const char *name)
-{
-	const ml_embedded_file *f = ml_embedded_find(name);
-	if (!f) {
-		fprintf(stderr, "mlsetup: broken build: embedded file '%s' missing\n", name);
-		abort();
-	}
-	return f;
-}
-
 const unsigned char *ml_smoke_kernel_image(size_t *len)
 {
-	const ml_embedded_file *f = kernel_file("saxpy.fatbin");
+	const ml_embedded_file *f = ml_embedded_require("saxpy.fatbin");
 	if (len)
 		*len = f->size;
 	return (const unsigned char *)f->data;
@@ -853,10 +840,10 @@ const unsigned char *ml_smoke_kernel_image(size_t *len)
 
 const char *ml_smoke_kernel_ptx(void)
 {
-	return kernel_file("saxpy_portable.ptx")->data;
+	return ml_embedded_require("saxpy_portable.ptx")->data;
 }
 
 const char *ml_smoke_kernel_desc(void)
 {
-	return kernel_file("saxpy.desc")->data;
+	return ml_embedded_require("saxpy.desc")->data;
 }

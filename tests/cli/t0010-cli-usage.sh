@@ -37,12 +37,16 @@ test_expect_success 'help for an unknown command is a usage error' '
 test_expect_success '--version shows version, commit and library versions' '
 	"$MLSETUP" --version >out &&
 	grep -q "^mlsetup [0-9]" out && grep -q "commit" out &&
-	for lib in libcurl libarchive openssl cjson libgit2 zstd; do grep -q "$lib" out || exit 1; done
+	for lib in libcurl libarchive openssl cjson libgit2 zstd lz4 zlib libdeflate utf8proc; do
+		grep -q "$lib" out || exit 1
+	done
 '
 test_expect_success '--version --json is a versioned document' '
 	"$MLSETUP" --version --json >out &&
 	expect_eq mlsetup.version/1 "$(json out "d[\"schema\"]")" &&
-	json out "d[\"libraries\"][\"libcurl\"]" | grep -q OpenSSL
+	json out "d[\"libraries\"][\"libcurl\"]" | grep -q OpenSSL &&
+	json out "d[\"build\"]" | grep -q . &&
+	expect_eq false "$(json out "\"build\" in d[\"libraries\"]")"
 '
 test_expect_success 'a write error on stdout fails the run' '
 	if [ -w /dev/full ]; then

@@ -8,7 +8,10 @@
  * name must be relative, free of "..", ".", empty components,
  * backslashes and control bytes, and an accepted symlink must stay inside
  * the tree when resolved from its directory; links and special files must
- * be refused without the flag.
+ * be refused without the flag. The names accepted go through
+ * ml_entry_names_check() with and without case folding: it answers 0 or
+ * ML_EINTEGRITY, folding never accepts what NFC alone refused, and
+ * distinct ASCII names are never refused without folding.
  *
  * When the first byte's low bit is set, the entries are also written into
  * a real archive (tar.gz, or zip when bit 1 is set) with libarchive and
@@ -35,6 +38,7 @@
 #include <archive_entry.h>
 
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -298,6 +302,39 @@ static void fuzz_extract(const entry *v, size_t n, bool zip)
 	rm_tree(dest);
 }
 
+/* Names across entries: the NFC / case-fold collision check. */
+static void fuzz_names(const entry *v, size_t n)
+{
+	static char norms[MAX_ENTRIES][ML_PATH_MAX];
+	const char *names[MAX_ENTRIES];
+	size_t k = 0;
+	bool ascii = true;
+	for (size_t i = 0; i < n; i++) {
+		ml_err err = ML_ERR_INIT;
+		if (ml_entry_check(norms[k], sizeof norms[k], v[i].name, v[i].name_len, v[i].type,
+		                   NULL, 0, 0, &err) != 0)
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < k; j++)
+			dup |= strcmp(norms[j], norms[k]) == 0;
+		if (dup)
+			continue;
+		for (const char *p = norms[k]; *p; p++)
+			ascii &= (unsigned char)*p < 0x80;
+		names[k] = norms[k];
+		k++;
+	}
+	ml_err err = ML_ERR_INIT;
+	int nfc = ml_entry_names_check(names, k, false, &err);
+	CHECK(nfc == 0 || nfc == ML_EINTEGRITY);
+	int fold = ml_entry_names_check(names, k, true, &err);
+	CHECK(fold == 0 || fold == ML_EINTEGRITY);
+	if (nfc)
+		CHECK(fold);
+	if (ascii)
+		CHECK(nfc == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -324,6 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check(e);
 		n++;
 	}
+	fuzz_names(v, n);
 	if ((mode & 1) && n)
 		fuzz_extract(v, n, mode & 2);
 	return 0;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "mlsetup/verify.h"
+#include "../../src/verify/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -25,6 +25,7 @@
 
 #include "env_testutil.h"
 #include "mlsetup/fetch.h"
+#include "../../src/fetch/internal.h"
 
 typedef struct fx {
 	char *tmp;

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/detect.h"
+#include "../../src/detect/internal.h"
 
 #define SYSROOT "tests/fixtures/sysroot/"
 

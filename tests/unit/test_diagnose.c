@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "mlsetup/verify.h"
+#include "../../src/verify/internal.h"
 
 #define SYSROOTS "tests/fixtures/sysroot/"
 

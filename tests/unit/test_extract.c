@@ -12,11 +12,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
 #include "env_testutil.h"
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 typedef struct fx {
 	char *tmp;
@@ -236,6 +239,206 @@ static void test_every_hostile_archive_is_refused_and_leaves_nothing(void **stat
 	assert_true(refused >= 40);
 }
 
+/* Every archive the generator marks "ok" extracts, and every file it
+ * lists has the size and sha256 of what is on disk. */
+static void test_every_ok_archive_extracts(void **state)
+{
+	fx *f = *state;
+	row rows[128];
+	size_t n = read_cases(rows, 128, f->bad), seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		if (strcmp(r->expect, "ok") != 0)
+			continue;
+		char dest[4096], archive[4096];
+		pf(dest, "%s/ok-%zu", f->tmp, i);
+		pf(archive, "%s/%s", f->bad, r->file);
+		ml_extract_opts o = opts_for(r);
+		ml_extract_result res;
+		ml_err err = ML_ERR_INIT;
+		if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+			fail_msg("%s (%s): %s", r->file, r->what, err.msg);
+		for (size_t k = 0; k < res.n_listed; k++) {
+			char hex[65], *want;
+			for (int b = 0; b < 32; b++)
+				snprintf(hex + 2 * b, 3, "%02x", res.files[k].sha256[b]);
+			want = capture(NULL,
+			               "cd '%s' && sha256sum < '%s' | cut -c1-64 | tr -d '\\n'",
+			               dest, res.files[k].path);
+			if (strcmp(hex, want) != 0)
+				fail_msg("%s: '%s' listed with sha256 %s, has %s", r->file,
+				         res.files[k].path, hex, want);
+			free(want);
+		}
+		printf("# ok %-32s %s: %zu files\n", r->file, r->what, (size_t)res.n_listed);
+		ml_extract_result_release(&res);
+		seen++;
+	}
+	assert_true(seen >= 4);
+}
+
+/* Extracts the fixture `file` with threads; fails the test unless it
+ * extracts. */
+static ml_extract_result extract_ok(fx *f, const char *file, const char *dest, int threads)
+{
+	char archive[4096];
+	pf(archive, "%s/%s", f->bad, file);
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.list_files = true;
+	o.threads = threads;
+	ml_extract_result res;
+	ml_err err = ML_ERR_INIT;
+	if (ml_archive_extract(&res, archive, dest, &o, &err) != 0)
+		fail_msg("%s: %s", file, err.msg);
+	return res;
+}
+
+/* A deflate stream that goes on past its member's declared size is
+ * refused where it passes it: with the file size limit at the declared
+ * size, writing one byte more would fail with EFBIG instead. Both the
+ * buffered (24 bytes declared, 8 MiB in the stream) and the mapped path
+ * (2 MiB declared, 64 MiB in the stream) are checked. */
+static void test_inflation_stops_at_the_declared_size(void **state)
+{
+	fx *f = *state;
+	static const struct {
+		const char *file;
+		rlim_t declared;
+	} cases[] = {{"zip-overlong-small.whl", 24}, {"zip-overlong-big.whl", 2 << 20}};
+	for (size_t i = 0; i < 2; i++) {
+		char dest[4096], archive[4096];
+		pf(dest, "%s/overlong-%zu", f->tmp, i);
+		pf(archive, "%s/%s", f->bad, cases[i].file);
+		ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+		o.list_files = true;
+		ml_err err = ML_ERR_INIT;
+		struct rlimit old, lim;
+		assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+		lim = old;
+		lim.rlim_cur = cases[i].declared;
+		fflush(stdout);
+		fflush(stderr);
+		void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+		int rc = ml_archive_extract(NULL, archive, dest, &o, &err);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+		signal(SIGXFSZ, prev);
+		if (rc != ML_EINTEGRITY || !strstr(err.msg, "expands past its declared size"))
+			fail_msg("%s: rc %d: %s", cases[i].file, rc, err.msg);
+		assert_false(exists(dest));
+		printf("# %s: %s\n", cases[i].file, err.msg);
+	}
+}
+
+/* A decomposed (NFD) name is kept byte for byte, and nothing else is
+ * made of it; names that differ only in case are two files where the file
+ * system keeps case and are refused where it folds case. */
+static void test_unicode_and_case_names_are_kept_as_written(void **state)
+{
+	fx *f = *state;
+	char dest[4096], path[4096];
+	pf(dest, "%s/nfd", f->tmp);
+	ml_extract_result res = extract_ok(f, "zip-nfd-name.whl", dest, 1);
+	pf(path, "%s/pkg/cafe\xcc\x81.py", dest);
+	assert_true(exists(path));
+	pf(path, "%s/pkg/caf\xc3\xa9.py", dest);
+	assert_false(exists(path));
+	ml_extract_result_release(&res);
+
+	char probe[4096], upper[4096];
+	pf(probe, "%s/case-probe", f->tmp);
+	pf(upper, "%s/CASE-PROBE", f->tmp);
+	assert_int_equal(sh("touch '%s'", probe), 0);
+	bool folds = exists(upper);
+	unlink(probe);
+	pf(dest, "%s/case", f->tmp);
+	char archive[4096];
+	pf(archive, "%s/zip-case-only.whl", f->bad);
+	ml_err err = ML_ERR_INIT;
+	int rc = ml_archive_extract(&res, archive, dest, NULL, &err);
+	if (folds) {
+		assert_int_equal(rc, ML_EINTEGRITY);
+		assert_non_null(strstr(err.msg, "case folding"));
+		printf("# this file system folds case: %s\n", err.msg);
+		return;
+	}
+	if (rc != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(res.n_files, 2);
+	pf(path, "%s/pkg/Foo.py", dest);
+	assert_true(exists(path));
+	pf(path, "%s/pkg/foo.py", dest);
+	assert_true(exists(path));
+	/* The case probe left nothing behind. */
+	char *left = capture(NULL, "ls -A '%s' | grep -c mlsetup-case || true", dest);
+	assert_string_equal(left, "0\n");
+	free(left);
+	ml_extract_result_release(&res);
+}
+
+static void test_entry_names_check_compares_nfc_and_folded_names(void **state)
+{
+	static const struct {
+		const char *a, *b;
+		bool fold, refused;
+	} cases[] = {
+	        {"pkg/caf\xc3\xa9.py", "pkg/cafe\xcc\x81.py", false, true},
+	        {"pkg/caf\xc3\xa9/a", "pkg/cafe\xcc\x81/b", false, true},
+	        {"pkg/K", "pkg/\xe2\x84\xaa", false, true}, /* U+212A KELVIN SIGN */
+	        {"pkg/cafe\xcc\x81.py", "pkg/other.py", false, false},
+	        {"pkg/Foo.py", "pkg/foo.py", false, false},
+	        {"pkg/Foo.py", "pkg/foo.py", true, true},
+	        {"Pkg/a.py", "pkg/b.py", true, true},
+	        {"pkg/stra\xc3\x9f"
+	         "e",
+	         "pkg/STRASSE", true, true}, /* full folding */
+	        {"pkg/CAF\xc3\x89", "pkg/cafe\xcc\x81", true, true},
+	        {"pkg/a.py", "pkg/b.py", true, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *v[] = {"pkg/x.py", cases[i].a, cases[i].b};
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_entry_names_check(v, 3, cases[i].fold, &err);
+		if (rc != (cases[i].refused ? ML_EINTEGRITY : 0))
+			fail_msg("case %zu ('%s', '%s', fold %d): rc %d %s", i, cases[i].a,
+			         cases[i].b, cases[i].fold, rc, err.msg);
+		if (rc)
+			assert_non_null(strstr(err.msg, "are one name after"));
+	}
+	const char *one[] = {"pkg/cafe\xcc\x81.py"};
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_entry_names_check(one, 1, true, &err), 0);
+	const char *shown[] = {"pkg/caf\xc3\xa9", "pkg/cafe\xcc\x81"};
+	assert_int_equal(ml_entry_names_check(shown, 2, false, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "'pkg/caf\\u00E9' and 'pkg/cafe\\u0301'"));
+}
+
+/* The members of a large wheel are shared among threads; the result is
+ * the same files with the same hashes as on one thread. */
+static void test_large_wheels_inflate_on_several_threads(void **state)
+{
+	fx *f = *state;
+	char one[4096], many[4096];
+	pf(one, "%s/threads-1", f->tmp);
+	pf(many, "%s/threads-4", f->tmp);
+	ml_extract_result a = extract_ok(f, "zip-many-large.whl", one, 1);
+	ml_extract_result b = extract_ok(f, "zip-many-large.whl", many, 4);
+	assert_int_equal(a.n_threads, 1);
+	assert_true(b.n_threads >= 2);
+	printf("# %llu threads inflated members\n", (unsigned long long)b.n_threads);
+	assert_int_equal(a.n_listed, b.n_listed);
+	assert_int_equal(a.bytes, b.bytes);
+	assert_true(a.bytes > (32u << 20));
+	for (size_t i = 0; i < a.n_listed; i++) {
+		assert_string_equal(a.files[i].path, b.files[i].path);
+		assert_int_equal(a.files[i].size, b.files[i].size);
+		assert_memory_equal(a.files[i].sha256, b.files[i].sha256, 32);
+	}
+	assert_int_equal(sh("diff -r '%s' '%s'", one, many), 0);
+	ml_extract_result_release(&a);
+	ml_extract_result_release(&b);
+}
+
 static void test_setuid_setgid_and_sticky_bits_are_cleared(void **state)
 {
 	fx *f = *state;
@@ -411,6 +614,11 @@ int main(void)
 	        cmocka_unit_test(test_entry_check_accepts_and_normalizes_plain_names),
 	        cmocka_unit_test(test_entry_check_names_the_entry_and_escapes_control_bytes),
 	        cmocka_unit_test(test_every_hostile_archive_is_refused_and_leaves_nothing),
+	        cmocka_unit_test(test_every_ok_archive_extracts),
+	        cmocka_unit_test(test_inflation_stops_at_the_declared_size),
+	        cmocka_unit_test(test_unicode_and_case_names_are_kept_as_written),
+	        cmocka_unit_test(test_entry_names_check_compares_nfc_and_folded_names),
+	        cmocka_unit_test(test_large_wheels_inflate_on_several_threads),
 	        cmocka_unit_test(test_setuid_setgid_and_sticky_bits_are_cleared),
 	        cmocka_unit_test(test_good_wheel_extracts_with_modes_and_hashes),
 	        cmocka_unit_test(test_interpreter_archives_keep_in_tree_links),

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mlsetup/verify.h"
+#include "../../src/verify/internal.h"
 
 /* The smoke test's embedded kernel (src/verify/saxpy.fatbin). */
 const unsigned char *ml_smoke_kernel_image(size_t *len);

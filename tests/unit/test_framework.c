@@ -25,6 +25,7 @@
 
 #include "env_testutil.h"
 #include "mlsetup/verify.h"
+#include "../../src/verify/internal.h"
 
 #define EMPTY "tests/fixtures/sysroot/empty"
 

@@ -27,6 +27,7 @@
 #include <openssl/evp.h>
 
 #include "mlsetup/fetch.h"
+#include "../../src/fetch/internal.h"
 
 #define FIXTURES "tests/fixtures/index/"
 #define PAGE_URL "https://index.example.org/simple/ml-demo/"

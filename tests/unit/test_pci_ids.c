@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/detect.h"
+#include "../../src/detect/internal.h"
 
 /* Until detect.h declares it. */
 

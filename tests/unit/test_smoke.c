@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "mlsetup/verify.h"
+#include "../../src/verify/internal.h"
 
 #define GPUS       "tests/fixtures/gpus/"
 #define SM80_IMAGE "tests/fixtures/smoke/saxpy_sm80.fatbin"

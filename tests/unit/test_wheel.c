@@ -17,11 +17,12 @@
 
 #include "env_testutil.h"
 #include "mlsetup/env.h"
+#include "../../src/env/internal.h"
 
 typedef struct fx {
 	char *tmp;
-	char wheels[4096], bad[4096];
-	char names[32][128], shas[32][65];
+	char wheels[4096], bad[4096], hostile[4096];
+	char names[48][128], shas[48][65];
 	size_t n;
 	int env_seq;
 } fx;
@@ -34,17 +35,26 @@ static int setup(void **state)
 		return -1;
 	pf(f->wheels, "%s/wheels", f->tmp);
 	pf(f->bad, "%s/bad", f->tmp);
+	pf(f->hostile, "%s/hostile", f->tmp);
 	if (!make_fixtures("make_wheels.py", f->wheels) ||
-	    !make_fixtures("make_bad_archives.py", f->bad))
+	    !make_fixtures("make_bad_archives.py", f->bad) ||
+	    !make_fixtures("make_hostile_wheels.py", f->hostile))
 		return -1;
-	char path[4096];
-	char *tsv = slurp(pf(path, "%s/wheels.tsv", f->wheels), NULL);
-	if (!tsv)
+	/* Both tables: "filename<TAB>sha256[<TAB>...]"; the hostile wheels
+	 * are copied beside the good ones. */
+	const char *dirs[] = {f->wheels, f->hostile};
+	for (size_t d = 0; d < 2; d++) {
+		char path[4096];
+		char *tsv = slurp(pf(path, "%s/wheels.tsv", dirs[d]), NULL);
+		if (!tsv)
+			return -1;
+		for (char *line = strtok(tsv, "\n"); line && f->n < 48; line = strtok(NULL, "\n"))
+			if (sscanf(line, "%127[^\t]\t%64s", f->names[f->n], f->shas[f->n]) == 2)
+				f->n++;
+		free(tsv);
+	}
+	if (sh("cp '%s'/*.whl '%s/'", f->hostile, f->wheels) != 0)
 		return -1;
-	for (char *line = strtok(tsv, "\n"); line && f->n < 32; line = strtok(NULL, "\n"))
-		if (sscanf(line, "%127[^\t]\t%64s", f->names[f->n], f->shas[f->n]) == 2)
-			f->n++;
-	free(tsv);
 	*state = f;
 	return 0;
 }
@@ -405,6 +415,100 @@ static void test_unpack_cleans_up_after_a_crashed_run(void **state)
 	assert_false(exists(pf(path, "%s/unpacked/sha256/%s.tmp-dead", cache, j.sha256)));
 	assert_false(exists(pf(path, "%s/tree/junk", u.dir)));
 	assert_true(exists(pf(path, "%s/unpacked.json", u.dir)));
+}
+
+/* The hostile-wheel rows about what is installed (issue 13): a member
+ * inflating past its declared size and a data descriptor that disagrees
+ * with the central directory are refused, as are two names that are one
+ * after NFC and a dropped .pyc that does not match RECORD; nothing is
+ * cached. */
+static void test_unpack_refuses_the_hostile_wheels(void **state)
+{
+	fx *f = *state;
+	static const struct {
+		const char *project, *says;
+	} cases[] = {
+	        {"overlong", "expands past its declared size of 24 bytes"},
+	        {"descmismatch", "data descriptor that disagrees with the central directory"},
+	        {"nfcpkg", "one name after Unicode NFC normalization"},
+	        {"pycbad", "does not match its RECORD hash"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char cache[4096], wp[4096];
+		new_cache(f, cache);
+		ml_wheel_job j = job(f, cases[i].project, wp);
+		ml_unpack_opts o = ML_UNPACK_OPTS_INIT;
+		o.filename = j.filename;
+		ml_unpacked u;
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_wheel_unpack(&u, cache, j.path, j.sha256, &o, &err);
+		if (rc != ML_EINTEGRITY || !strstr(err.msg, cases[i].says))
+			fail_msg("%s: rc %d, '%s'", cases[i].project, rc, err.msg);
+		printf("# %s: %s\n", cases[i].project, err.msg);
+		char *ls = capture(NULL, "ls -A '%s/unpacked/sha256'", cache);
+		char want[256];
+		sf(want, sizeof want, "%s.lock\n", j.sha256);
+		assert_string_equal(ls, want);
+		free(ls);
+	}
+}
+
+/* A wheel's own __pycache__ .pyc is checked against RECORD but neither
+ * unpacked nor installed, and its rows leave the installed RECORD: what
+ * runs is the installed source (the CLI test t0615 imports it). */
+static void test_the_wheels_own_bytecode_is_dropped(void **state)
+{
+	fx *f = *state;
+	char cache[4096], wp[4096], path[4096];
+	new_cache(f, cache);
+	ml_env_layout env = new_env(f, NULL);
+	ml_wheel_job j = job(f, "pycpkg", wp);
+	ml_unpacked u = unpack(cache, &j);
+	assert_int_equal(u.n_files, 4); /* __init__.py, METADATA, WHEEL, RECORD */
+	assert_false(exists(pf(path, "%s/tree/pycpkg/__pycache__", u.dir)));
+	ml_wheel_result r = install(cache, &j, &env, ML_LINK_AUTO);
+	assert_false(
+	        exists(pf(path, "%s/lib/python3.11/site-packages/pycpkg/__pycache__", env.root)));
+	char *rec = file_in(&env, "lib/python3.11/site-packages/pycpkg-1.0.dist-info/RECORD");
+	assert_null(strstr(rec, ".pyc"));
+	assert_non_null(strstr(rec, "pycpkg/__init__.py,sha256="));
+	free(rec);
+	assert_int_equal(r.n_linked, 4 - 1); /* RECORD is written, not linked */
+
+	/* A tree unpacked before bytecode was dropped still holds it: the
+	 * install leaves it out all the same. */
+	assert_int_equal(sh("cd '%s/tree' && chmod u+w pycpkg && mkdir pycpkg/__pycache__ && "
+	                    "python3 -c \"import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); "
+	                    "[open(n, 'wb').write(z.read(n)) for n in z.namelist() "
+	                    "if n.endswith('.pyc')]\" '%s'",
+	                    u.dir, j.path),
+	                 0);
+	ml_env_layout env2 = new_env(f, NULL);
+	install(cache, &j, &env2, ML_LINK_AUTO);
+	assert_false(
+	        exists(pf(path, "%s/lib/python3.11/site-packages/pycpkg/__pycache__", env2.root)));
+	rec = file_in(&env2, "lib/python3.11/site-packages/pycpkg-1.0.dist-info/RECORD");
+	assert_null(strstr(rec, ".pyc"));
+	free(rec);
+}
+
+/* A decomposed (NFD) file name is a plain name: unpacked and installed
+ * byte for byte, listed in the installed RECORD. */
+static void test_nfd_names_install_as_written(void **state)
+{
+	fx *f = *state;
+	char cache[4096], wp[4096], path[4096];
+	new_cache(f, cache);
+	ml_env_layout env = new_env(f, NULL);
+	ml_wheel_job j = job(f, "nfdpkg", wp);
+	install(cache, &j, &env, ML_LINK_AUTO);
+	assert_true(exists(
+	        pf(path, "%s/lib/python3.11/site-packages/nfdpkg/cafe\xcc\x81.py", env.root)));
+	assert_false(exists(
+	        pf(path, "%s/lib/python3.11/site-packages/nfdpkg/caf\xc3\xa9.py", env.root)));
+	char *rec = file_in(&env, "lib/python3.11/site-packages/nfdpkg-1.0.dist-info/RECORD");
+	assert_non_null(strstr(rec, "nfdpkg/cafe\xcc\x81.py,sha256="));
+	free(rec);
 }
 
 /* --- installing into an environment ----------------------------------------------------- */
@@ -776,6 +880,9 @@ int main(void)
 	        cmocka_unit_test(test_unpack_refuses_a_wheel_that_is_not_the_pinned_one),
 	        cmocka_unit_test(test_unpack_refuses_hostile_archives_posing_as_wheels),
 	        cmocka_unit_test(test_unpack_cleans_up_after_a_crashed_run),
+	        cmocka_unit_test(test_unpack_refuses_the_hostile_wheels),
+	        cmocka_unit_test(test_the_wheels_own_bytecode_is_dropped),
+	        cmocka_unit_test(test_nfd_names_install_as_written),
 	        cmocka_unit_test(test_layout_init_takes_absolute_paths_and_a_python_3_version),
 	        cmocka_unit_test(test_install_spreads_every_data_scheme),
 	        cmocka_unit_test(test_install_writes_console_and_gui_launchers),
