@@ -1187,9 +1187,6 @@ void ml_project_source_release(ml_project_source *src);
 int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char *dir,
                           ml_err *err);
 
-/* True when the requirements file at path names torch, following -r. */
-bool ml_project_file_requires_torch(const char *path);
-
 /* What a plan records about its project. */
 typedef struct ml_project_info {
 	char *url;       /* the git URL without credentials, or the directory as given */

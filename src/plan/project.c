@@ -147,7 +147,8 @@ nomem:
 	return ml_err_set(err, ML_ENOMEM, "out of memory");
 }
 
-bool ml_project_file_requires_torch(const char *path)
+/* True when the requirements file at path names torch, following -r. */
+static bool requires_torch(const char *path)
 {
 	ml_requirements *r = NULL;
 	if (ml_requirements_load_tree(&r, path, 0, NULL) != 0)
@@ -288,7 +289,7 @@ int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char
 	if (rc == 1) {
 		bool any = false;
 		for (size_t i = 0; i < n; i++)
-			any = any || ml_project_file_requires_torch(list[i]);
+			any = any || requires_torch(list[i]);
 		*no_torch = !any;
 		*out = list;
 		*n_out = n;
@@ -317,7 +318,7 @@ int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char
 		qsort(others, n_others, sizeof(*others), cmp_str);
 	char *main_path = ml_asprintf("%s/requirements.txt", dir);
 	bool has_main = main_path && is_file(main_path);
-	bool main_torch = has_main && ml_project_file_requires_torch(main_path);
+	bool main_torch = has_main && requires_torch(main_path);
 	if (has_main)
 		rc = push(&list, &n, main_path);
 	else
@@ -329,7 +330,7 @@ int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char
 			rc = ML_ENOMEM;
 			break;
 		}
-		if (!is_file(p) || !ml_project_file_requires_torch(p)) {
+		if (!is_file(p) || !requires_torch(p)) {
 			free(p);
 			continue;
 		}
