@@ -9,7 +9,7 @@
  * as DESIGN.md "Where the will-it-run logic lives" states them; plan, audit
  * and verify all ask it rather than deciding on their own.
  */
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 /* What each platform means to pip and to PEP 508 markers. */
 static const struct {

@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #define MANIFEST_MAX (16u * 1024 * 1024)
 

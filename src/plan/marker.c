@@ -13,7 +13,7 @@
  * ordering. The same parser without an environment checks syntax for
  * requirements.c.
  */
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stddef.h>

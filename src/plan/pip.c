@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 /* Asks the interpreter for its pip and whether it is externally managed
  * (PEP 668: an EXTERNALLY-MANAGED file in its standard library). */

@@ -14,7 +14,7 @@
 
 #include "mlsetup/detect.h"
 #include "mlsetup/env.h"
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 /* Estimated unpacked size of an environment, per byte of wheel: CUDA
  * libraries compress about 2:1 in wheels. An estimate, shown as such. */

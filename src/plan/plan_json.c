@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "mlsetup/detect.h"
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 static const char *verdict_name(ml_verdict_kind v)
 {

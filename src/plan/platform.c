@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 void ml_project_source_release(ml_project_source *src)
 {

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #define MAX_FOUND 64
 

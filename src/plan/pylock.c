@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 static int fail_at(ml_err *err, const char *path, int line, const char *hint, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));

@@ -11,7 +11,7 @@
  * least one sha256 per requirement. Every error names file and line.
  * Also PEP 503 name normalization, which the other stages share.
  */
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 typedef struct rules {
 	cJSON *doc;

@@ -8,7 +8,7 @@
  * PEP 600 (manylinux_X_Y with the legacy manylinux1/2010/2014 aliases),
  * PEP 656 (musllinux_X_Y) and packaging's macOS rules.
  */
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stdio.h>

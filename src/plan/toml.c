@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #define MAX_DEPTH 64 /* nested arrays and inline tables */
 

@@ -18,7 +18,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #define TABLE_NAME "torch-builds.json"
 

@@ -9,7 +9,7 @@
  * Ordering follows PEP 440 "Summary of permitted suffixes and relative
  * ordering"; specifiers follow PEP 440 "Version specifiers".
  */
-#include "mlsetup/plan.h"
+#include "internal.h"
 
 #include <ctype.h>
 #include <stdio.h>

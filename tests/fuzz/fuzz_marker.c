@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

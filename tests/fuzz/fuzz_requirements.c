@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

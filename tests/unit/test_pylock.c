@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/report.h"
+#include "../../src/plan/internal.h"
 
 #define H(c)                                                                                       \
 	c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c  \

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 /* A machine and the storage for its GPUs (m.gpus points into gpus). */
 typedef struct box {

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 static const char *self_path;
 

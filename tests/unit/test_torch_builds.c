@@ -25,6 +25,7 @@
 #include "env_testutil.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/verify.h"
+#include "../../src/plan/internal.h"
 
 /* Space-separated names of code[0..n). */
 static const char *names(const ml_cuda_arch *code, size_t n)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
