@@ -21,7 +21,7 @@ run() { # the test defaults without --no-progress
 if command -v script >/dev/null 2>&1; then
 	test_expect_success 'terminal: transfer lines and a total bar, redrawn and erased' '
 		faults web "$slow" &&
-		TERM=xterm script -qec "\"$MLSETUP\" download --sysroot \"$SYSROOTS/empty\" --python 3.12 --cache-dir \"$TRASH/cache\" -r m.txt -d out" tty.log >/dev/null &&
+		TERM=xterm script -qec "\"$MLSETUP\" download --sysroot \"$SYSROOTS/empty\" --python 3.12 --cache-dir \"$TRASH/cache\" -r m.txt -d out" tty.log </dev/null >/dev/null &&
 		grep -q "downloading [0-9]/2 \[" tty.log &&
 		grep -q "$A" tty.log &&
 		grep -q "MiB/s\|KiB/s" tty.log &&
