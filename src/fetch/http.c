@@ -146,6 +146,17 @@ static bool url_host_port(const url_parts *u, char *host, size_t hostsz, char *p
 	return true;
 }
 
+/* The '@' that ends the userinfo of u's authority (the last one, as
+ * RFC 3986 §3.2.1 allows '@' nowhere else there), or NULL when it has none. */
+static const char *userinfo_end(const url_parts *u)
+{
+	if (u->has_auth)
+		for (size_t i = u->auth_len; i > 0; i--)
+			if (u->auth[i - 1] == '@')
+				return u->auth + i - 1;
+	return NULL;
+}
+
 void ml_url_redact(char *dst, size_t dstsz, const char *url)
 {
 	if (!dst || dstsz == 0)
@@ -154,13 +165,7 @@ void ml_url_redact(char *dst, size_t dstsz, const char *url)
 		url = "";
 	url_parts u;
 	url_split(&u, url);
-	const char *at = NULL;
-	if (u.has_auth)
-		for (size_t i = u.auth_len; i > 0; i--)
-			if (u.auth[i - 1] == '@') {
-				at = u.auth + i - 1;
-				break;
-			}
+	const char *at = userinfo_end(&u);
 	if (!at) {
 		ml_strlcpy(dst, url, dstsz);
 		return;
@@ -176,13 +181,7 @@ void ml_url_strip_userinfo(char *dst, size_t dstsz, const char *url)
 		url = "";
 	url_parts u;
 	url_split(&u, url);
-	const char *at = NULL;
-	if (u.has_auth)
-		for (size_t i = u.auth_len; i > 0; i--)
-			if (u.auth[i - 1] == '@') {
-				at = u.auth + i - 1;
-				break;
-			}
+	const char *at = userinfo_end(&u);
 	if (!at) {
 		ml_strlcpy(dst, url, dstsz);
 		return;
