@@ -167,6 +167,7 @@ class Handler(BaseHTTPRequestHandler):
     # --- plumbing -------------------------------------------------------
 
     def setup(self):
+        self.server.stats.hit("/_connections")
         if self.server.tls is not None:
             self.server.stats.hit("/_tls_connections")
             self.request.settimeout(10)
