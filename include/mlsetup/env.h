@@ -313,6 +313,10 @@ typedef struct ml_wheel_job {
 	const char *sha256;   /* 64 lower-case hex digits */
 	const char *filename; /* PEP 427 file name */
 	bool requested;       /* named in the manifest: REQUESTED */
+	const ml_unpacked *unpacked; /* NULL, or this run unpacked it already
+	                              * (ml_unpack_queue): not unpacked again, and
+	                              * its cache_hit and bytes_extracted are the
+	                              * ones reported */
 } ml_wheel_job;
 
 typedef struct ml_wheels_opts {
@@ -343,6 +347,44 @@ typedef struct ml_wheels_opts {
  * start. */
 int ml_wheels_install_all(ml_wheel_result *out, const ml_wheel_job *jobs, size_t n,
                           const ml_env_layout *env, const ml_wheels_opts *opts, ml_err *err);
+
+/* --- unpacking while the rest downloads (src/env/pool.c) ------------------- */
+
+/* A queue of wheels to unpack into the cache (ml_wheel_unpack), fed one at a
+ * time while the caller is still fetching the others. Its threads share
+ * one budget like ml_wheels_install_all's: a worker holds a slot while it
+ * unpacks, and a large wheel's members are inflated on the slots of idle
+ * workers. */
+typedef struct ml_unpack_queue ml_unpack_queue;
+
+/* Called on a worker thread before a wheel is unpacked (the GPU audit of
+ * the wheel); returns 0 to unpack it, anything else to stop the queue:
+ * that wheel and every one not yet started are left alone. Calls can run
+ * on several workers at once. */
+typedef int (*ml_unpack_check_fn)(void *ctx, size_t index, const char *wheel_path);
+
+/* Starts a queue for wheels numbered 0..n-1 with opts->jobs threads (0:
+ * ml_os_cpu_count()), opts->cache_dir, max_bytes and max_entries (link,
+ * on_done and ctx are not used). check may be NULL; ctx is passed to it.
+ * opts is copied; cache_dir is borrowed until ml_unpack_queue_finish().
+ * Returns 0 and *out; ML_ENOMEM, or ML_EFAIL when no thread can start. */
+int ml_unpack_queue_start(ml_unpack_queue **out, size_t n, const ml_wheels_opts *opts,
+                          ml_unpack_check_fn check, void *ctx, ml_err *err);
+
+/* Queues wheel index (< n; each at most once) for unpacking; job (its
+ * strings borrowed until ml_unpack_queue_finish()) names the verified
+ * wheel. Does nothing once the queue has stopped. Never blocks on
+ * unpacking. Returns 0, ML_EFAIL (bad index) or ML_ENOMEM. */
+int ml_unpack_queue_add(ml_unpack_queue *q, size_t index, const ml_wheel_job *job, ml_err *err);
+
+/* Tells the queue that nothing more comes; with stop, wheels not yet
+ * started are dropped. Waits for the workers, then fills out[0..n) (may be
+ * NULL) and ok[0..n): ok[i] is true when wheel i was unpacked (out[i] then
+ * says how). Frees the queue. Returns 0; or the check's non-zero result
+ * when it stopped the queue (first one, err from check is the caller's to
+ * keep); an unpacking failure is not returned: that wheel's ok is false
+ * and installing it later reports why. */
+int ml_unpack_queue_finish(ml_unpack_queue *q, bool stop, ml_unpacked *out, bool *ok);
 
 /* --- interpreters (src/env/python.c) --------------------------------------- */
 

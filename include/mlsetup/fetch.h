@@ -341,11 +341,18 @@ typedef struct ml_fetch_opts {
 	 * notes, and once at the end with final set. May be NULL. */
 	void (*on_progress)(const ml_fetch_progress *p, void *data);
 	void *progress_data;
+	/* Called on the calling thread for each item the moment it is done:
+	 * its verified blob is at d->path (index: its place in items[]),
+	 * so a caller can start reading it while the others still download.
+	 * Items already done when ml_fetch_all() starts are reported first,
+	 * in order. May be NULL. */
+	void (*on_file)(size_t index, const ml_download *d, void *data);
+	void *file_data;
 } ml_fetch_opts;
 
 #define ML_FETCH_OPTS_INIT                                                                         \
 	{                                                                                          \
-		16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL                                    \
+		16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL, NULL, NULL                        \
 	}
 
 /* Gets every item into the cache c, proven: a blob already there is

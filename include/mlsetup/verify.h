@@ -319,6 +319,15 @@ int ml_audit_status(const ml_audit *a, ml_err *err);
  * frees with cJSON_Delete) or NULL when out of memory. */
 struct cJSON *ml_audit_to_json(const ml_audit *a);
 
+/* Appends what audit `from` found to `into`, as if one ml_audit_paths()
+ * call had been given into's paths and then from's: files, torch wheels
+ * and counts move over, and the overall answers are worked out again.
+ * Both must answer for the same devices in the same order. On success
+ * `from` is freed (its contents now belong to into); on failure both are
+ * left as they were. Returns 0, ML_EFAIL (different devices) or
+ * ML_ENOMEM. */
+int ml_audit_merge(ml_audit *into, ml_audit *from, ml_err *err);
+
 /* Frees an audit and everything it owns. Accepts NULL. */
 void ml_audit_free(ml_audit *a);
 

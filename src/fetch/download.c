@@ -634,13 +634,14 @@ static void job_fail(engine *e, job *j)
 
 static void job_done(engine *e, job *j)
 {
-	(void)e;
 	ml_cache_unlock(j->lock);
 	j->lock = NULL;
 	j->st = JOB_DONE;
 	j->d->done = true;
 	j->d->result = 0;
 	ml_err_clear(&j->d->err);
+	if (e->o->on_file)
+		e->o->on_file((size_t)(j - e->jobs), j->d, e->o->file_data);
 }
 
 /* Records a failed request; retries it when allowed, else moves on. */
@@ -1045,6 +1046,8 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		d->bytes = 0;
 		if (d->done) {
 			j->st = JOB_DONE; /* settled by the caller (ml_fetch_resolve) */
+			if (o->on_file)
+				o->on_file(i, d, o->file_data);
 			continue;
 		}
 		d->result = 0;

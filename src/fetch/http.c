@@ -505,9 +505,42 @@ int ml_http_fail(ml_err *err, ml_http_failure *failure, int curl_code, long stat
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
 
+/* One share for every request this process makes through ml_http_get(),
+ * from any thread: the DNS cache, TLS sessions and open connections, so
+ * the index lookups of a plan (a page per project, several threads at a
+ * time) resolve each host once and reuse their connections instead of a
+ * new TCP and TLS handshake per page. curl checks a connection's TLS
+ * settings (CA, verification) before reusing it. */
+static CURLSH *share;
+static pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ctx)
+{
+	(void)h;
+	(void)access;
+	(void)ctx;
+	pthread_mutex_lock(&share_mu[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
+{
+	(void)h;
+	(void)ctx;
+	pthread_mutex_unlock(&share_mu[data]);
+}
+
 static void curl_init(void)
 {
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (curl_init_rc != CURLE_OK || !(share = curl_share_init()))
+		return; /* without a share every request connects anew */
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&share_mu[i], NULL);
+	curl_share_setopt(share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 }
 
 /* What one transfer collects. */
@@ -628,6 +661,10 @@ static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errb
 	} while (0)
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
+	if (share) {
+		SET(CURLOPT_SHARE, share);
+		SET(CURLOPT_MAXCONNECTS, 32L); /* idle ones kept for the next page */
+	}
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");

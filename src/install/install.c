@@ -373,6 +373,11 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 	for (size_t i = 0; r.items && i < res->plan->n_files; i++)
 		ml_download_release(&r.items[i]);
 	free(r.items);
+	for (size_t i = 0; r.audits && i < res->plan->n_files; i++)
+		ml_audit_free(r.audits[i]);
+	free(r.audits);
+	free(r.early);
+	free(r.early_ok);
 	ml_env_stage_abort(r.stage);
 	ml_env_unlock(r.own_lock);
 	ml_cache_close(r.cache);

@@ -28,6 +28,12 @@ typedef struct mli_run {
 	ml_index_config *cfg;
 	ml_env_stage *stage;
 	ml_download *items; /* plan->n_files, the wheels as fetched */
+	/* Unpacked while the rest downloaded (ml_unpack_queue), per plan file:
+	 * early_ok[i] says early[i] holds the result. audits[i]: the GPU
+	 * audit of file i made before it was unpacked, or NULL. */
+	ml_unpacked *early;
+	bool *early_ok;
+	ml_audit **audits;
 	size_t n_wheels_done;
 	char interpreter[4096]; /* the path the environment's python runs */
 	bool planning;          /* ml_install_plan: change nothing outside the cache */

@@ -1,10 +1,12 @@
 /*
  * wheels.c - the plan's wheels, from the index to the environment: fetch
  * every wheel the build will read (none that is unpacked in the cache
- * already), audit the requested packages' binary wheels for this machine's
- * GPUs before anything is extracted, then build the venv in a staging
- * directory beside the target, install every wheel into it and swap it
- * into place.
+ * already), largest first; as each download is verified, audit it when it
+ * is one of the requested packages' binary wheels (for this machine's
+ * GPUs) and unpack it into the cache while the others still download; a
+ * wheel a GPU cannot run stops all unpacking before it is extracted.
+ * Then build the venv in a staging directory beside the target, install
+ * every wheel into it from the unpacked cache and swap it into place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,24 +14,92 @@
 
 #include "internal.h"
 
-/* --- fetching --------------------------------------------------------------------- */
+/* --- fetching, and unpacking what has arrived -------------------------------------- */
+
+/* Whether the audit before building reads plan file a: a requested
+ * binary wheel (pure-Python wheels carry no CUDA code). */
+static bool audit_subject(const ml_artifact *a)
+{
+	return a->requested && a->filename && !strstr(a->filename, "-none-any.whl");
+}
+
+/* What the fetch's per-file callback and the unpack queue's check share. */
+typedef struct early_ctx {
+	mli_run *r;
+	ml_unpack_queue *q;
+	const size_t *where; /* fetch item -> plan file */
+	ml_cuda_arch devs[64];
+	size_t n_devs;
+} early_ctx;
+
+/* The unpack queue's check, on a worker thread: a wheel the audit reads
+ * is audited before it is unpacked, and one a GPU here cannot run stops
+ * all unpacking (unless --force), so it is never extracted. An audit that
+ * could not be made stops the queue too; it is made again, and reported,
+ * after the fetch (mli_audit_before_build). */
+static int audit_early(void *ctx, size_t index, const char *path)
+{
+	early_ctx *x = ctx;
+	if (!x->n_devs || !audit_subject(&x->r->res->plan->files[index]))
+		return 0;
+	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
+	ao.devices = x->devs;
+	ao.n_devices = x->n_devs;
+	ml_audit *a = NULL;
+	ml_err e = ML_ERR_INIT;
+	if (ml_audit_paths(&a, &path, 1, &ao, &e) != 0)
+		return ML_EFAIL;
+	x->r->audits[index] = a;
+	return ml_audit_status(a, &e) == ML_EGPU && !x->r->o->force ? ML_EGPU : 0;
+}
+
+/* ml_fetch_opts.on_file: a verified wheel is queued for unpacking at once. */
+static void on_fetched(size_t j, const ml_download *d, void *data)
+{
+	early_ctx *x = data;
+	size_t i = x->where[j];
+	const ml_artifact *a = &x->r->res->plan->files[i];
+	ml_wheel_job job = {d->path, d->sha256, a->filename, a->requested, NULL};
+	ml_err e = ML_ERR_INIT;
+	(void)ml_unpack_queue_add(x->q, i, &job, &e); /* i < n, once: cannot fail */
+}
 
 /* Fetches need[0..k) (the plan's files at where[]) and moves each result
- * into r->items. */
+ * into r->items. Each wheel is unpacked into the cache (after its audit)
+ * the moment its download is verified, while the others still download;
+ * the results land in r->early / r->early_ok / r->audits. */
 static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, size_t k,
                       ml_err *err)
 {
 	ml_download *sub = calloc(k, sizeof(*sub));
-	if (!sub)
+	early_ctx *x = calloc(1, sizeof(*x));
+	if (!sub || !x) {
+		free(sub);
+		free(x);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
 	ml_plan part = *r->res->plan; /* the same plan, only the files still to read */
 	part.files = (ml_artifact *)need;
 	part.n_files = k;
 	ml_fetch_opts fo;
 	mli_fetch_opts(&fo, r);
+	x->r = r;
+	x->where = where;
+	x->n_devs = ml_verify_gpu_archs(x->devs, 64, r->res->machine);
+	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
+	wo.cache_dir = ml_cache_root(r->cache);
+	wo.jobs = r->o->jobs;
+	ml_err qerr = ML_ERR_INIT;
+	if (ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr) == 0) {
+		fo.on_file = on_fetched;
+		fo.file_data = x;
+	} /* else everything is unpacked while building, as it would be anyway */
 	int rc = ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err);
 	if (!rc)
 		rc = ml_fetch_all(sub, k, r->cache, &fo, err);
+	if (x->q) /* a refusal is the audit's to report; see mli_audit_before_build */
+		(void)ml_unpack_queue_finish(x->q, rc != 0, r->early, r->early_ok);
+	free(x);
 	size_t n_failed = 0;
 	for (size_t j = 0; j < k; j++)
 		n_failed += sub[j].result != 0;
@@ -54,13 +124,17 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 int mli_fetch_wheels(mli_run *r, ml_err *err)
 {
 	const ml_plan *p = r->res->plan;
-	size_t n = p->n_files;
-	r->items = calloc(n ? n : 1, sizeof(*r->items));
-	r->res->from_cache = calloc(n ? n : 1, sizeof(*r->res->from_cache));
-	ml_artifact *need = calloc(n ? n : 1, sizeof(*need));
-	size_t *where = calloc(n ? n : 1, sizeof(*where));
+	size_t n = p->n_files, n1 = n ? n : 1;
+	r->items = calloc(n1, sizeof(*r->items));
+	r->res->from_cache = calloc(n1, sizeof(*r->res->from_cache));
+	r->early = calloc(n1, sizeof(*r->early));
+	r->early_ok = calloc(n1, sizeof(*r->early_ok));
+	r->audits = calloc(n1, sizeof(*r->audits));
+	ml_artifact *need = calloc(n1, sizeof(*need));
+	size_t *where = calloc(n1, sizeof(*where));
 	int rc = 0;
-	if (!r->items || !r->res->from_cache || !need || !where)
+	if (!r->items || !r->res->from_cache || !r->early || !r->early_ok || !r->audits || !need ||
+	    !where)
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 	size_t k = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -138,76 +212,82 @@ static int explain_devices(mli_run *r, const ml_audit *au, ml_err *err)
 		                g ? g->name : "GPU", sm, mname, au->overall[d].why);
 		if (cover[0])
 			ml_err_hint(err,
-			            "install with --manifest %s; nothing was extracted (--force "
+			            "install with --manifest %s; nothing was installed (--force "
 			            "builds anyway)",
 			            cover);
 		else
 			ml_err_hint(err,
-			            "no shipped manifest has code for %s; nothing was extracted "
+			            "no shipped manifest has code for %s; nothing was installed "
 			            "(--force builds anyway)",
 			            sm);
 	}
 	return rc;
 }
 
-/* Audits the given wheels (or unpacked trees) and decides with
- * ml_audit_status(): a GPU that cannot run them stops the build (ML_EGPU)
- * unless --force; a file the audit could not read is only a detail, the
- * env stage checks every wheel's integrity itself. */
-static int audit_paths(mli_run *r, const char *const *paths, size_t np, ml_err *err)
+/* Audits plan file i on its own: the downloaded wheel, or the unpacked
+ * tree of one that was unpacked in the cache already. */
+static int audit_one(mli_run *r, size_t i, const ml_audit_opts *ao, ml_audit **out, ml_err *err)
 {
-	ml_cuda_arch devs[64];
-	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
-	ao.devices = devs;
-	ao.n_devices = ml_verify_gpu_archs(devs, 64, r->res->machine);
-	int rc = ml_audit_paths(&r->res->audit, paths, np, &ao, err);
-	if (rc)
-		return rc;
-	ml_err aerr = ML_ERR_INIT;
-	int status = ml_audit_status(r->res->audit, &aerr);
-	if (status == ML_EGPU)
-		return explain_devices(r, r->res->audit, err);
-	if (status)
-		mli_say(&r->ev, ML_EV_DETAIL, "the audit before building: %s", aerr.msg);
-	return 0;
+	char tree[ML_PATH_MAX];
+	const char *path = r->items[i].path;
+	if (!path[0]) {
+		if (ml_wheel_unpacked_tree(tree, sizeof tree, ml_cache_root(r->cache),
+		                           r->res->plan->files[i].sha256))
+			return ml_err_set(err, ML_EFAIL, "no unpacked tree for '%s'",
+			                  r->res->plan->files[i].filename);
+		path = tree;
+	}
+	return ml_audit_paths(out, &path, 1, ao, err);
+}
+
+/* The audit of every wheel it reads, in plan order, in r->res->audit:
+ * the audits made while downloading (r->audits) and the rest made now. */
+static int audit_all(mli_run *r, const ml_audit_opts *ao, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < p->n_files; i++) {
+		if (!audit_subject(&p->files[i]))
+			continue;
+		ml_audit *a = r->audits ? r->audits[i] : NULL;
+		if (a)
+			r->audits[i] = NULL; /* moves */
+		else if ((rc = audit_one(r, i, ao, &a, err)) != 0)
+			break;
+		if (!r->res->audit)
+			r->res->audit = a;
+		else if ((rc = ml_audit_merge(r->res->audit, a, err)) != 0)
+			ml_audit_free(a);
+	}
+	return rc;
 }
 
 int mli_audit_before_build(mli_run *r, ml_err *err)
 {
 	const ml_plan *p = r->res->plan;
-	ml_cuda_arch devs[1];
-	if (!ml_verify_gpu_archs(devs, 1, r->res->machine))
+	ml_cuda_arch devs[64];
+	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
+	ao.devices = devs;
+	ao.n_devices = ml_verify_gpu_archs(devs, 64, r->res->machine);
+	size_t n_subjects = 0;
+	for (size_t i = 0; i < p->n_files; i++)
+		n_subjects += audit_subject(&p->files[i]);
+	if (!ao.n_devices || !n_subjects)
 		return 0;
-	const char **paths = calloc(p->n_files ? p->n_files : 1, sizeof(*paths));
-	char *trees = calloc(p->n_files ? p->n_files : 1, ML_PATH_MAX);
-	int rc = 0;
-	size_t np = 0;
-	if (!paths || !trees)
-		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < p->n_files; i++) {
-		const ml_artifact *a = &p->files[i];
-		if (!a->requested || !a->filename || strstr(a->filename, "-none-any.whl"))
-			continue;
-		if (r->items[i].path[0]) {
-			paths[np++] = r->items[i].path;
-			continue;
-		}
-		/* Already unpacked in the cache: audit the unpacked tree. */
-		char *tree = trees + np * ML_PATH_MAX;
-		if (ml_wheel_unpacked_tree(tree, ML_PATH_MAX, ml_cache_root(r->cache), a->sha256))
-			rc = ml_err_set(err, ML_EFAIL, "no unpacked tree for '%s'", a->filename);
-		paths[np++] = tree;
+	ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "audit before build"};
+	mli_emit(&r->ev, &ev);
+	int rc = audit_all(r, &ao, err);
+	if (!rc) {
+		ml_err aerr = ML_ERR_INIT;
+		int status = ml_audit_status(r->res->audit, &aerr);
+		if (status == ML_EGPU)
+			rc = explain_devices(r, r->res->audit, err);
+		else if (status)
+			mli_say(&r->ev, ML_EV_DETAIL, "the audit before building: %s", aerr.msg);
 	}
-	if (!rc && np) {
-		ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "audit before build"};
-		mli_emit(&r->ev, &ev);
-		rc = audit_paths(r, paths, np, err);
-		ev = (ml_install_event){
-		        .kind = ML_EV_CHECK_END, .text = "audit before build", .ok = rc == 0};
-		mli_emit(&r->ev, &ev);
-	}
-	free(paths);
-	free(trees);
+	ev = (ml_install_event){
+	        .kind = ML_EV_CHECK_END, .text = "audit before build", .ok = rc == 0};
+	mli_emit(&r->ev, &ev);
 	return rc;
 }
 
@@ -249,9 +329,9 @@ int mli_build_env(mli_run *r, ml_err *err)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++)
-		jobs[i] =
-		        (ml_wheel_job){r->items[i].path, r->items[i].sha256,
-		                       res->plan->files[i].filename, res->plan->files[i].requested};
+		jobs[i] = (ml_wheel_job){r->items[i].path, r->items[i].sha256,
+		                         res->plan->files[i].filename, res->plan->files[i].requested,
+		                         r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
 	wo.jobs = r->o->jobs;

@@ -942,6 +942,40 @@ fail:
 	return NULL;
 }
 
+int ml_audit_merge(ml_audit *into, ml_audit *from, ml_err *err)
+{
+	if (into->n_devices != from->n_devices)
+		return ml_err_set(err, ML_EFAIL, "audits of different devices cannot be merged");
+	for (size_t d = 0; d < into->n_devices; d++)
+		if (into->devices[d].major != from->devices[d].major ||
+		    into->devices[d].minor != from->devices[d].minor)
+			return ml_err_set(err, ML_EFAIL,
+			                  "audits of different devices cannot be merged");
+	size_t nf = into->n_files + from->n_files, nt = into->n_torch + from->n_torch;
+	ml_audit_file *files = realloc(into->files, (nf ? nf : 1) * sizeof *files);
+	if (!files)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	into->files = files;
+	ml_torch_wheel *torch = realloc(into->torch, (nt ? nt : 1) * sizeof *torch);
+	if (!torch)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	into->torch = torch;
+	if (from->n_files)
+		memcpy(files + into->n_files, from->files, from->n_files * sizeof *files);
+	if (from->n_torch)
+		memcpy(torch + into->n_torch, from->torch, from->n_torch * sizeof *torch);
+	into->n_files = nf;
+	into->n_torch = nt;
+	into->n_scanned += from->n_scanned;
+	into->n_with_code += from->n_with_code;
+	into->n_unverified += from->n_unverified;
+	into->n_errors += from->n_errors;
+	overall_answers(into);
+	from->n_files = from->n_torch = 0; /* moved */
+	ml_audit_free(from);
+	return 0;
+}
+
 void ml_audit_free(ml_audit *a)
 {
 	if (!a)

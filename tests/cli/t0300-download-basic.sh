@@ -113,4 +113,18 @@ test_expect_success 'a project the index does not have is reported by name' '
 	grep -q "zeta" err && grep -q "hint:" err &&
 	no_parts
 '
+test_expect_success 'index lookups share connections: far fewer than one per project' '
+	projs="" &&
+	for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
+		make_wheel web many$i 1.0 500 && projs="$projs many$i" || exit 1
+	done &&
+	make_manifest "$TRASH/many.txt" "$web_url" "$TRASH/web/files" $projs &&
+	curl -s -X POST "http://127.0.0.1:$web_port/_reset" >/dev/null &&
+	dl -r many.txt -d outmany --jobs 1 --cache-dir "$TRASH/manycache" >/dev/null 2>&1 &&
+	expect_eq 1 "$(requests web /simple/many01/)" &&
+	expect_eq 1 "$(requests web /simple/many24/)" &&
+	n=$(requests web /_connections) &&
+	echo "connections: $n" &&
+	test "$n" -le 12
+'
 test_done

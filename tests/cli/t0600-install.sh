@@ -113,4 +113,23 @@ test_expect_success 'wheels sharing a path (namespace __init__.py) install in pa
 		"$TRASH/nsenv$round/bin/python" -c "import ns.mod1, ns.mod8" || exit 1
 	done
 '
+test_expect_success 'wheels are unpacked as they arrive, while others still download' '
+	wheel_manifest "$TRASH/ov.txt" $GOOD_WHEELS &&
+	hp=$(sha256sum web/files/purepkg-1.0-py3-none-any.whl | cut -d" " -f1) &&
+	marker="$TRASH/ovcache/unpacked/sha256/$hp/unpacked.json" &&
+	faults web "{\"datapkg-0.5-py3-none-any.whl\": \"wait_for:go\"}" &&
+	test_when_finished "touch \"$TRASH/web/go\"; wait" &&
+	{ inst --manifest ov.txt --target "$TRASH/ovenv" --cache-dir "$TRASH/ovcache" \
+		--low-speed-time 60 >out 2>err & } &&
+	pid=$! &&
+	i=0 && while [ ! -f "$marker" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
+	unpacked_while_held=$(test -f "$marker" && echo yes || echo no) &&
+	touch "$TRASH/web/go" &&
+	wait $pid &&
+	faults web "{}" &&
+	expect_eq yes "$unpacked_while_held" &&
+	env_works "$TRASH/ovenv" &&
+	r="$TRASH/ovenv/mlsetup-report.json" &&
+	expect_eq 0 "$(json "$r" "d[\"counters\"][\"unpacked_cache_hits\"]")"
+'
 test_done

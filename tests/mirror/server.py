@@ -167,6 +167,7 @@ class Handler(BaseHTTPRequestHandler):
     # --- plumbing -------------------------------------------------------
 
     def setup(self):
+        self.server.stats.hit("/_connections")
         if self.server.tls is not None:
             self.server.stats.hit("/_tls_connections")
             self.request.settimeout(10)
@@ -472,6 +473,17 @@ class Handler(BaseHTTPRequestHandler):
         while not os.path.exists(hold) and not STOP.wait(0.02):
             pass
 
+    def wait_for(self, faults):
+        """wait_for:NAME: nothing is sent until ROOT/NAME exists (at most
+        ENDLESS_LIMIT_S), so a test holds one file while others go through."""
+        name = self.fault_arg(faults, "wait_for")
+        if not name:
+            return
+        flag = os.path.join(self.root(), os.path.basename(name))
+        deadline = time.monotonic() + ENDLESS_LIMIT_S
+        while not os.path.exists(flag) and time.monotonic() < deadline and not STOP.wait(0.02):
+            pass
+
     def serve_file(self, name, path):
         files_dir = os.path.join(self.root(), "files")
         if not name or "/" in name or name.startswith("."):
@@ -483,6 +495,7 @@ class Handler(BaseHTTPRequestHandler):
         faults = self.faults_for(name) + self.faults_for(path)
         if self.status_fault(name, faults) or self.redirect_fault(faults):
             return
+        self.wait_for(faults)
         info = FileInfo.get(fpath)
         with open(fpath, "rb") as f:
             data = self.tamper(f.read(), faults)

@@ -630,6 +630,42 @@ static void test_audit_says_why(void **state)
 	ml_audit_free(a);
 }
 
+static void test_merged_audits_answer_as_one_audit_of_all_paths(void **state)
+{
+	(void)state;
+	const char *both[] = {FIX "ptx_only.so", FIX "sass_only.so"};
+	static const ml_cuda_arch devs[] = {{8, 9, 0, false}, {12, 0, 0, false}};
+	static const ml_cuda_arch other[] = {{8, 9, 0, false}};
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = 2;
+	ml_audit *one = NULL, *a = NULL, *b = NULL, *c = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_audit_paths(&one, both, 2, &o, &err), 0);
+	assert_int_equal(ml_audit_paths(&a, both, 1, &o, &err), 0);
+	assert_int_equal(ml_audit_paths(&b, both + 1, 1, &o, &err), 0);
+	assert_true(a->overall[1].runs); /* PTX alone runs on 12.0 */
+	o.devices = other;
+	o.n_devices = 1;
+	assert_int_equal(ml_audit_paths(&c, both, 1, &o, &err), 0);
+	assert_int_equal(ml_audit_merge(a, c, &err), ML_EFAIL); /* other devices */
+	ml_audit_free(c);
+	assert_int_equal(ml_audit_merge(a, b, &err), 0); /* b is a's now */
+	assert_int_equal(a->n_files, one->n_files);
+	assert_int_equal(a->n_scanned, one->n_scanned);
+	assert_int_equal(a->n_with_code, one->n_with_code);
+	for (size_t i = 0; i < a->n_files; i++)
+		assert_string_equal(a->files[i].path, one->files[i].path);
+	for (size_t d = 0; d < 2; d++) {
+		assert_int_equal(a->overall[d].runs, one->overall[d].runs);
+		assert_string_equal(a->overall[d].why, one->overall[d].why);
+	}
+	assert_false(a->overall[1].runs);
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	ml_audit_free(a);
+	ml_audit_free(one);
+}
+
 /* Audits the fixtures named in files[0..n) for devs; returns the audit. */
 static ml_audit *audit_fixtures(const char *const *files, size_t n, const ml_cuda_arch *devs,
                                 size_t n_devs)
@@ -1343,6 +1379,7 @@ int main(void)
 	        cmocka_unit_test(test_cubin_reader_wants_a_cuda_elf),
 	        cmocka_unit_test(test_audit_answers_match_the_rule_for_every_fixture),
 	        cmocka_unit_test(test_audit_says_why),
+	        cmocka_unit_test(test_merged_audits_answer_as_one_audit_of_all_paths),
 	        cmocka_unit_test(test_kernelless_and_relocatable_code_decide_nothing),
 	        cmocka_unit_test(test_unverified_files_say_why_and_are_summed_up),
 	        cmocka_unit_test(test_status_names_every_failing_library),

@@ -75,7 +75,7 @@ static ml_wheel_job job(const fx *f, const char *project, char *path)
 	for (size_t i = 0; i < f->n; i++)
 		if (strncmp(f->names[i], project, n) == 0 && f->names[i][n] == '-') {
 			pf(path, "%s/%s", f->wheels, f->names[i]);
-			ml_wheel_job j = {path, f->shas[i], f->names[i], false};
+			ml_wheel_job j = {path, f->shas[i], f->names[i], false, NULL};
 			return j;
 		}
 	fail_msg("no fixture wheel for %s", project);
@@ -866,6 +866,103 @@ static void test_install_all_stops_at_the_first_failure_and_names_the_wheel(void
 	assert_true(res[3].skipped);
 }
 
+/* --- the unpack queue (unpacking while the rest downloads) -------------------------- */
+
+typedef struct checks {
+	int calls;
+	size_t refuse; /* index refused, or SIZE_MAX */
+} checks;
+
+static int check_refusing(void *ctx, size_t index, const char *path)
+{
+	checks *c = ctx;
+	assert_non_null(path);
+	__atomic_add_fetch(&c->calls, 1, __ATOMIC_SEQ_CST);
+	return index == c->refuse ? ML_EGPU : 0;
+}
+
+static void test_unpack_queue_unpacks_as_wheels_arrive_and_install_reuses_it(void **state)
+{
+	fx *f = *state;
+	char cache[4096], p[3][4096];
+	new_cache(f, cache);
+	ml_wheel_job jobs[3] = {job(f, "purepkg", p[0]), job(f, "platpkg", p[1]),
+	                        job(f, "datapkg", p[2])};
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
+	o.cache_dir = cache;
+	o.jobs = 2;
+	checks c = {0, SIZE_MAX};
+	ml_unpack_queue *q = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_unpack_queue_start(&q, 3, &o, check_refusing, &c, &err), 0);
+	/* out of order, as downloads finish */
+	assert_int_equal(ml_unpack_queue_add(q, 2, &jobs[2], &err), 0);
+	assert_int_equal(ml_unpack_queue_add(q, 0, &jobs[0], &err), 0);
+	assert_int_equal(ml_unpack_queue_add(q, 7, &jobs[1], &err), ML_EFAIL);
+	assert_int_equal(ml_unpack_queue_add(q, 1, &jobs[1], &err), 0);
+	ml_unpacked u[3];
+	bool ok[3];
+	assert_int_equal(ml_unpack_queue_finish(q, false, u, ok), 0);
+	assert_int_equal(c.calls, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(ok[i]);
+		assert_false(u[i].cache_hit);
+		assert_true(u[i].bytes_extracted > 0);
+		assert_true(ml_wheel_unpacked_ready(cache, jobs[i].sha256));
+		jobs[i].unpacked = &u[i];
+	}
+	/* the install reports the queue's extraction, not a cache hit */
+	ml_wheel_result res[3];
+	ml_env_layout env = new_env(f, NULL);
+	assert_int_equal(ml_wheels_install_all(res, jobs, 3, &env, &o, &err), 0);
+	for (size_t i = 0; i < 3; i++) {
+		assert_false(res[i].cache_hit);
+		assert_int_equal(res[i].bytes_extracted, u[i].bytes_extracted);
+		assert_true(res[i].n_linked > 0);
+	}
+}
+
+static void test_unpack_queue_stops_when_the_check_refuses_a_wheel(void **state)
+{
+	fx *f = *state;
+	char cache[4096], p[3][4096];
+	new_cache(f, cache);
+	ml_wheel_job jobs[3] = {job(f, "purepkg", p[0]), job(f, "platpkg", p[1]),
+	                        job(f, "datapkg", p[2])};
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
+	o.cache_dir = cache;
+	o.jobs = 1; /* one worker: the order is the order added */
+	checks c = {0, 1};
+	ml_unpack_queue *q = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_unpack_queue_start(&q, 3, &o, check_refusing, &c, &err), 0);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(ml_unpack_queue_add(q, i, &jobs[i], &err), 0);
+	bool ok[3];
+	assert_int_equal(ml_unpack_queue_finish(q, false, NULL, ok), ML_EGPU);
+	assert_false(ok[1]); /* refused: never extracted */
+	assert_false(ml_wheel_unpacked_ready(cache, jobs[1].sha256));
+	assert_false(ok[2]); /* after the refusal nothing more */
+	assert_false(ml_wheel_unpacked_ready(cache, jobs[2].sha256));
+	assert_true(ok[0] == ml_wheel_unpacked_ready(cache, jobs[0].sha256));
+}
+
+static void test_unpack_queue_finish_with_stop_drops_what_has_not_started(void **state)
+{
+	fx *f = *state;
+	char cache[4096];
+	new_cache(f, cache);
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
+	o.cache_dir = cache;
+	ml_unpack_queue *q = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_unpack_queue_start(&q, 2, &o, NULL, NULL, &err), 0);
+	bool ok[2] = {true, true};
+	assert_int_equal(ml_unpack_queue_finish(q, true, NULL, ok), 0);
+	assert_false(ok[0]);
+	assert_false(ok[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -895,6 +992,9 @@ int main(void)
 	        cmocka_unit_test(
 	                test_install_all_runs_in_parallel_and_a_second_env_decompresses_nothing),
 	        cmocka_unit_test(test_install_all_stops_at_the_first_failure_and_names_the_wheel),
+	        cmocka_unit_test(test_unpack_queue_unpacks_as_wheels_arrive_and_install_reuses_it),
+	        cmocka_unit_test(test_unpack_queue_stops_when_the_check_refuses_a_wheel),
+	        cmocka_unit_test(test_unpack_queue_finish_with_stop_drops_what_has_not_started),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
