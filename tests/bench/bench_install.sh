@@ -99,17 +99,7 @@ rm -rf "$W/env-s" "$W/cache-mlsetup"
 	echo
 	echo "## mlsetup by stage and corpus (cold, medians)"
 	echo
-	python3 - "$STAGES" <<'PY'
-import statistics as st, sys
-srows = [l.split() for l in open(sys.argv[1])]
-print("| corpus | fetch s | install (extract+link) s | total s | downloaded MiB | extracted MiB |")
-print("|---|---|---|---|---|---|")
-for man in ("small", "medium", "full"):
-    r = [x for x in srows if x[0] == "cold" and x[1] == man]
-    if not r: continue
-    m = lambda i: st.median(float(x[i]) for x in r)
-    print("| %s | %.2f | %.2f | %.2f | %.0f | %.0f |" % (man, m(2), m(3), m(4), m(6) / 2**20, m(5) / 2**20))
-PY
+	bench_stage_table "$STAGES"
 	echo
 	bench_facts
 } >"$OUTMD"

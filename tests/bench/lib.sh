@@ -16,6 +16,7 @@
 #   bench_run TOOL SC MAN TGT one timed install (below); appends to $TIMES
 #   bench_median              median of the numbers on standard input
 #   bench_table TIMES MAN     Markdown table: cold/warm/no-op medians per tool
+#   bench_stage_table STAGES  Markdown table: mlsetup's cold stages per manifest
 #   bench_facts               Markdown list: the machine and the tool versions
 #
 # Cleanup: an EXIT trap stops the server and calls bench_on_exit, which a
@@ -191,6 +192,21 @@ for sc in ("cold", "warm", "noop"):
         print("| %s | %s | %d | %.2f | %.2f | %.0f | %.2fx | %s |" % (
             sc, tool, len(w), st.median(w), st.median(cpu),
             st.median(vals(tool, sc, 6)) / 1024, ratio, ", ".join("%.2f" % x for x in w)))
+PY
+}
+
+# bench_stage_table STAGES: mlsetup's time per stage on a cold install, and
+# its bytes, medians per manifest (smallest first).
+bench_stage_table() {
+	python3 - "$1" <<'PY'
+import statistics as st, sys
+srows = [l.split() for l in open(sys.argv[1]) if l.startswith("cold ")]
+print("| manifest | fetch s | install (extract+link) s | total s | downloaded MiB | extracted MiB |")
+print("|---|---|---|---|---|---|")
+for man in sorted({x[1] for x in srows}, key=lambda n: max(float(x[5]) for x in srows if x[1] == n)):
+    r = [x for x in srows if x[1] == man]
+    m = lambda i: st.median(float(x[i]) for x in r)
+    print("| %s | %.2f | %.2f | %.2f | %.0f | %.0f |" % (man, m(2), m(3), m(4), m(6) / 2**20, m(5) / 2**20))
 PY
 }
 
