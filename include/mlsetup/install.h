@@ -338,6 +338,8 @@ typedef struct ml_install_lock_opts {
 	const char *const *platforms; /* target OS-ARCH; none: the input's header */
 	size_t n_platforms;
 	ml_index_flags index; /* the command line's index options (borrowed) */
+	const char *command;  /* what the manifest's banner says made it; NULL:
+	                       * `mlsetup lock INPUT -o OUTPUT` with the targets */
 	ml_install_event_fn on_event;
 	void *event_data;
 } ml_install_lock_opts;
@@ -354,7 +356,9 @@ typedef struct ml_install_lock_result {
 	size_t n_targets;  /* platform x Python targets */
 } ml_install_lock_result;
 
-/* Regenerates a pinned, hashed manifest: the targets (ml_lock_add_targets),
+/* Regenerates a pinned, hashed manifest from opts->input and the files
+ * it includes with -r / -c (ml_requirements_load_tree; their index
+ * options count as the input's): the targets (ml_lock_add_targets),
  * the index sources (ml_index_config_resolve: flags, environment, pip's
  * configuration, the input's own --index-url lines), pip's own resolver
  * once per target (ml_lock_resolve; a STEP event each), the sha256 and
