@@ -323,7 +323,9 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 		                                   : "its torch wheel for this platform is unknown");
 	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))
 		return failed(c, "the cache cannot be opened: %s", e.msg);
-	if (!r->cfg && !o->offline && (rc = sources(r, &e)))
+	/* this candidate's sources; offline too: its wheel may be on a local
+	 * --find-links (a bundle's files/) */
+	if ((rc = sources(r, &e)) != 0)
 		return failed(c, "%s", e.msg);
 	mli_say(&r->ev, ML_EV_STEP, "auditing %s of %s: torch builds not in mlsetup's table are "
 	        "judged by the code their wheel carries", a->filename, c->name);

@@ -59,6 +59,16 @@ test_expect_success '--offline: the table of known builds (by the pinned version
 	expect_eq "table table" "$(json out.json "\" \".join(c[\"torch\"][\"source\"] for c in d[\"candidates\"])")" &&
 	json out.json "d[\"candidates\"][0][\"reason\"]" | grep -q "requirements.txt: torch 2.6.0 has no sm_120 code (SASS sm_50.sm_90a, no PTX)"
 '
+# A bundle's install is offline with its wheels on a local --find-links:
+# hashed candidates whose torch builds no table knows are audited from there.
+test_expect_success '--offline: hashed candidates are audited from a local --find-links' '
+	wheel_manifest h26.txt "torch-2.6.0-$PYTAG-$PYTAG-linux_x86_64.whl" purepkg-1.0-py3-none-any.whl &&
+	wheel_manifest h28.txt "torch-2.8.0-$PYTAG-$PYTAG-linux_x86_64.whl" purepkg-1.0-py3-none-any.whl &&
+	with_gpus rtx5090.json pl --offline --cache-dir "$TRASH/cache-offline" \
+		--find-links "$TRASH/web/files" --manifest h26.txt --manifest h28.txt --json >out.json 2>err &&
+	expect_eq h28.txt "$(chosen out.json)" &&
+	expect_eq "audit audit" "$(json out.json "\" \".join(c[\"torch\"][\"source\"] for c in d[\"candidates\"])")"
+'
 test_expect_success 'plan shows each candidate and why, for people' '
 	with_gpus rtx5090.json pl --project "$P" >out 2>err &&
 	grep -q "^candidates" out &&
