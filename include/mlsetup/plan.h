@@ -970,4 +970,12 @@ void ml_candidate_release(ml_candidate *c);
 /* Frees a project record; accepts NULL. */
 void ml_project_info_free(ml_project_info *p);
 
+struct cJSON;
+
+/* Adds p to the JSON object obj as key: {url, rev (null when none),
+ * commit (null when the directory is no git checkout), path}, the shape
+ * plan's and bundle's documents share. Copies the strings; a failed
+ * allocation leaves the key out (cJSON's own behaviour). */
+void ml_project_info_add_json(struct cJSON *obj, const char *key, const ml_project_info *p);
+
 #endif /* MLSETUP_PLAN_H */
