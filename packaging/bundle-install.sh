@@ -13,7 +13,8 @@
 # interpreter archive against those. The options given here come after the
 # bundle's own, so they win: --python PATH uses an interpreter of this
 # machine instead of the bundled archive, --manifest DIR/manifests/NAME
-# another bundled manifest (instead of the bundle's own).
+# another bundled manifest (instead of the bundle's own, which are
+# candidates: the first that fits this machine is installed).
 #
 # Every line of code is inside a function, and the only command is the call
 # on the last line, which begins with a marker that mlsetup_bundle_install
@@ -28,10 +29,12 @@ mb_sums() {
 MLSETUP_BUNDLE_SUMS
 }
 
-# The manifest install uses when the bundle was made from --manifest files
+# The manifests install chooses among, in preference order (the first that
+# fits this machine), when the bundle was made from --manifest files or a
+# --project: names of letters, digits, '.', '_' and '-' in manifests/
 # (empty: the bundled mlsetup chooses among its shipped manifests).
-mb_manifest() {
-	printf '%s' '@MANIFEST@'
+mb_manifests() {
+	printf '%s' '@MANIFESTS@'
 }
 
 # The CPython X.Y the bundle's wheels are for first, and every X.Y whose
@@ -103,10 +106,19 @@ mlsetup_bundle_install() {
 		*) mb_fail "this bundle holds no interpreter archive for CPython $(mb_python): name a CPython $(mb_python) of this machine with --python PATH (e.g. --python /usr/bin/python$(mb_python))" ;;
 		esac
 	fi
-	# the bundle's manifest unless the caller names one (two --manifest
-	# options would be candidates to choose among)
-	if [ -n "$(mb_manifest)" ] && [ "$mb_own_manifest" = no ]; then
-		set -- --manifest "$mb_dir/manifests/$(mb_manifest)" "$@"
+	# the bundle's manifests unless the caller names one (the caller's
+	# --manifest options would be candidates among them): appended, then
+	# the caller's arguments rotated behind them
+	if [ "$mb_own_manifest" = no ]; then
+		mb_n=$#
+		for mb_name in $(mb_manifests); do
+			set -- "$@" --manifest "$mb_dir/manifests/$mb_name"
+		done
+		while [ "$mb_n" -gt 0 ]; do
+			set -- "$@" "$1"
+			shift
+			mb_n=$((mb_n - 1))
+		done
 	fi
 	set -- install --offline --find-links "$mb_dir/files/index.html" \
 		--python "$(mb_python)" --python-pins "$mb_dir/python/pins.json" \

@@ -338,6 +338,8 @@ typedef struct ml_install_lock_opts {
 	const char *const *platforms; /* target OS-ARCH; none: the input's header */
 	size_t n_platforms;
 	ml_index_flags index; /* the command line's index options (borrowed) */
+	const char *command;  /* what the manifest's banner says made it; NULL:
+	                       * `mlsetup lock INPUT -o OUTPUT` with the targets */
 	ml_install_event_fn on_event;
 	void *event_data;
 } ml_install_lock_opts;
@@ -354,7 +356,9 @@ typedef struct ml_install_lock_result {
 	size_t n_targets;  /* platform x Python targets */
 } ml_install_lock_result;
 
-/* Regenerates a pinned, hashed manifest: the targets (ml_lock_add_targets),
+/* Regenerates a pinned, hashed manifest from opts->input and the files
+ * it includes with -r / -c (ml_requirements_load_tree; their index
+ * options count as the input's): the targets (ml_lock_add_targets),
  * the index sources (ml_index_config_resolve: flags, environment, pip's
  * configuration, the input's own --index-url lines), pip's own resolver
  * once per target (ml_lock_resolve; a STEP event each), the sha256 and
@@ -394,10 +398,18 @@ int ml_install_export(char **out, const ml_install_export_opts *o, ml_err *err);
 
 typedef struct ml_install_bundle_opts {
 	const char *dest; /* the bundle directory (required): must not exist, or be empty */
-	/* Candidate manifests (NAME|PATH); none: the shipped ones, every
-	 * manifest selection.json can choose. */
+	/* Candidate manifests (NAME|PATH); none: the project's, else the
+	 * shipped ones, every manifest selection.json can choose. */
 	const char *const *manifests;
 	size_t n_manifests;
+	/* A project (--project PATH|GIT_URL[@REV], as ml_install_opts):
+	 * its candidates, as install finds them (the manifests above, each
+	 * found in the project directory when not as given, else
+	 * ml_project_candidates()); a git URL is checked out into the cache
+	 * as plan does. NULL: none. */
+	const char *project;
+	const char *resolver;       /* interpreter whose pip locks a manifest that pins no
+	                             * hashes (ml_install_lock); NULL: python3 */
 	const char *const *pythons; /* CPython X.Y to bundle for; none: the pins' default */
 	size_t n_pythons;
 	const char *platform;      /* "OS-ARCH" (ml_plan_set_platform); NULL: this machine's */
@@ -425,6 +437,7 @@ typedef struct ml_install_bundle_result {
 	char platform[48];      /* "linux-x86_64" */
 	size_t n_plans;         /* manifest x Python plans bundled */
 	size_t n_skipped;       /* plans left out: no wheels for the platform */
+	size_t n_locked;        /* manifests that pinned no hashes, locked with pip */
 	size_t n_files;         /* distinct wheel files */
 	uint64_t bytes;         /* their bytes */
 	size_t n_interpreters;  /* interpreter archives bundled */
@@ -440,7 +453,12 @@ typedef struct ml_install_bundle_result {
  *
  *   DIR/mlsetup            the running binary (opts->self), a WARNING when
  *                          it is not a release build (ml_version_build())
- *   DIR/manifests/NAME     every candidate manifest, as planned
+ *   DIR/manifests/NAME     every candidate manifest, as planned: one that
+ *                          pins no hashes is locked first by pip for the
+ *                          platform and every Python bundled
+ *                          (ml_install_lock(), opts->resolver; a STEP
+ *                          event; pip failing for it leaves it out with a
+ *                          WARNING; --offline leaves it out)
  *   DIR/files/             every wheel the plans need, each proven (size,
  *                          sha256) through the shared cache (one
  *                          ml_install_download() per manifest and Python,
@@ -456,18 +474,24 @@ typedef struct ml_install_bundle_result {
  *                          (the target then needs --python PATH)
  *   DIR/install.sh         runs DIR/mlsetup install --offline from the
  *                          bundle only, after checking the sha256 of the
- *                          binary, manifests and pins; passes its
- *                          arguments on (packaging/bundle-install.sh)
- *   DIR/bundle.json        the record: every plan's files with sha256
+ *                          binary, manifests and pins, with every bundled
+ *                          manifest (given or a project's) as a candidate
+ *                          in preference order; passes its arguments on
+ *                          (packaging/bundle-install.sh)
+ *   DIR/bundle.json        the record: the project (url, rev, commit),
+ *                          every manifest (locked or not), every plan's
+ *                          files with sha256
  *
  * The directory is built beside DIR and renamed into place when complete,
  * so a failed run leaves no DIR. res is filled as far as the run got;
  * release with ml_install_bundle_result_release(). Returns 0;
  * ML_EUSAGE (DIR exists and is not empty, two manifests of one base
- * name, a bad platform); ML_EUNSUPPORTED (no plan has wheels for the
- * platform); ML_EINTEGRITY (two files of one name and different bytes,
- * or a download that did not match); ML_ENOENT, ML_ENET, ML_EIO,
- * ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
+ * name, a bad platform, a bad project URL or REV); ML_EUNSUPPORTED (no
+ * plan has wheels for the platform); ML_EINTEGRITY (two files of one name
+ * and different bytes, or a download that did not match); ML_ENOENT (also
+ * a project that is not a directory or has no candidate: err names it and
+ * what to add), ML_ENET (also a git URL that cannot be cloned), ML_EIO,
+ * ML_EPARSE, ML_EFAIL, ML_ENOMEM. DIR is untouched by a failure. */
 int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opts *opts,
                       ml_err *err);
 

@@ -141,6 +141,20 @@ enum {
  * ML_ENOMEM. */
 int ml_requirements_load(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
 
+/* Loads a requirements file as pip reads it with -r (manifests that pin
+ * no hashes, `mlsetup lock`'s input): the file at path
+ * (ml_requirements_load with ML_REQ_INCLUDES), then every file it
+ * includes with -r or -c, recursively (at most 10 deep; a path is taken
+ * from the including file's directory; a file included twice is read
+ * once; -r URL is refused). The included files' options join the top's
+ * (an --index-url only when the top names none; extra indexes,
+ * --find-links, made relative to their own file, and trusted hosts
+ * appended), and the requirements of -r files, not of -c files, follow
+ * the top's. Errors name the file and line where they are. Caller owns
+ * *out (ml_requirements_free()). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE
+ * or ML_ENOMEM. */
+int ml_requirements_load_tree(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
+
 /* Frees r and everything it owns. Accepts NULL. */
 void ml_requirements_free(ml_requirements *r);
 
@@ -955,5 +969,13 @@ void ml_candidate_release(ml_candidate *c);
 
 /* Frees a project record; accepts NULL. */
 void ml_project_info_free(ml_project_info *p);
+
+struct cJSON;
+
+/* Adds p to the JSON object obj as key: {url, rev (null when none),
+ * commit (null when the directory is no git checkout), path}, the shape
+ * plan's and bundle's documents share. Copies the strings; a failed
+ * allocation leaves the key out (cJSON's own behaviour). */
+void ml_project_info_add_json(struct cJSON *obj, const char *key, const ml_project_info *p);
 
 #endif /* MLSETUP_PLAN_H */

@@ -3,15 +3,18 @@
  * fleets and air-gapped machines. The pipeline is the library's
  * (ml_install_bundle: every candidate manifest planned for the platform,
  * its wheels fetched and proven, a static PEP 503 index over them, the
- * interpreter archive, this binary, DIR/install.sh and DIR/bundle.json);
+ * interpreter archive, this binary, DIR/install.sh and DIR/bundle.json;
+ * a --project's requirements files are the candidates, locked with pip
+ * when they pin no hashes);
  * this command parses the options, shows the progress and renders the
  * outcome. DIR/install.sh [install options] installs from it offline;
  * any static web server serving DIR is an index (DIR/simple/) and an
  * interpreter mirror (DIR/python/) for `mlsetup install`.
  *
- * Exit codes: 0, 1 (missing files, bad manifest), 2 (usage: DIR not
- * empty), 3 (integrity), 4 (network), 6 (no manifest has wheels for the
- * platform).
+ * Exit codes: 0, 1 (missing files, bad manifest, a project that is not
+ * there or has no requirements file), 2 (usage: DIR not empty, a bad
+ * project URL or REV), 3 (integrity), 4 (network, a git URL that cannot
+ * be cloned), 6 (no manifest has wheels for the platform).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -39,6 +42,8 @@ enum {
 	OPT_CONNECT_TIMEOUT,
 	OPT_LOW_SPEED_TIME,
 	OPT_NO_PROGRESS,
+	OPT_PROJECT,
+	OPT_RESOLVER,
 };
 
 struct bundle_args {
@@ -72,6 +77,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_MANIFEST:
 		rc = add_to(a->manifests, &o->n_manifests, arg, "--manifest", err);
+		break;
+	case OPT_PROJECT:
+		o->project = arg;
+		break;
+	case OPT_RESOLVER:
+		o->resolver = arg;
 		break;
 	case OPT_PYTHON:
 		if (strchr(arg, '/'))
@@ -119,6 +130,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        ML_CLI_INDEX_LONGOPTS,
 	        {"output", required_argument, NULL, OPT_OUT},
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
+	        {"project", required_argument, NULL, OPT_PROJECT},
+	        {"resolver-python", required_argument, NULL, OPT_RESOLVER},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"platform", required_argument, NULL, OPT_PLATFORM},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
@@ -166,6 +179,11 @@ static void print_human(const ml_install_bundle_result *r)
 	       ml_c("green"), r->dest, r->n_plans, r->n_plans == 1 ? "" : "s", r->platform,
 	       r->n_files, r->n_files == 1 ? "" : "s", (double)r->bytes / 1048576.0,
 	       r->n_interpreters, r->n_interpreters == 1 ? "" : "s", r->seconds, ml_c("reset"));
+	if (r->n_locked)
+		ml_say("%zu manifest%s pinned no hashes: the bundle carries pip's lock%s of %s "
+		       "(bundle.json: \"locked\")",
+		       r->n_locked, r->n_locked == 1 ? "" : "s", r->n_locked == 1 ? "" : "s",
+		       r->n_locked == 1 ? "it" : "them");
 	ml_say("install offline: %s/install.sh [install options]", r->dest);
 	ml_say("or serve %s and: mlsetup install --index-url URL/simple/ --python-mirror "
 	       "URL/python",
@@ -214,15 +232,24 @@ const ml_command ml_cmd_bundle = {
         run,
         ML_NEED_FETCH,
         "write a self-contained directory that installs offline or serves a fleet",
-        "mlsetup bundle -o DIR [--manifest NAME|PATH ...] [--platform OS-ARCH] "
-        "[--python X.Y ...] [index options] [--offline] [--json]",
+        "mlsetup bundle -o DIR [--manifest NAME|PATH ...] [--project PATH|GIT_URL] "
+        "[--platform OS-ARCH] [--python X.Y ...] [index options] [--offline] [--json]",
         "  -o, --output DIR        the bundle to write (must not exist, or be empty):\n"
         "                          DIR/mlsetup (this binary), DIR/manifests/, DIR/files/\n"
         "                          (the wheels), DIR/simple/ (a static PEP 503 index),\n"
         "                          DIR/python/ (the interpreter archive and pins),\n"
         "                          DIR/install.sh, DIR/bundle.json\n"
-        "  -m, --manifest NAME|PATH  a candidate manifest (repeatable; default: the\n"
-        "                          shipped ones, so the target chooses at install)\n"
+        "  -m, --manifest NAME|PATH  a candidate manifest (repeatable, in preference\n"
+        "                          order; default: the project's, else the shipped\n"
+        "                          ones): the target chooses the first that fits\n"
+        "  --project PATH|GIT_URL  a project directory or git repository (https://,\n"
+        "                          file://, git+https://..., @REV for a commit, tag or\n"
+        "                          branch; checked out into the cache): its requirements\n"
+        "                          files are the candidates, as install --project finds\n"
+        "                          them; with --manifest, those (found in the project)\n"
+        "  --resolver-python PATH  interpreter whose pip locks a manifest that pins no\n"
+        "                          hashes, for the platform and every --python (default\n"
+        "                          python3); the bundle carries the lock\n"
         "  --platform OS-ARCH      plan for this platform (default: this machine's)\n"
         "  --python X.Y            bundle for this CPython (repeatable; default: the\n"
         "                          pins' default)\n"

@@ -2,8 +2,12 @@
  * bundle.c - the bundle pipeline (`mlsetup bundle -o DIR`): a directory
  * that installs offline with its own mlsetup, and that is, copied to any
  * static web server, the index and interpreter mirror of a whole fleet.
- * Every candidate manifest is planned for the platform (the machine that
- * bundles may have no GPU: the target chooses at install), its wheels are
+ * Every candidate manifest (the given ones, a project's requirements files
+ * found as install finds them, or the shipped ones) is planned for the
+ * platform (the machine that bundles may have no GPU: the target chooses at
+ * install); one that pins no hashes is locked first with pip for the
+ * platform and every Python bundled (the lock pipeline), so that the
+ * bundle carries hashes for every file. Its wheels are
  * fetched and proven through the download pipeline into DIR/files/, a
  * static PEP 503 tree is written over them (DIR/simple/), the pinned
  * interpreter archive goes where a --python-mirror of DIR/python serves it,
@@ -28,12 +32,20 @@
 
 /* One manifest x Python plan. */
 typedef struct plan_run {
-	const char *manifest; /* as given, or a shipped name */
+	const char *manifest; /* as given, a project's candidate, or a shipped name */
+	size_t m;             /* its index in bundle.manifests */
 	const char *python;   /* X.Y, or NULL: the pins' default */
 	ml_install_download_result dl;
 	int rc; /* 0, or ML_EUNSUPPORTED: left out */
 	ml_err err;
 } plan_run;
+
+/* The lock made of a manifest that pins no hashes, or why there is none. */
+typedef struct lock_state {
+	char *path; /* the locked manifest in the stage (owned); NULL: none */
+	int rc;     /* 0, or the failure of locking it (err says why) */
+	ml_err err;
+} lock_state;
 
 typedef struct bundle {
 	const ml_install_bundle_opts *o;
@@ -43,12 +55,16 @@ typedef struct bundle {
 	const char **manifests;
 	size_t n_manifests;
 	cJSON *selection; /* owns the shipped names */
+	char **cands;     /* owns a project's candidates */
+	size_t n_cands;
+	ml_project_info *project; /* --project, or NULL */
+	lock_state *locks;        /* one per manifest */
 	plan_run *runs;
 	size_t n_runs;
-	ml_buf sums;              /* "sha256  path" lines for install.sh */
-	char python[8];           /* the X.Y of the first plan: install.sh's default */
-	ml_buf archives;          /* the X.Y of every bundled interpreter, space separated */
-	char first_manifest[256]; /* install.sh's --manifest ("" for shipped ones) */
+	ml_buf sums;     /* "sha256  path" lines for install.sh */
+	char python[8];  /* the X.Y of the first plan: install.sh's default */
+	ml_buf archives; /* the X.Y of every bundled interpreter, space separated */
+	ml_buf choice;   /* install.sh's candidates, space separated ("": the shipped ones) */
 } bundle;
 
 static const char *base_name(const char *path)
@@ -116,16 +132,54 @@ static int stage_make(bundle *b, ml_err *err)
 	return 0;
 }
 
-/* The candidate manifests: the given ones, or every manifest the
- * embedded selection rules can choose (preference order, then no_gpu). */
+/* The project's candidates, as install finds them (src/install/project.c):
+ * the --manifest values, found in the project when not as given, else its
+ * own requirements files; a git URL is checked out into the cache. */
+static int project_candidates(bundle *b, ml_err *err)
+{
+	const ml_install_bundle_opts *o = b->o;
+	ml_project_source src;
+	char dir[4096];
+	bool no_torch = false;
+	int rc = ml_project_source_parse(&src, o->project, err);
+	if (rc)
+		return rc;
+	rc = mli_project_locate(&b->project, dir, sizeof(dir), &src, NULL, o->cache_dir, &b->ev,
+	                        err);
+	ml_project_source_release(&src);
+	if (!rc)
+		rc = mli_project_list(&b->cands, &b->n_cands, &no_torch, dir, o->manifests,
+		                      o->n_manifests, err);
+	if (rc)
+		return rc;
+	ml_buf names = ML_BUF_INIT;
+	for (size_t i = 0; i < b->n_cands; i++)
+		ml_buf_printf(&names, "%s%s", i ? ", " : "", base_name(b->cands[i]));
+	mli_say(&b->ev, ML_EV_STEP, "project %s%s%s%s%s: candidates %s", b->project->url,
+	        b->project->rev ? " @ " : "", b->project->rev ? b->project->rev : "",
+	        b->project->commit[0] ? ", commit " : "", b->project->commit, ml_buf_cstr(&names));
+	ml_buf_release(&names);
+	return 0;
+}
+
+/* The candidate manifests: a project's, the given ones, or every manifest
+ * the embedded selection rules can choose (preference order, then
+ * no_gpu). */
 static int candidates(bundle *b, ml_err *err)
 {
 	const ml_install_bundle_opts *o = b->o;
-	size_t cap = o->n_manifests ? o->n_manifests : 17;
+	int rc = o->project ? project_candidates(b, err) : 0;
+	if (rc)
+		return rc;
+	size_t cap = o->project ? b->n_cands : o->n_manifests ? o->n_manifests : 17;
 	b->manifests = calloc(cap, sizeof(*b->manifests));
-	if (!b->manifests)
+	b->locks = calloc(cap, sizeof(*b->locks));
+	if (!b->manifests || !b->locks)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	if (o->n_manifests) {
+	if (o->project) {
+		for (size_t i = 0; i < b->n_cands; i++)
+			b->manifests[b->n_manifests++] = b->cands[i];
+	} else if (o->n_manifests) {
 		for (size_t i = 0; i < o->n_manifests; i++)
 			b->manifests[b->n_manifests++] = o->manifests[i];
 	} else {
@@ -169,6 +223,126 @@ static int candidates(bundle *b, ml_err *err)
 	return 0;
 }
 
+/* Runs the download pipeline for r, the manifest at path, into files. */
+static int download(bundle *b, plan_run *r, const char *path, const char *files)
+{
+	const ml_install_bundle_opts *o = b->o;
+	ml_install_download_opts d = ML_INSTALL_DOWNLOAD_OPTS_INIT;
+	d.manifest = path;
+	d.dest = files;
+	d.python = r->python;
+	d.platform = b->res->platform;
+	d.python_pins = o->python_pins;
+	d.cache_dir = o->cache_dir;
+	d.sysroot = o->sysroot;
+	d.index = o->index;
+	d.jobs = o->jobs;
+	d.retries = o->retries;
+	d.connect_timeout_s = o->connect_timeout_s;
+	d.low_speed_time_s = o->low_speed_time_s;
+	d.offline = o->offline;
+	d.on_event = o->on_event;
+	d.event_data = o->event_data;
+	r->err = (ml_err)ML_ERR_INIT;
+	return r->rc = ml_install_download(&r->dl, &d, &r->err);
+}
+
+/* Locks manifest m, which pins no hashes, with pip for the platform and
+ * every Python bundled (xy when none is named) through the lock pipeline
+ * (ml_install_lock) into stage/.locked/NAME; b->locks[m].path gets it.
+ * The banner names the bundle command that makes it, never a staging
+ * path, credentials or index URLs. Returns 0 or what ml_install_lock()
+ * returns (ML_EFAIL: pip could not resolve it for a target, or a package
+ * has no wheel for it). */
+static int lock_manifest(bundle *b, size_t m, const char *xy, ml_err *err)
+{
+	const ml_install_bundle_opts *o = b->o;
+	const char *given = b->manifests[m];
+	char dir[ML_PATH_MAX], out[ML_PATH_MAX];
+	if (ml_pathf(dir, sizeof(dir), "%s/.locked", b->stage) ||
+	    ml_pathf(out, sizeof(out), "%s/%s", dir, base_name(given)))
+		return ml_err_set(err, ML_EIO, "path too long: '%s'", b->stage);
+	int e = ml_fs_mkdirs(dir, 0755);
+	if (e)
+		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dir, strerror(-e));
+	const char *const *pys = o->n_pythons ? o->pythons : &xy;
+	size_t n_pys = o->n_pythons ? o->n_pythons : 1;
+	const char *platform = b->res->platform;
+	ml_buf cmd = ML_BUF_INIT, pyl = ML_BUF_INIT;
+	const char *rel = given;
+	if (b->project) {
+		size_t pl = strlen(b->project->path);
+		if (strncmp(given, b->project->path, pl) == 0 && given[pl] == '/')
+			rel = given + pl + 1;
+		ml_buf_printf(&cmd, "mlsetup bundle --project %s%s%s", b->project->url,
+		              b->project->rev ? "@" : "", b->project->rev ? b->project->rev : "");
+	} else {
+		ml_buf_puts(&cmd, "mlsetup bundle");
+	}
+	ml_buf_printf(&cmd, " --manifest %s --platform %s", rel, platform);
+	for (size_t i = 0; i < n_pys; i++) {
+		ml_buf_printf(&cmd, " --python %s", pys[i]);
+		ml_buf_printf(&pyl, "%s%s", i ? ", " : "", pys[i]);
+	}
+	mli_say(&b->ev, ML_EV_STEP,
+	        "%s pins no hashes: locking it with pip for CPython %s on %s; the bundle "
+	        "carries the lock",
+	        given, ml_buf_cstr(&pyl), platform);
+	ml_install_lock_opts lo = ML_INSTALL_LOCK_OPTS_INIT;
+	lo.input = given;
+	lo.output = out;
+	lo.resolver = o->resolver;
+	lo.pythons = pys;
+	lo.n_pythons = n_pys;
+	lo.platforms = &platform;
+	lo.n_platforms = 1;
+	lo.index = o->index;
+	lo.command = ml_buf_cstr(&cmd);
+	lo.on_event = o->on_event;
+	lo.event_data = o->event_data;
+	ml_install_lock_result lr;
+	int rc = cmd.data && pyl.data ? ml_install_lock(&lr, &lo, err)
+	                              : ml_err_set(err, ML_ENOMEM, "out of memory");
+	ml_buf_release(&cmd);
+	ml_buf_release(&pyl);
+	if (!rc && !(b->locks[m].path = strdup(out)))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (!rc)
+		b->res->n_locked++;
+	return rc;
+}
+
+/* Plans and fetches run r (manifest m); one that pins no hashes is locked
+ * first. Returns 0 with r->rc ML_EUNSUPPORTED for a plan left out, or the
+ * failure that ends the bundle. */
+static int plan_one(bundle *b, plan_run *r, size_t m, const char *files, ml_err *err)
+{
+	if (!download(b, r, b->locks[m].path ? b->locks[m].path : r->manifest, files) ||
+	    r->rc != ML_EUNSUPPORTED || !r->dl.plan || !r->dl.plan->needs_resolution)
+		return 0;
+	if (b->o->offline) {
+		ml_err_set(&r->err, ML_EUNSUPPORTED,
+		           "manifest '%s' pins no hashes and --offline forbids locking it with pip",
+		           r->manifest);
+		return 0;
+	}
+	if (!b->locks[m].path && !b->locks[m].rc) {
+		b->locks[m].err = (ml_err)ML_ERR_INIT;
+		b->locks[m].rc = lock_manifest(b, m, r->dl.plan->python.xy, &b->locks[m].err);
+	}
+	if (b->locks[m].rc == ML_EFAIL) { /* not for this platform: left out */
+		r->err = b->locks[m].err;
+		return 0;
+	}
+	if (b->locks[m].rc) {
+		*err = b->locks[m].err;
+		return b->locks[m].rc;
+	}
+	ml_install_download_result_release(&r->dl);
+	download(b, r, b->locks[m].path, files);
+	return 0;
+}
+
 /* Plans and fetches every manifest x Python into stage/files. */
 static int plan_all(bundle *b, ml_err *err)
 {
@@ -181,31 +355,19 @@ static int plan_all(bundle *b, ml_err *err)
 	if (ml_pathf(files, sizeof(files), "%s/files", b->stage))
 		return ml_err_set(err, ML_EIO, "path too long: '%s'", b->stage);
 	for (size_t m = 0; m < b->n_manifests; m++) {
+		bool named = false;
 		for (size_t p = 0; p < n_py; p++) {
 			plan_run *r = &b->runs[b->n_runs++];
 			r->manifest = b->manifests[m];
+			r->m = m;
 			r->python = o->n_pythons ? o->pythons[p] : NULL;
 			r->err = (ml_err)ML_ERR_INIT;
 			mli_say(&b->ev, ML_EV_STEP, "bundling %s for %s%s on %s", r->manifest,
 			        r->python ? "CPython " : "the default Python",
 			        r->python ? r->python : "", b->res->platform);
-			ml_install_download_opts d = ML_INSTALL_DOWNLOAD_OPTS_INIT;
-			d.manifest = r->manifest;
-			d.dest = files;
-			d.python = r->python;
-			d.platform = b->res->platform;
-			d.python_pins = o->python_pins;
-			d.cache_dir = o->cache_dir;
-			d.sysroot = o->sysroot;
-			d.index = o->index;
-			d.jobs = o->jobs;
-			d.retries = o->retries;
-			d.connect_timeout_s = o->connect_timeout_s;
-			d.low_speed_time_s = o->low_speed_time_s;
-			d.offline = o->offline;
-			d.on_event = o->on_event;
-			d.event_data = o->event_data;
-			r->rc = ml_install_download(&r->dl, &d, &r->err);
+			int rc = plan_one(b, r, m, files, err);
+			if (rc)
+				return rc;
 			if (r->rc == ML_EUNSUPPORTED) {
 				mli_say(&b->ev, ML_EV_WARNING, "left out of the bundle: %s",
 				        r->err.msg);
@@ -219,9 +381,11 @@ static int plan_all(bundle *b, ml_err *err)
 			b->res->n_plans++;
 			if (!b->python[0])
 				ml_strlcpy(b->python, r->dl.plan->python.xy, sizeof(b->python));
-			if (o->n_manifests && !b->first_manifest[0])
-				ml_strlcpy(b->first_manifest, base_name(r->manifest),
-				           sizeof(b->first_manifest));
+			/* install.sh's candidates, when not the shipped ones */
+			if ((o->n_manifests || o->project) && !named)
+				ml_buf_printf(&b->choice, "%s%s", b->choice.len ? " " : "",
+				              base_name(r->manifest));
+			named = true;
 		}
 	}
 	if (b->res->n_plans)
@@ -323,10 +487,12 @@ static int copy_manifests(bundle *b, cJSON *list, ml_err *err)
 			return rc;
 		cJSON *m = cJSON_CreateObject();
 		cJSON_AddItemToArray(list, m);
-		cJSON_AddStringToObject(m, "name", mf->name);
+		cJSON_AddStringToObject(m, "name", r->manifest);
 		cJSON_AddStringToObject(m, "path", rel);
 		cJSON_AddStringToObject(m, "sha256", hex);
 		cJSON_AddBoolToObject(m, "shipped", mf->embedded);
+		/* pinned here by pip: the file as given pins no hashes */
+		cJSON_AddBoolToObject(m, "locked", b->locks[r->m].path != NULL);
 		if (mf->summary)
 			cJSON_AddStringToObject(m, "summary", mf->summary);
 	}
@@ -601,8 +767,8 @@ static int write_install_sh(bundle *b, ml_err *err)
 	if (sl && sums[sl - 1] == '\n')
 		sums[sl - 1] = '\0';
 	const char *kv[] = {
-	        "@SUMS@",   sums,      "@MANIFEST@", b->first_manifest,
-	        "@PYTHON@", b->python, "@ARCHIVES@", ml_buf_cstr(&b->archives),
+	        "@SUMS@",   sums,      "@MANIFESTS@", ml_buf_cstr(&b->choice),
+	        "@PYTHON@", b->python, "@ARCHIVES@",  ml_buf_cstr(&b->archives),
 	};
 	ml_buf out = ML_BUF_INIT;
 	int rc = expand(&out, f->data, f->size, kv, sizeof(kv) / sizeof(kv[0]));
@@ -713,9 +879,20 @@ static int run(bundle *b, ml_err *err)
 	cJSON_AddStringToObject(rec, "index", "simple/");
 	cJSON_AddStringToObject(rec, "find_links", "files/index.html");
 	cJSON_AddStringToObject(rec, "python_mirror", "python/");
+	if (b->project)
+		ml_project_info_add_json(rec, "project", b->project);
 	cJSON *manifests = cJSON_AddArrayToObject(rec, "manifests");
 	if (!rc)
 		rc = copy_manifests(b, manifests, err);
+	if (!rc && b->res->n_locked) { /* the locks are in manifests/ now */
+		char locked[ML_PATH_MAX];
+		int e = ml_pathf(locked, sizeof(locked), "%s/.locked", b->stage)
+		                ? -ENAMETOOLONG
+		                : ml_fs_rm_tree(locked);
+		if (e)
+			rc = ml_err_set(err, ML_EIO, "cannot remove '%s': %s", locked,
+			                strerror(-e));
+	}
 	cJSON *have = cJSON_AddArrayToObject(rec, "interpreters");
 	cJSON *missing = cJSON_AddArrayToObject(rec, "missing_interpreters");
 	if (!rc)
@@ -757,6 +934,7 @@ int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opt
 	b.ev = (mli_events){o->on_event, o->event_data, ML_STAGE_FETCH, t0};
 	b.sums = (ml_buf)ML_BUF_INIT;
 	b.archives = (ml_buf)ML_BUF_INIT;
+	b.choice = (ml_buf)ML_BUF_INIT;
 	int rc = o->dest && *o->dest ? run(&b, err)
 	                             : ml_err_set(err, ML_EUSAGE, "no bundle directory given");
 	if (b.stage[0])
@@ -764,8 +942,16 @@ int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opt
 	for (size_t i = 0; i < b.n_runs; i++)
 		ml_install_download_result_release(&b.runs[i].dl);
 	free(b.runs);
+	for (size_t i = 0; b.locks && i < b.n_manifests; i++)
+		free(b.locks[i].path);
+	free(b.locks);
 	free(b.manifests);
+	for (size_t i = 0; i < b.n_cands; i++)
+		free(b.cands[i]);
+	free(b.cands);
+	ml_project_info_free(b.project);
 	cJSON_Delete(b.selection);
+	ml_buf_release(&b.choice);
 	ml_buf_release(&b.sums);
 	ml_buf_release(&b.archives);
 	res->seconds = mli_now() - t0;

@@ -86,6 +86,34 @@ void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o);
  * MACHINE and PLAN events and the selection's and plan's warnings. */
 int mli_detect_and_plan(mli_run *r, ml_err *err);
 
+/* project.c: finds the project src names (ml_project_source_parse) and
+ * puts the directory its candidates are read from into dir (dir_sz
+ * bytes): a local directory as it is (its commit recorded when it is a
+ * git checkout), or a git URL checked out (ml_git_checkout) at checkout,
+ * never overwriting what is there, or, when checkout is NULL, into the
+ * cache (<cache_dir>/projects/<16 hex of the URL>-<name>, replaced there
+ * when it is not a clean checkout at REV: install and plan share it).
+ * STEP events on ev say what is checked out or reused. *out is a new
+ * record of the project (url, rev, commit, path; caller frees with
+ * ml_project_info_free()); NULL on failure. Returns 0, ML_ENOENT (no
+ * such directory), what ml_git_checkout() returns (ML_EUSAGE, ML_ENET,
+ * ML_EFAIL, ...), ML_EFAIL (no cache directory, a path too long) or
+ * ML_ENOMEM. */
+int mli_project_locate(ml_project_info **out, char *dir, size_t dir_sz,
+                       const ml_project_source *src, const char *checkout, const char *cache_dir,
+                       mli_events *ev, ml_err *err);
+
+/* project.c: a project's candidates, in preference order: manifests
+ * (--manifest values, n_manifests > 0), each as given when that path
+ * exists, else found in dir ("" or NULL: no project directory); with no
+ * manifests, the project's own (ml_project_candidates() of dir, which sets
+ * *no_torch). *out is a new array of new strings (caller frees each and
+ * the array). Returns 0, what ml_project_candidates() returns (ML_ENOENT
+ * naming the directory and what was looked for, ML_EPARSE, ML_EIO), or
+ * ML_ENOMEM. */
+int mli_project_list(char ***out, size_t *n_out, bool *no_torch, const char *dir,
+                     const char *const *manifests, size_t n_manifests, ml_err *err);
+
 /* project.c: for a project or several --manifest options, before detect:
  * the project checked out (a git URL) or found (a directory), its
  * candidates listed, and r->o pointed at r->proj_opts with the target

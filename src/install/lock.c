@@ -72,11 +72,15 @@ static int write_manifest(const ml_lock *lk, const ml_requirements *in,
 	int rc = 0;
 	/* The command recorded in the banner names files as given, never index
 	 * URLs (those come from the environment at run time). */
-	ml_buf_printf(&command, "mlsetup lock %s -o %s", o->input, o->output);
-	for (size_t i = 0; i < o->n_pythons; i++)
-		ml_buf_printf(&command, " --python %s", o->pythons[i]);
-	for (size_t i = 0; i < o->n_platforms; i++)
-		ml_buf_printf(&command, " --platform %s", o->platforms[i]);
+	if (o->command) {
+		ml_buf_puts(&command, o->command);
+	} else {
+		ml_buf_printf(&command, "mlsetup lock %s -o %s", o->input, o->output);
+		for (size_t i = 0; i < o->n_pythons; i++)
+			ml_buf_printf(&command, " --python %s", o->pythons[i]);
+		for (size_t i = 0; i < o->n_platforms; i++)
+			ml_buf_printf(&command, " --platform %s", o->platforms[i]);
+	}
 	if (!rc)
 		rc = ml_lock_render(&text, lk, in, ml_buf_cstr(&command), err);
 	if (!rc) {
@@ -95,7 +99,8 @@ int ml_install_lock(ml_install_lock_result *out, const ml_install_lock_opts *o, 
 	mli_events ev = {o->on_event, o->event_data, ML_STAGE_PLAN, mli_now()};
 	ml_lock lk = ML_LOCK_INIT;
 	ml_requirements *in = NULL;
-	int rc = ml_requirements_load(&in, o->input, 0, err);
+	/* -r includes as pip reads them: their index options apply too */
+	int rc = ml_requirements_load_tree(&in, o->input, 0, err);
 	if (!rc)
 		rc = resolve_and_hash(&lk, in, o, &ev, err);
 	if (!rc)

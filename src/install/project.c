@@ -23,29 +23,117 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int add_cand(mli_run *r, const char *path)
+/* A --manifest path of a project: as given when it exists, else in the
+ * project directory dir (when there is one). */
+static int add_manifest_option(char ***list, size_t *n, const char *dir, const char *m)
 {
-	char **p = realloc(r->cands, (r->n_cands + 1) * sizeof(*p));
-	if (!p)
+	struct stat st;
+	char p[4300];
+	const char *path = m;
+	if (dir && dir[0] && stat(m, &st) != 0 && m[0] != '/' &&
+	    ml_pathf(p, sizeof(p), "%s/%s", dir, m) == 0 && stat(p, &st) == 0)
+		path = p;
+	char **l = realloc(*list, (*n + 1) * sizeof(*l));
+	if (!l)
 		return ML_ENOMEM;
-	r->cands = p;
-	if (!(p[r->n_cands] = strdup(path)))
+	*list = l;
+	if (!(l[*n] = strdup(path)))
 		return ML_ENOMEM;
-	r->n_cands++;
+	(*n)++;
 	return 0;
 }
 
-/* A --manifest path of a project: as given when it exists, else in the
- * project directory. */
-static int add_manifest_option(mli_run *r, const char *m)
+int mli_project_locate(ml_project_info **out, char *dir, size_t dir_sz,
+                       const ml_project_source *src, const char *checkout, const char *cache_dir,
+                       mli_events *ev, ml_err *err)
 {
-	struct stat st;
-	if (r->proj_dir[0] && stat(m, &st) != 0 && m[0] != '/') {
-		char p[4300];
-		if (ml_pathf(p, sizeof(p), "%s/%s", r->proj_dir, m) == 0 && stat(p, &st) == 0)
-			return add_cand(r, p);
+	*out = NULL;
+	ml_project_info *info = calloc(1, sizeof(*info));
+	if (!info)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = 0;
+	if (src->git) {
+		if (checkout) {
+			ml_strlcpy(dir, checkout, dir_sz);
+		} else {
+			/* a checkout of mlsetup's own, in the cache */
+			char cache[4096], key[65];
+			rc = ml_cache_dir(cache, sizeof(cache), cache_dir);
+			if (!rc && ml_sha256_hex_buf(key, src->url, strlen(src->url)))
+				rc = ML_ENOMEM;
+			if (!rc &&
+			    ml_pathf(dir, dir_sz, "%s/projects/%.16s-%s", cache, key, src->name))
+				rc = ML_EFAIL;
+			if (rc)
+				rc = ml_err_set(err, ML_EFAIL,
+				                "no cache directory for the project's checkout");
+		}
+		if (!rc) {
+			mli_say(ev, ML_EV_STEP, "checking out %s%s%s into %s", src->url,
+			        src->rev ? " at " : "", src->rev ? src->rev : "", dir);
+			ml_git_checkout_result gr;
+			rc = ml_git_checkout(&gr, src, dir, !checkout, err);
+			if (!rc) {
+				if (gr.reused)
+					mli_say(ev, ML_EV_STEP,
+					        "reusing the checkout in %s: clean, at commit %s",
+					        dir, gr.commit);
+				ml_strlcpy(info->commit, gr.commit, sizeof(info->commit));
+				info->checkout_reused = gr.reused;
+			}
+		}
+		if (!rc && (!(info->url = strdup(src->url)) ||
+		            (src->rev && !(info->rev = strdup(src->rev)))))
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	} else {
+		struct stat st;
+		if (stat(src->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			rc = ml_err_set(err, ML_ENOENT, "project '%s' is not a directory%s",
+			                src->path,
+			                stat(src->path, &st) ? " (it does not exist)" : "");
+			ml_err_hint(err, "give a project directory, or a git URL (https://, "
+			                 "file://, git+https://..., with @REV for a revision)");
+		} else if (ml_strlcpy(dir, src->path, dir_sz) >= dir_sz) {
+			rc = ml_err_set(err, ML_EFAIL, "project path too long");
+		} else {
+			char probe[4200];
+			if (ml_pathf(probe, sizeof(probe), "%s/.", src->path) != 0 ||
+			    ml_project_commit(info->commit, probe) != 0)
+				info->commit[0] = '\0';
+			if (!(info->url = strdup(src->path)))
+				rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		}
 	}
-	return add_cand(r, m);
+	if (!rc && !(info->path = strdup(dir)))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (rc) {
+		ml_project_info_free(info);
+		return rc;
+	}
+	*out = info;
+	return 0;
+}
+
+int mli_project_list(char ***out, size_t *n_out, bool *no_torch, const char *dir,
+                     const char *const *manifests, size_t n_manifests, ml_err *err)
+{
+	*out = NULL;
+	*n_out = 0;
+	*no_torch = false;
+	if (!n_manifests)
+		return ml_project_candidates(out, n_out, no_torch, dir, err);
+	char **list = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < n_manifests; i++)
+		if (add_manifest_option(&list, &n, dir, manifests[i])) {
+			for (size_t k = 0; k < n; k++)
+				free(list[k]);
+			free(list);
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		}
+	*out = list;
+	*n_out = n;
+	return 0;
 }
 
 int mli_project_open(mli_run *r, ml_err *err)
@@ -53,104 +141,35 @@ int mli_project_open(mli_run *r, ml_err *err)
 	const ml_install_opts *o = r->o;
 	r->proj_opts = *o;
 	r->o = &r->proj_opts;
-	ml_project_source src;
 	int rc = 0;
 	if (o->project) {
+		ml_project_source src;
 		if ((rc = ml_project_source_parse(&src, o->project, err)) != 0)
 			return rc;
-		if (!(r->project = calloc(1, sizeof(*r->project)))) {
-			ml_project_source_release(&src);
-			return ml_err_set(err, ML_ENOMEM, "out of memory");
-		}
-		if (src.git) {
-			char dir[4096];
-			if (r->planning) {
-				/* plan changes nothing: its checkouts live in the cache */
-				char cache[4096], key[65];
-				rc = ml_cache_dir(cache, sizeof(cache), o->cache_dir);
-				if (!rc && ml_sha256_hex_buf(key, src.url, strlen(src.url)))
-					rc = ML_ENOMEM;
-				if (!rc && ml_pathf(dir, sizeof(dir), "%s/projects/%.16s-%s", cache,
-				                    key, src.name))
-					rc = ML_EFAIL;
-				if (rc) {
-					ml_project_source_release(&src);
-					return ml_err_set(err, ML_EFAIL,
-					                  "no cache directory for the project's checkout");
-				}
-			} else {
-				ml_strlcpy(dir, o->checkout ? o->checkout : src.name, sizeof(dir));
-			}
-			mli_say(&r->ev, ML_EV_STEP, "checking out %s%s%s into %s", src.url,
-			        src.rev ? " at " : "", src.rev ? src.rev : "", dir);
-			ml_git_checkout_result gr;
-			rc = ml_git_checkout(&gr, &src, dir, r->planning, err);
-			if (!rc) {
-				if (gr.reused)
-					mli_say(&r->ev, ML_EV_STEP,
-					        "reusing the checkout in %s: clean, at commit %s", dir,
-					        gr.commit);
-				ml_strlcpy(r->project->commit, gr.commit, sizeof(r->project->commit));
-				r->project->checkout_reused = gr.reused;
-				ml_strlcpy(r->proj_dir, dir, sizeof(r->proj_dir));
-				/* plan shows the target install would use */
-				const char *co = r->planning ? (o->checkout ? o->checkout : src.name)
-				                             : dir;
-				if (ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv", co))
-					rc = ml_err_set(err, ML_EFAIL, "checkout path too long");
-			}
-			r->project->url = strdup(src.url);
-			r->project->rev = src.rev ? strdup(src.rev) : NULL;
-		} else {
-			struct stat st;
-			if (stat(src.path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				rc = ml_err_set(err, ML_ENOENT, "project '%s' is not a directory%s",
-				                src.path, stat(src.path, &st) ? " (it does not exist)" : "");
-				ml_err_hint(err, "give a project directory, or a git URL (https://, "
-				                 "file://, git+https://..., with @REV for a revision)");
-			} else {
-				ml_strlcpy(r->proj_dir, src.path, sizeof(r->proj_dir));
-				if (ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv",
-				             src.path))
-					rc = ml_err_set(err, ML_EFAIL, "project path too long");
-				char probe[4200];
-				if (!rc && ml_pathf(probe, sizeof(probe), "%s/.", src.path) == 0 &&
-				    ml_project_commit(r->project->commit, probe) != 0)
-					r->project->commit[0] = '\0';
-			}
-			r->project->url = strdup(src.path);
-		}
-		r->project->path = strdup(r->proj_dir);
+		/* plan changes nothing: its checkouts live in the cache */
+		const char *co = src.git ? (o->checkout ? o->checkout : src.name) : NULL;
+		rc = mli_project_locate(&r->project, r->proj_dir, sizeof(r->proj_dir), &src,
+		                        r->planning ? NULL : co, o->cache_dir, &r->ev, err);
+		/* plan shows the target install would use */
+		if (!rc && ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv",
+		                    src.git ? co : src.path))
+			rc = ml_err_set(err, ML_EFAIL, "project path too long");
 		ml_project_source_release(&src);
-		if (!rc && (!r->project->url || !r->project->path))
-			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		if (rc)
 			return rc;
 		if (!o->target)
 			r->proj_opts.target = r->proj_target;
 	}
-	if (o->n_manifests > 1) {
-		for (size_t i = 0; !rc && i < o->n_manifests; i++)
-			rc = add_manifest_option(r, o->manifests[i]);
-		if (rc)
-			return ml_err_set(err, ML_ENOMEM, "out of memory");
-	} else if (o->manifest && o->project) {
-		if (add_manifest_option(r, o->manifest))
-			return ml_err_set(err, ML_ENOMEM, "out of memory");
-	} else {
-		bool no_torch = false;
-		char **list = NULL;
-		size_t n = 0;
-		if ((rc = ml_project_candidates(&list, &n, &no_torch, r->proj_dir, err)) != 0)
-			return rc;
-		r->cands = list;
-		r->n_cands = n;
-		if (no_torch)
-			mli_say(&r->ev, ML_EV_STEP,
-			        "no requirements file of the project requires torch: %s is "
-			        "installed, and the GPU checks do not apply",
-			        base_name(list[0]));
-	}
+	const char *const *ms = o->n_manifests > 1 ? o->manifests : &o->manifest;
+	size_t n_ms = o->n_manifests > 1 ? o->n_manifests : o->manifest && o->project ? 1 : 0;
+	bool no_torch = false;
+	if ((rc = mli_project_list(&r->cands, &r->n_cands, &no_torch, r->proj_dir, ms, n_ms, err)))
+		return rc;
+	if (no_torch)
+		mli_say(&r->ev, ML_EV_STEP,
+		        "no requirements file of the project requires torch: %s is "
+		        "installed, and the GPU checks do not apply",
+		        base_name(r->cands[0]));
 	return 0;
 }
 
@@ -304,7 +323,9 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 		                                   : "its torch wheel for this platform is unknown");
 	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))
 		return failed(c, "the cache cannot be opened: %s", e.msg);
-	if (!r->cfg && !o->offline && (rc = sources(r, &e)))
+	/* this candidate's sources; offline too: its wheel may be on a local
+	 * --find-links (a bundle's files/) */
+	if ((rc = sources(r, &e)) != 0)
 		return failed(c, "%s", e.msg);
 	mli_say(&r->ev, ML_EV_STEP, "auditing %s of %s: torch builds not in mlsetup's table are "
 	        "judged by the code their wheel carries", a->filename, c->name);

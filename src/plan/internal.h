@@ -108,19 +108,6 @@ bool ml_pylock_path_like(const char *path);
 /* "managed", "system", "only-managed", "only-system" (static). */
 const char *ml_python_preference_name(ml_python_preference p);
 
-/* Loads a requirements file as pip reads it with -r: the file at path
- * (ml_requirements_load with ML_REQ_INCLUDES), then every file it
- * includes with -r or -c, recursively (at most 10 deep; a path is taken
- * from the including file's directory; a file included twice is read
- * once; -r URL is refused). The included files' options join the top's
- * (an --index-url only when the top names none; extra indexes,
- * --find-links, made relative to their own file, and trusted hosts
- * appended), and the requirements of -r files, not of -c files, follow
- * the top's. Errors name the file and line where they are. Caller owns
- * *out (ml_requirements_free()). Returns 0, ML_ENOENT, ML_EIO, ML_EPARSE
- * or ML_ENOMEM. */
-int ml_requirements_load_tree(ml_requirements **out, const char *path, unsigned flags, ml_err *err);
-
 /* Returns the value of the first `# mlsetup: key = value` header with this
  * key (owned by r), or NULL when there is none or r is NULL. */
 const char *ml_requirements_meta(const ml_requirements *r, const char *key);

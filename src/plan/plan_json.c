@@ -41,6 +41,21 @@ static cJSON *machine_summary(const ml_machine *m)
 	return j;
 }
 
+void ml_project_info_add_json(struct cJSON *obj, const char *key, const ml_project_info *p)
+{
+	cJSON *pj = cJSON_AddObjectToObject(obj, key);
+	cJSON_AddStringToObject(pj, "url", p->url);
+	if (p->rev)
+		cJSON_AddStringToObject(pj, "rev", p->rev);
+	else
+		cJSON_AddNullToObject(pj, "rev");
+	if (p->commit[0])
+		cJSON_AddStringToObject(pj, "commit", p->commit);
+	else
+		cJSON_AddNullToObject(pj, "commit");
+	cJSON_AddStringToObject(pj, "path", p->path);
+}
+
 cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -115,19 +130,8 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 		cJSON_AddBoolToObject(f, "cached", a->cached);
 		cJSON_AddItemToArray(files, f);
 	}
-	if (p->project) {
-		cJSON *pj = cJSON_AddObjectToObject(root, "project");
-		cJSON_AddStringToObject(pj, "url", p->project->url);
-		if (p->project->rev)
-			cJSON_AddStringToObject(pj, "rev", p->project->rev);
-		else
-			cJSON_AddNullToObject(pj, "rev");
-		if (p->project->commit[0])
-			cJSON_AddStringToObject(pj, "commit", p->project->commit);
-		else
-			cJSON_AddNullToObject(pj, "commit");
-		cJSON_AddStringToObject(pj, "path", p->project->path);
-	}
+	if (p->project)
+		ml_project_info_add_json(root, "project", p->project);
 	if (p->n_candidates) {
 		cJSON *cs = cJSON_AddArrayToObject(root, "candidates");
 		for (size_t i = 0; i < p->n_candidates; i++) {

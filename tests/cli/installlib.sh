@@ -75,6 +75,25 @@ inst() {
 		--no-progress --retries 1 --connect-timeout 2 --low-speed-time 2 "$@"
 }
 
+# bundle_web ARGS...: mlsetup bundle for CPython $PYXY of the test machine
+# from the loopback index, the interpreter archive from its files, cache
+# $TRASH/bcache (a later --cache-dir wins).
+bundle_web() {
+	"$MLSETUP" bundle --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/bcache" \
+		--python-pins "$TRASH/pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
+		--python "$PYXY" --no-progress --retries 1 --connect-timeout 2 --low-speed-time 2 "$@"
+}
+
+# binst BUNDLE ARGS...: BUNDLE/install.sh with the test machine and a cache
+# of its own, $TRASH/icache (a later --cache-dir wins), an index named in
+# the environment that is not there.
+binst() {
+	b=$1
+	shift
+	MLSETUP_INDEX_URL="http://127.0.0.1:9/simple/" "$b/install.sh" \
+		--sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/icache" --no-progress "$@"
+}
+
 # tree_hash DIR: one hash over every path, type, mode, link target and
 # file content under DIR (what "byte-identical" means in these tests).
 tree_hash() {

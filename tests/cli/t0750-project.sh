@@ -11,69 +11,16 @@
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/mirror/testlib.sh"
 . "$(dirname "$0")/installlib.sh"
+. "$(dirname "$0")/projectlib.sh"
 
-have_syspy || test_skip_all "$SYSPY_MISSING"
-"$SYSPY" -c 'import sys
-from pip import __version__ as v
-sys.exit(tuple(int(x) for x in v.split(".")[:2]) < (22, 2))' 2>/dev/null ||
-	test_skip_all "the test CPython $SYSPY has no pip >= 22.2 (its pip resolves)"
-command -v git >/dev/null || test_skip_all "git is missing (packaging/deps.sh installs it)"
-PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-export PIP_NO_CACHE_DIR PIP_NO_INPUT PIP_DISABLE_PIP_VERSION_CHECK
-GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org
-GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org HOME="$TRASH"
-export GIT_CONFIG_NOSYSTEM GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL HOME
-unset MLSETUP_GIT_USERNAME MLSETUP_GIT_PASSWORD MLSETUP_GIT_TOKEN
-install_setup
-
-# torch_wheel VERSION CUDA FATBIN: a torch-like wheel on the index whose
-# libtorch_cuda.so is the fatbin fixture FATBIN (nvcc-built code).
-torch_wheel() {
-	src="$TRASH/torchsrc-$1"
-	mkdir -p "$src/torch/lib"
-	: >"$src/torch/__init__.py"
-	printf "__version__ = '%s'\ncuda = '%s'\nhip = None\n" "$1" "$2" >"$src/torch/version.py"
-	cp "$FIXTURES/fatbin/$3" "$src/torch/lib/libtorch_cuda.so"
-	wheel_from_dir torch "$1" "$PYTAG-$PYTAG-linux_x86_64" "$src" "$TRASH/web/files"
-}
-torch_wheel 2.6.0 12.4 sass_only.so # SASS sm_75 sm_80 sm_86 sm_90, no PTX
-torch_wheel 2.8.0 12.8 sm120.so     # SASS sm_120
-T26=$(sha256sum "$TRASH/web/files/torch-2.6.0-$PYTAG-$PYTAG-linux_x86_64.whl" | cut -d" " -f1)
-T28=$(sha256sum "$TRASH/web/files/torch-2.8.0-$PYTAG-$PYTAG-linux_x86_64.whl" | cut -d" " -f1)
-
-# The thesis-like project: requirements.txt for Ampere/Ada, the Blackwell
-# file beside it, a dev file that requires no torch (not a candidate).
-P="$TRASH/thesis"
-mkdir -p "$P"
-printf -- "--index-url %s\ntorch==2.6.0\npurepkg==1.0\n" "$web_url" >"$P/requirements.txt"
-printf -- "-r requirements-common.txt\ntorch==2.8.0\n" >"$P/requirements_blackwell.txt"
-printf -- "--index-url %s\npurepkg==1.0\n" "$web_url" >"$P/requirements-common.txt"
-echo "# thesis" >"$P/README.md"
-
-# The same project as a git repository: commit C1, tag v1, branch
-# blackwell-only (C2: requirements.txt removed).
-R="$TRASH/repos/thesis.git"
-mkdir -p "$TRASH/repos"
-git init -q -b main "$TRASH/repos/thesis.git" && cp "$P"/* "$R/" &&
-	git -C "$R" add -A && git -C "$R" commit -qm one && git -C "$R" tag v1 &&
-	git -C "$R" checkout -qb blackwell-only && git -C "$R" rm -q requirements.txt &&
+project_require
+project_setup
+# branch blackwell-only: C2, requirements.txt removed
+git -C "$R" checkout -qb blackwell-only && git -C "$R" rm -q requirements.txt &&
 	git -C "$R" commit -qm two && git -C "$R" checkout -q main ||
 	exit 1
-C1=$(git -C "$R" rev-parse v1)
 C2=$(git -C "$R" rev-parse blackwell-only)
-git -C "$R" config http.receivepack false
-
-# git's smart HTTP on loopback, serving $TRASH/repos
-rm -f "$TRASH/git.port"
-python3 "$top/tests/mirror/git_http.py" --root "$TRASH/repos" --port-file "$TRASH/git.port" \
-	2>"$TRASH/git_http.log" &
-MIRROR_PIDS="$MIRROR_PIDS $!"
-i=0
-while [ ! -s "$TRASH/git.port" ] && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-GITPORT=$(cat "$TRASH/git.port")
+git_http_start "$TRASH/repos"
 
 pl() {
 	"$MLSETUP" plan --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/cache" \
@@ -111,6 +58,16 @@ test_expect_success '--offline: the table of known builds (by the pinned version
 	expect_eq requirements_blackwell.txt "$(chosen out.json)" &&
 	expect_eq "table table" "$(json out.json "\" \".join(c[\"torch\"][\"source\"] for c in d[\"candidates\"])")" &&
 	json out.json "d[\"candidates\"][0][\"reason\"]" | grep -q "requirements.txt: torch 2.6.0 has no sm_120 code (SASS sm_50.sm_90a, no PTX)"
+'
+# A bundle's install is offline with its wheels on a local --find-links:
+# hashed candidates whose torch builds no table knows are audited from there.
+test_expect_success '--offline: hashed candidates are audited from a local --find-links' '
+	wheel_manifest h26.txt "torch-2.6.0-$PYTAG-$PYTAG-linux_x86_64.whl" purepkg-1.0-py3-none-any.whl &&
+	wheel_manifest h28.txt "torch-2.8.0-$PYTAG-$PYTAG-linux_x86_64.whl" purepkg-1.0-py3-none-any.whl &&
+	with_gpus rtx5090.json pl --offline --cache-dir "$TRASH/cache-offline" \
+		--find-links "$TRASH/web/files" --manifest h26.txt --manifest h28.txt --json >out.json 2>err &&
+	expect_eq h28.txt "$(chosen out.json)" &&
+	expect_eq "audit audit" "$(json out.json "\" \".join(c[\"torch\"][\"source\"] for c in d[\"candidates\"])")"
 '
 test_expect_success 'plan shows each candidate and why, for people' '
 	with_gpus rtx5090.json pl --project "$P" >out 2>err &&

@@ -17,19 +17,7 @@ web_pid=${MIRROR_PIDS##* }
 
 # bundle ARGS...: mlsetup bundle of the two manifests from the loopback index.
 bundle() {
-	"$MLSETUP" bundle --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/bcache" \
-		--python-pins "$TRASH/pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
-		--manifest m1.txt --manifest m2.txt --python "$PYXY" \
-		--no-progress --retries 1 --connect-timeout 2 --low-speed-time 2 "$@"
-}
-
-# binst BUNDLE ARGS...: BUNDLE/install.sh with the test machine and a cache
-# of its own, an index named in the environment that is not there.
-binst() {
-	b=$1
-	shift
-	MLSETUP_INDEX_URL="http://127.0.0.1:9/simple/" "$b/install.sh" \
-		--sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/icache" --no-progress "$@"
+	bundle_web --manifest m1.txt --manifest m2.txt "$@"
 }
 
 test_expect_success 'bundle writes the binary, manifests, wheels, index and interpreter' '
@@ -123,8 +111,7 @@ test_expect_success 'the bundle served by a static web server is an index for in
 	EOF
 	pid=$! &&
 	test_when_finished "kill $pid" &&
-	i=0 && while [ ! -s http.port ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done &&
-	url="http://127.0.0.1:$(cat http.port)" &&
+	url="http://127.0.0.1:$(port_of http.port)" &&
 	"$MLSETUP" install --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/hcache" --no-progress \
 		--index-url "$url/simple/" --python-mirror "$url/python" \
 		--python-pins B/python/pins.json --manifest B/manifests/m1.txt \

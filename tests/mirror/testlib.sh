@@ -20,6 +20,27 @@ export PIP_CONFIG_FILE
 MIRROR_PIDS=""
 trap 'for p in $MIRROR_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TRASH"' EXIT
 
+# port_of FILE: the port a server just started writes into FILE, once it
+# is there (waits up to 5 s).
+port_of() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	cat "$1"
+}
+
+# git_http_start ROOT: git's smart HTTP on loopback (git_http.py) serving
+# the repositories under ROOT; sets GITPORT. Killed with the mirrors.
+git_http_start() {
+	rm -f "$TRASH/git.port"
+	python3 "$top/tests/mirror/git_http.py" --root "$1" --port-file "$TRASH/git.port" \
+		2>"$TRASH/git_http.log" &
+	MIRROR_PIDS="$MIRROR_PIDS $!"
+	GITPORT=$(port_of "$TRASH/git.port")
+}
+
 # mirror_start NAME [server options...]: starts a mirror serving
 # $TRASH/NAME/files; sets ${NAME}_port and ${NAME}_url (its /simple/ URL).
 mirror_start() {
@@ -30,12 +51,7 @@ mirror_start() {
 	python3 "$MIRROR" --root "$TRASH/$name" --port-file "$TRASH/$name/port" "$@" \
 		2>"$TRASH/$name/server.log" &
 	MIRROR_PIDS="$MIRROR_PIDS $!"
-	i=0
-	while [ ! -s "$TRASH/$name/port" ] && [ $i -lt 100 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	port=$(cat "$TRASH/$name/port")
+	port=$(port_of "$TRASH/$name/port")
 	scheme=http
 	case " $* " in *" --https "*) scheme=https ;; esac
 	[ "$scheme" = https ] && : >"$TRASH/$name/https"
