@@ -118,6 +118,7 @@ static void make_venv(fx *f, const char *name, bool with_wheels, char *target)
 		char path[4096], names[3][4096];
 		char *tsv = slurp(pf(path, "%s/wheels.tsv", f->wheels), NULL);
 		ml_wheel_job jobs[3];
+		memset(jobs, 0, sizeof jobs); /* unpacked: NULL */
 		size_t n = 0;
 		char shas[3][65];
 		for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
