@@ -253,8 +253,10 @@ typedef struct ml_unpacked {
  * like every file (CRC-32, RECORD hash and size) but not unpacked: Python
  * would run it instead of the installed source, whatever that source
  * says (an unchecked-hash .pyc, PEP 552, is never compared with it).
- * Then the tree is synced, the marker written and synced, and the
- * directory renamed into place.
+ * Then the marker is written and the directory renamed into place; no
+ * flush (ml_env_stage_commit makes an environment durable as a whole; a
+ * torn marker reads as no marker, a torn file fails the RECORD size check
+ * on use).
  *
  * opts may be NULL. Returns 0 and fills *out; ML_EINTEGRITY,
  * ML_EUNSUPPORTED, ML_EPARSE (broken WHEEL or RECORD text), ML_ENOENT

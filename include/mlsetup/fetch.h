@@ -200,9 +200,9 @@ int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trus
  *                                          clean and prune
  *
  * Several mlsetup processes may use one cache at once: entries appear only
- * by rename(2) of a complete, verified file (blobs: fsync of the file, then
- * of its directory; index pages are checked against their meta on every
- * read instead), a per-blob lock makes a second process wait for the first
+ * by rename(2) of a complete, verified file (not flushed: a blob is
+ * hashed again on every use, and index pages are checked against their
+ * meta on every read), a per-blob lock makes a second process wait for the first
  * one's download instead of repeating it, and every use of a blob hashes
  * it again. An opaque handle; all functions take it from one thread. */
 typedef struct ml_cache ml_cache;

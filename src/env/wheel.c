@@ -156,7 +156,7 @@ static int write_marker(const char *dir, const ml_unpacked *u, const char *filen
 	}
 	size_t n = strlen(txt);
 	txt[n] = '\n';
-	int w = ml_fs_write_file(path, txt, n + 1, 0444, true, true);
+	int w = ml_fs_write_file(path, txt, n + 1, 0444, true, false); /* see ml_wheel_unpack */
 	if (w)
 		rc = ml_err_set(err, ML_EIO, "cannot write '%s': %s", path, strerror(-w));
 out:
@@ -559,23 +559,25 @@ int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_
 		goto out;
 	u.bytes_extracted = res.bytes;
 	u.n_files = res.n_files;
-	/* No syncfs here: flushing the whole file system once per wheel
-	 * serialised the workers on the disk (60 flushes for the torch stack).
-	 * Durability comes from the one sync before an environment is committed
-	 * (ml_env_stage_commit syncs the file system the cache shares), and every
-	 * use of the tree checks each file's type and size against RECORD, which
-	 * catches the truncated files a power loss leaves. Process crashes
-	 * (kill -9) need no sync: the marker is written after the tree and the
-	 * directory appears by rename. */
+	/* No flush here, neither syncfs nor fsync of the marker and the
+	 * directories: flushing once per wheel serialised the workers on the
+	 * disk (60 syncfs for the torch stack; later 5 fsyncs per wheel, which
+	 * cost a many-small-wheels install half its time). Durability comes
+	 * from the one sync before an environment is committed
+	 * (ml_env_stage_commit syncs the file system the cache shares); a
+	 * marker a power loss tore is not read as one (the directory is
+	 * unpacked again), and every use of the tree checks each file's type
+	 * and size against RECORD, which catches the truncated files a power
+	 * loss leaves. Process crashes (kill -9) need no sync: the marker is
+	 * written after the tree and the directory appears by rename. */
 	if ((rc = write_marker(tmp, &u, filename, sha256, err)))
 		goto out;
-	if (ml_fs_fsync_path(tmp) != 0 || rename(tmp, final) != 0) {
+	if (rename(tmp, final) != 0) {
 		rc = ml_err_set(err, ML_EIO, "cannot move '%s' into place: %s", tmp,
 		                strerror(errno));
 		goto out;
 	}
 	tmp[0] = '\0';
-	ml_fs_fsync_path(base);
 	ml_strlcpy(u.dir, final, sizeof u.dir);
 	u.cache_hit = false;
 	*out = u;
