@@ -95,12 +95,6 @@ rm -rf "$W/env-s" "$W/cache-mlsetup"
 {
 	echo "## install: mlsetup vs pip vs uv ($SET corpus, medians of $RUNS runs, one session)"
 	echo
-	bench_table "$TIMES" "$SET"
-	echo
-	echo "## mlsetup by stage and corpus (cold, medians)"
-	echo
-	bench_stage_table "$STAGES"
-	echo
-	bench_facts
+	bench_report "$TIMES" "$SET" "$STAGES" "## mlsetup by stage and corpus (cold, medians)"
 } >"$OUTMD"
 cat "$OUTMD"

@@ -187,12 +187,6 @@ PY
 	echo
 	echo "Medians with CPU and memory:"
 	echo
-	bench_table "$TIMES" manifest
-	echo
-	echo "mlsetup by stage (medians):"
-	echo
-	bench_stage_table "$STAGES"
-	echo
-	bench_facts
+	bench_report "$TIMES" manifest "$STAGES" "mlsetup by stage (medians):"
 } >"$OUTMD"
 cat "$OUTMD"

@@ -18,6 +18,7 @@
 #   bench_table TIMES MAN     Markdown table: cold/warm/no-op medians per tool
 #   bench_stage_table STAGES  Markdown table: mlsetup's cold stages per manifest
 #   bench_facts               Markdown list: the machine and the tool versions
+#   bench_report TIMES LABEL STAGES HEADING  the three above, in that order
 #
 # Cleanup: an EXIT trap stops the server and calls bench_on_exit, which a
 # script may redefine after sourcing this file. INT and TERM exit (status
@@ -208,6 +209,18 @@ for man in sorted({x[1] for x in srows}, key=lambda n: max(float(x[5]) for x in 
     m = lambda i: st.median(float(x[i]) for x in r)
     print("| %s | %.2f | %.2f | %.2f | %.0f | %.0f |" % (man, m(2), m(3), m(4), m(6) / 2**20, m(5) / 2**20))
 PY
+}
+
+# bench_report TIMES LABEL STAGES HEADING: the medians table (rows labelled
+# LABEL), HEADING over mlsetup's stage table, then the machine facts.
+bench_report() {
+	bench_table "$1" "$2"
+	echo
+	echo "$4"
+	echo
+	bench_stage_table "$3"
+	echo
+	bench_facts
 }
 
 # bench_facts: the machine and the tools, as a Markdown list (the load

@@ -881,16 +881,26 @@ static int check_refusing(void *ctx, size_t index, const char *path)
 	return index == c->refuse ? ML_EGPU : 0;
 }
 
+/* The three good fixture wheels, a new cache, and opts with `jobs` threads. */
+static ml_wheels_opts three_wheels(fx *f, char *cache, char p[3][4096], ml_wheel_job *jobs,
+                                   int threads)
+{
+	new_cache(f, cache);
+	jobs[0] = job(f, "purepkg", p[0]);
+	jobs[1] = job(f, "platpkg", p[1]);
+	jobs[2] = job(f, "datapkg", p[2]);
+	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
+	o.cache_dir = cache;
+	o.jobs = threads;
+	return o;
+}
+
 static void test_unpack_queue_unpacks_as_wheels_arrive_and_install_reuses_it(void **state)
 {
 	fx *f = *state;
 	char cache[4096], p[3][4096];
-	new_cache(f, cache);
-	ml_wheel_job jobs[3] = {job(f, "purepkg", p[0]), job(f, "platpkg", p[1]),
-	                        job(f, "datapkg", p[2])};
-	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
-	o.cache_dir = cache;
-	o.jobs = 2;
+	ml_wheel_job jobs[3];
+	ml_wheels_opts o = three_wheels(f, cache, p, jobs, 2);
 	checks c = {0, SIZE_MAX};
 	ml_unpack_queue *q = NULL;
 	ml_err err = ML_ERR_INIT;
@@ -926,12 +936,8 @@ static void test_unpack_queue_stops_when_the_check_refuses_a_wheel(void **state)
 {
 	fx *f = *state;
 	char cache[4096], p[3][4096];
-	new_cache(f, cache);
-	ml_wheel_job jobs[3] = {job(f, "purepkg", p[0]), job(f, "platpkg", p[1]),
-	                        job(f, "datapkg", p[2])};
-	ml_wheels_opts o = ML_WHEELS_OPTS_INIT;
-	o.cache_dir = cache;
-	o.jobs = 1; /* one worker: the order is the order added */
+	ml_wheel_job jobs[3];
+	ml_wheels_opts o = three_wheels(f, cache, p, jobs, 1); /* the order added */
 	checks c = {0, 1};
 	ml_unpack_queue *q = NULL;
 	ml_err err = ML_ERR_INIT;
