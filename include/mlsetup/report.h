@@ -49,6 +49,7 @@ typedef struct ml_report_input {
 	const struct cJSON *verification;   /* the import check (copied in) */
 	const ml_audit *audit_before_build; /* the audit of the downloaded wheels */
 	const ml_verification *gpu;         /* the GPU checks of the environment */
+	const ml_project_info *project;     /* the project the manifest came from */
 } ml_report_input;
 
 #define ML_REPORT_INPUT_INIT                                                                       \
@@ -64,7 +65,8 @@ typedef struct ml_report_input {
  * bytes_extracted, link_method}, stages {<name>_s..., total_s} (seconds),
  * counters {downloaded_files, downloaded_bytes, files_from_cache,
  * unpacked_cache_hits, bytes_extracted, files_linked, files_reflinked,
- * files_hardlinked, files_copied}, and when present verification,
+ * files_hardlinked, files_copied}, and when present project
+ * (ml_project_info_add_json: url, rev, commit, path), verification,
  * audit_before_build (ml_audit_to_json) and gpu_verification
  * (ml_verification_add_json). Returns a new cJSON object (caller frees
  * with cJSON_Delete) or NULL when out of memory. */

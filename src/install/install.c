@@ -347,6 +347,8 @@ static void finish_report(mli_run *r, int rc, const ml_err *err)
 	in.verification = verification;
 	in.audit_before_build = res->audit;
 	in.gpu = res->gpu;
+	/* where the manifest came from (the plan holds it once chosen) */
+	in.project = res->plan && res->plan->project ? res->plan->project : r->project;
 	res->report = ml_report_build(&in);
 	cJSON_Delete(verification);
 	if (!res->committed || !res->report)

@@ -94,6 +94,8 @@ cJSON *ml_report_build(const ml_report_input *in)
 	add_installed(doc, in);
 	if (in->verification)
 		cJSON_AddItemToObject(doc, "verification", cJSON_Duplicate(in->verification, true));
+	if (in->project)
+		ml_project_info_add_json(doc, "project", in->project);
 	if (in->audit_before_build)
 		cJSON_AddItemToObject(doc, "audit_before_build",
 		                      ml_audit_to_json(in->audit_before_build));

@@ -191,6 +191,10 @@ test_expect_success 'install --project: checkout, environment inside it, commit 
 	"$TRASH/w/thesis/.venv/bin/python" -c "import torch, purepkg; print(torch.__file__)" &&
 	grep -q "^commit = \"$C1\"" thesis/.venv/pylock.toml &&
 	grep -q "$T26" thesis/.venv/pylock.toml &&
+	rep=thesis/.venv/mlsetup-report.json &&
+	expect_eq "file://$R" "$(json "$rep" "d[\"project\"][\"url\"]")" &&
+	expect_eq "$C1" "$(json "$rep" "d[\"project\"][\"commit\"]")" &&
+	expect_eq v1 "$(json "$rep" "d[\"project\"][\"rev\"]")" &&
 	inst --python "$SYSPY" --project "file://$R@$C1" >out 2>err &&
 	grep -q "^project   file://$R @ $C1, commit $C1 in thesis (the checkout there reused" out &&
 	grep -q "^  \\* requirements.txt: torch 2.6.0 runs on this machine (no NVIDIA GPU)" out
