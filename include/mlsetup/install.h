@@ -346,7 +346,7 @@ typedef struct ml_install_lock_opts {
 
 #define ML_INSTALL_LOCK_OPTS_INIT                                                                  \
 	{                                                                                          \
-		NULL                                                                               \
+		.input = NULL                                                                      \
 	}
 
 /* What a lock wrote. */
