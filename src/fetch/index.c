@@ -198,7 +198,7 @@ typedef struct builder {
 	size_t cap;
 } builder;
 
-static void file_release(ml_index_file *f)
+void mlf_index_file_release(ml_index_file *f)
 {
 	free(f->filename);
 	free(f->url);
@@ -213,7 +213,7 @@ void ml_project_free(ml_project *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n_files; i++)
-		file_release(&p->files[i]);
+		mlf_index_file_release(&p->files[i]);
 	free(p->files);
 	free(p->name);
 	free(p);
@@ -958,7 +958,7 @@ static void project_filter(ml_project *p, const char *norm)
 		if (filename_matches(p->files[i].filename, norm))
 			p->files[j++] = p->files[i];
 		else
-			file_release(&p->files[i]);
+			mlf_index_file_release(&p->files[i]);
 	}
 	p->n_files = j;
 }

@@ -88,11 +88,16 @@ int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *n
                const ml_index_config *cfg, ml_cache *c, const ml_fetch_opts *o,
                void (*note)(void *data, const char *text), void *data, ml_err *err);
 
+/* Frees what one index file entry owns (filename, url, sha256,
+ * requires_python, yanked_reason, core_metadata_sha256); not f itself.
+ * index.c. */
+void mlf_index_file_release(ml_index_file *f);
+
 /* --- used only inside src/fetch (moved from mlsetup/fetch.h) --------------- */
 
-/* Moves a verified partial file into the store as blob sha256: fsync(fd),
- * chmod 0444, rename(part_path -> blobs/sha256/<2>/<64>), fsync of the
- * directory. The caller has checked size and hash; fd stays open (the
+/* Moves a verified partial file into the store as blob sha256: chmod
+ * 0444, rename(part_path -> blobs/sha256/<2>/<64>); no flush (every use of
+ * a blob hashes it again, see ml_cache_blob_get). The caller has checked size and hash; fd stays open (the
  * caller closes it). When the blob already exists (another process was
  * first) the partial file is removed and the existing blob kept. Writes
  * the blob path into blob_path (pathsz bytes). Returns 0 or ML_EIO. */

@@ -28,25 +28,15 @@ typedef struct pins_run {
 	pthread_mutex_t mu;
 } pins_run;
 
-static void file_free(ml_index_file *f)
-{
-	free(f->filename);
-	free(f->url);
-	free(f->sha256);
-	free(f->requires_python);
-	free(f->yanked_reason);
-	free(f->core_metadata_sha256);
-}
-
 void ml_pin_lookup_release(ml_pin_lookup *q)
 {
 	if (!q)
 		return;
 	for (size_t i = 0; i < q->n_found; i++)
-		file_free(&q->found[i]);
+		mlf_index_file_release(&q->found[i]);
 	free(q->found);
 	for (size_t i = 0; i < q->n_offered; i++)
-		file_free(&q->offered[i]);
+		mlf_index_file_release(&q->offered[i]);
 	free(q->offered);
 	q->found = q->offered = NULL;
 	q->n_found = q->n_offered = 0;
