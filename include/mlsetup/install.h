@@ -238,12 +238,14 @@ typedef struct ml_install_result {
  *   a WARNING), files named by hash only looked up on the indexes
  *   (ml_fetch_pin_files; ML_EINTEGRITY when no file has a listed hash),
  *   unknown sizes asked of the servers -> every wheel not yet unpacked in
- *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all) ->
- *   the audit of the requested packages' binary wheels for this machine's
- *   GPUs, before anything is extracted (ML_EGPU when a GPU cannot run
- *   them, unless force; decided by ml_audit_status) -> a venv built in a
- *   staging directory beside the target, wheels unpacked once into the
- *   cache and linked in (ml_wheels_install_all), optional bytecode, the
+ *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all), and
+ *   each one, as soon as it is verified and while the rest download, the
+ *   audit of a requested binary wheel for this machine's GPUs and then
+ *   unpacking into the cache (ml_unpack_queue; a wheel a GPU cannot run
+ *   is never extracted: ML_EGPU, unless force; decided by
+ *   ml_audit_status) -> a venv built in a staging directory beside the
+ *   target, the wheels linked in from the unpacked cache
+ *   (ml_wheels_install_all), optional bytecode, the
  *   environment's lock file pylock.toml (ml_pylock_write), and the atomic
  *   swap into place (ml_env_stage_commit) -> the import check
  *   (ml_verify_imports) and, when the plan has torch, the GPU checks

@@ -167,11 +167,15 @@ bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz);
 int mli_interpreter(mli_run *r, ml_err *err);
 
 /* wheels.c: every wheel not yet unpacked in the cache, fetched and
- * verified into r->items. */
+ * verified into r->items; each one, as it arrives, audited (a requested
+ * binary wheel, when the machine has GPUs: r->audits) and unpacked into
+ * the cache (r->early, r->early_ok) while the rest download. A wheel a GPU
+ * cannot run stops all unpacking before it is extracted. */
 int mli_fetch_wheels(mli_run *r, ml_err *err);
 
 /* wheels.c: the audit of the requested packages' binary wheels for the
- * machine's GPUs, before anything is extracted. */
+ * machine's GPUs (those audited while downloading and the rest), merged
+ * into r->res->audit, before anything is installed. */
 int mli_audit_before_build(mli_run *r, ml_err *err);
 
 /* wheels.c: the venv in a staging directory, every wheel installed, the
