@@ -97,8 +97,11 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	int rc = ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err);
 	if (!rc)
 		rc = ml_fetch_all(sub, k, r->cache, &fo, err);
-	if (x->q) /* a refusal is the audit's to report; see mli_audit_before_build */
+	if (x->q) { /* a refusal is the audit's to report; see mli_audit_before_build */
+		if (!rc) /* the last, largest wheels can take a while */
+			mli_say(&r->ev, ML_EV_STEP, "unpacking the wheels that arrived last");
 		(void)ml_unpack_queue_finish(x->q, rc != 0, r->early, r->early_ok);
+	}
 	free(x);
 	size_t n_failed = 0;
 	for (size_t j = 0; j < k; j++)
