@@ -397,6 +397,14 @@ typedef struct ml_fetch_opts {
  * setup failures. */
 int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts *o, ml_err *err);
 
+/* The result ml_fetch_all() gives for items[0..n) as they are now: 0 when
+ * every item is done; else ML_EINTEGRITY when some item failed for
+ * integrity, otherwise the first failed item's code, with err set to that
+ * item's err (one failure) or to a summary ("2 of 50 files could not be
+ * fetched; first: ..."). For a caller that fetched more items than it
+ * judges together. */
+int ml_fetch_result(const ml_download *items, size_t n, ml_err *err);
+
 /* --- where the plan's files come from (src/fetch/resolve.c) ------------------ */
 
 struct ml_plan;

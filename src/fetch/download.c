@@ -1001,6 +1001,36 @@ static void engine_release(engine *e)
 	free(e->active);
 }
 
+int ml_fetch_result(const ml_download *items, size_t n, ml_err *err)
+{
+	size_t n_failed = 0;
+	const ml_download *first = NULL;
+	bool integrity = false;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].done)
+			continue;
+		n_failed++;
+		if (!first)
+			first = &items[i];
+		if (items[i].result == ML_EINTEGRITY && !integrity) {
+			integrity = true;
+			first = &items[i];
+		}
+	}
+	int rc = 0;
+	if (n_failed == 1) {
+		*err = first->err;
+		rc = first->result ? first->result : ML_EFAIL;
+		err->code = rc;
+	} else if (n_failed > 1) {
+		rc = first->result ? first->result : ML_EFAIL;
+		ml_err_set(err, rc, "%zu of %zu files could not be fetched; first: %s", n_failed, n,
+		           first->err.msg);
+		ml_err_hint(err, "%s", first->err.hint);
+	}
+	return rc;
+}
+
 int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts *o, ml_err *err)
 {
 	ml_fetch_opts defaults = ML_FETCH_OPTS_INIT;
@@ -1113,31 +1143,7 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 			usleep((useconds_t)wait_ms * 1000);
 	}
 	report(&e, NULL, true);
-
-	size_t n_failed = 0;
-	const ml_download *first = NULL;
-	bool integrity = false;
-	for (size_t i = 0; i < n; i++) {
-		if (items[i].done)
-			continue;
-		n_failed++;
-		if (!first)
-			first = &items[i];
-		if (items[i].result == ML_EINTEGRITY && !integrity) {
-			integrity = true;
-			first = &items[i];
-		}
-	}
-	if (n_failed == 1) {
-		*err = first->err;
-		rc = first->result ? first->result : ML_EFAIL;
-		err->code = rc;
-	} else if (n_failed > 1) {
-		rc = first->result ? first->result : ML_EFAIL;
-		ml_err_set(err, rc, "%zu of %zu files could not be fetched; first: %s", n_failed, n,
-		           first->err.msg);
-		ml_err_hint(err, "%s", first->err.hint);
-	}
+	rc = ml_fetch_result(items, n, err);
 out:
 	engine_release(&e);
 	return rc;

@@ -292,8 +292,28 @@ static int pipeline(mli_run *r, ml_err *err)
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
 	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
-	if (rc || (rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0)
+	/* A complete plan fetches its pinned interpreter with the wheels and
+	 * unpacks it meanwhile; otherwise the interpreter comes first (its pip
+	 * resolves an incomplete plan). */
+	int deferred = rc || !complete ? rc : mli_interpreter_defer(r, err);
+	if (deferred < 0)
+		return deferred;
+	if (deferred) {
+		rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err));
+		ml_err perr = ML_ERR_INIT;
+		int prc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_prep_finish(r, rc ? &perr : err));
+		if (rc || prc)
+			return rc ? rc : prc;
+		if (res->plan == p)
+			goto fetched;
+		/* planned again for a fallback interpreter: what was fetched was
+		 * for the pinned one */
+		mli_fetch_forget(r);
+		free(res->from_cache);
+		res->from_cache = NULL;
+	} else if ((rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0) {
 		return rc;
+	}
 	bool replanned = res->plan != p; /* planned again for a fallback interpreter */
 	p = res->plan;
 	if (strcmp(res->python.xy, p->python.xy) != 0)
@@ -310,8 +330,10 @@ static int pipeline(mli_run *r, ml_err *err)
 			return 0;
 		}
 	}
-	if ((rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err))) != 0 ||
-	    (rc = MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err))) != 0 ||
+	if ((rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err))) != 0)
+		return rc;
+fetched:
+	if ((rc = MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err))) != 0 ||
 	    (rc = MLI_STAGE(r, ML_STAGE_INSTALL, mli_build_env(r, err))) != 0)
 		return rc;
 	if (o->no_verify)
@@ -372,14 +394,8 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 	int rc = pipeline(&r, err);
 	res->committed = r.stage && r.stage->committed;
 	finish_report(&r, rc, err);
-	for (size_t i = 0; r.items && i < res->plan->n_files; i++)
-		ml_download_release(&r.items[i]);
-	free(r.items);
-	for (size_t i = 0; r.audits && i < res->plan->n_files; i++)
-		ml_audit_free(r.audits[i]);
-	free(r.audits);
-	free(r.early);
-	free(r.early_ok);
+	mli_prep_release(&r);
+	mli_fetch_forget(&r);
 	ml_env_stage_abort(r.stage);
 	ml_env_unlock(r.own_lock);
 	ml_cache_close(r.cache);

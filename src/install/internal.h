@@ -17,6 +17,9 @@ typedef struct mli_events {
 	double t0;              /* when its span began (monotonic seconds) */
 } mli_events;
 
+/* interpreter.c: the groundwork laid while the wheels download. */
+typedef struct mli_prep mli_prep;
+
 /* One install in progress. */
 typedef struct mli_run {
 	const ml_install_opts *o;
@@ -27,7 +30,8 @@ typedef struct mli_run {
 	ml_cache *cache;
 	ml_index_config *cfg;
 	ml_env_stage *stage;
-	ml_download *items; /* plan->n_files, the wheels as fetched */
+	ml_download *items; /* n_items (plan->n_files), the wheels as fetched */
+	size_t n_items;
 	/* Unpacked while the rest downloaded (ml_unpack_queue), per plan file:
 	 * early_ok[i] says early[i] holds the result. audits[i]: the GPU
 	 * audit of file i made before it was unpacked, or NULL. */
@@ -36,6 +40,12 @@ typedef struct mli_run {
 	ml_audit **audits;
 	size_t n_wheels_done;
 	char interpreter[4096]; /* the path the environment's python runs */
+	/* The pinned interpreter unpacked and the venv skeleton made while
+	 * the wheels download (mli_prep_*); env_ready: r->stage holds the
+	 * skeleton and env describes it. */
+	mli_prep *prep;
+	ml_env_layout env;
+	bool env_ready;
 	bool planning;          /* ml_install_plan: change nothing outside the cache */
 	/* A project (o->project or several o->manifests): o points at proj_opts,
 	 * the caller's options with the target (and, once chosen, the manifest)
@@ -166,12 +176,50 @@ bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz);
  * unpacked once into the shared interpreter directory. */
 int mli_interpreter(mli_run *r, ml_err *err);
 
+/* interpreter.c: for a complete plan whose pinned interpreter is not
+ * unpacked yet (and not --offline): prepares its archive's download to go
+ * with the wheels' (mli_prep_download) and returns 1; mli_prep_finish()
+ * then takes the place of mli_interpreter(). Returns 0 when the
+ * interpreter is found as before (mli_interpreter()), or an error. */
+int mli_interpreter_defer(mli_run *r, ml_err *err);
+
+/* interpreter.c: the pinned archive's download to fetch with the wheels
+ * (the last item), or NULL; owned by r. */
+ml_download *mli_prep_download(mli_run *r);
+
+/* interpreter.c: starts the worker thread that unpacks and probes the
+ * fetched interpreter (when deferred: archive is the verified archive's
+ * path in the cache; NULL otherwise) and then begins the staging
+ * directory and creates the venv skeleton (r->stage, r->env,
+ * r->env_ready). Called when the archive is verified, or at the start of
+ * the fetch when nothing is deferred; at most one worker runs. A worker
+ * that cannot start leaves the work to mli_prep_finish / mli_build_env. */
+void mli_prep_start(mli_run *r, const char *archive);
+
+/* interpreter.c: moves the fetched archive's download *d back into r's
+ * groundwork (releases it when there is none) and zeroes *d. */
+void mli_prep_fetched(mli_run *r, ml_download *d);
+
+/* interpreter.c: waits for the worker; when the interpreter was deferred,
+ * its result as mli_interpreter() gives it (r->interpreter, res->python;
+ * a network failure falls back to a CPython of this machine and plans
+ * again, as there). Returns 0 or an error. */
+int mli_prep_finish(mli_run *r, ml_err *err);
+
+/* interpreter.c: waits for the worker if it still runs and frees the
+ * groundwork's state (not r->stage). */
+void mli_prep_release(mli_run *r);
+
 /* wheels.c: every wheel not yet unpacked in the cache, fetched and
  * verified into r->items; each one, as it arrives, audited (a requested
  * binary wheel, when the machine has GPUs: r->audits) and unpacked into
  * the cache (r->early, r->early_ok) while the rest download. A wheel a GPU
  * cannot run stops all unpacking before it is extracted. */
 int mli_fetch_wheels(mli_run *r, ml_err *err);
+
+/* wheels.c: frees what mli_fetch_wheels() left in r (items, early
+ * results, audits; not res->from_cache) and zeroes it. */
+void mli_fetch_forget(mli_run *r);
 
 /* wheels.c: the audit of the requested packages' binary wheels for the
  * machine's GPUs (those audited while downloading and the rest), merged

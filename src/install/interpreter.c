@@ -3,7 +3,14 @@
  * one (--python PATH) as it is, or the pinned python-build-standalone
  * archive, fetched and verified like every wheel (from a mirror when one
  * is given) and unpacked once into the shared interpreter directory.
+ *
+ * When the plan is complete, the pinned archive is fetched with the wheels
+ * instead, and a worker thread unpacks and probes it the moment it is
+ * verified, then lays the groundwork of the environment (the staging
+ * directory and the venv skeleton) while the wheels still download
+ * (mli_prep_*).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,25 +60,39 @@ static int archive_size(int64_t *size, mli_run *r, char *url, ml_err *err)
 	return rc;
 }
 
+/* The pinned archive's URL (on the mirror when one is given). */
+static int archive_url(char *url, size_t sz, const mli_run *r, ml_err *err)
+{
+	const char *mirror =
+	        r->o->python_mirror ? r->o->python_mirror : getenv("MLSETUP_PYTHON_MIRROR");
+	if (mirror_url(url, sz, r->res->plan->python.url, mirror))
+		return ml_err_set(err, ML_EFAIL, "interpreter URL too long");
+	return 0;
+}
+
+/* d, initialised to fetch the pinned archive of size bytes from url. */
+static int archive_download(ml_download *d, const mli_run *r, const char *url, int64_t size,
+                            ml_err *err)
+{
+	const char *base = strrchr(url, '/');
+	memset(d, 0, sizeof(*d));
+	int rc = ml_download_init(d, base ? base + 1 : url, r->res->plan->python.sha256, size, err);
+	return rc ? rc : ml_download_add_url(d, url, err);
+}
+
 /* Fetches the pinned archive into the cache and unpacks it into dir. */
 static int fetch_and_unpack(mli_run *r, const char *dir, ml_err *err)
 {
 	const ml_python_plan *pp = &r->res->plan->python;
 	char url[4096];
-	const char *mirror =
-	        r->o->python_mirror ? r->o->python_mirror : getenv("MLSETUP_PYTHON_MIRROR");
-	if (mirror_url(url, sizeof(url), pp->url, mirror))
-		return ml_err_set(err, ML_EFAIL, "interpreter URL too long");
+	int rc = archive_url(url, sizeof(url), r, err);
 	int64_t size = pp->size;
-	int rc = size < 0 ? archive_size(&size, r, url, err) : 0;
+	if (!rc && size < 0)
+		rc = archive_size(&size, r, url, err);
 	if (rc)
 		return rc;
-	const char *base = strrchr(url, '/');
 	ml_download d;
-	memset(&d, 0, sizeof(d));
-	rc = ml_download_init(&d, base ? base + 1 : url, pp->sha256, size, err);
-	if (!rc)
-		rc = ml_download_add_url(&d, url, err);
+	rc = archive_download(&d, r, url, size, err);
 	ml_fetch_opts fo;
 	mli_fetch_opts(&fo, r);
 	if (!rc && (rc = ml_fetch_all(&d, 1, r->cache, &fo, err)) != 0 && d.err.msg[0])
@@ -161,6 +182,26 @@ static int fall_back(mli_run *r, int fetch_rc, ml_err *err)
 	return fetch_rc;
 }
 
+/* The shared interpreter directory in dir, and r->interpreter set to the
+ * pinned interpreter's path in it; *installed says whether it is unpacked
+ * there already. */
+static int managed_paths(char *dir, size_t dir_sz, bool *installed, mli_run *r, ml_err *err)
+{
+	const ml_python_plan *pp = &r->res->plan->python;
+	char marker[4400];
+	ml_strlcpy(r->res->python_source, "managed", sizeof(r->res->python_source));
+	if (ml_python_dir(dir, dir_sz, NULL))
+		return ml_err_set(err, ML_EFAIL,
+		                  "no directory for interpreters: set XDG_DATA_HOME or HOME");
+	if (ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ||
+	    ml_pathf(r->interpreter, sizeof(r->interpreter), "%s/%s/python/bin/python3", dir,
+	             pp->pin_name))
+		return ml_err_set(err, ML_EFAIL, "interpreter directory path too long: '%s'", dir);
+	struct stat st;
+	*installed = stat(marker, &st) == 0 && stat(r->interpreter, &st) == 0;
+	return 0;
+}
+
 int mli_interpreter(mli_run *r, ml_err *err)
 {
 	const ml_python_plan *pp = &r->res->plan->python;
@@ -170,18 +211,12 @@ int mli_interpreter(mli_run *r, ml_err *err)
 		           sizeof(r->res->python_source));
 		return ml_python_probe(&r->res->python, r->interpreter, err);
 	}
-	ml_strlcpy(r->res->python_source, "managed", sizeof(r->res->python_source));
-	char dir[4096], marker[4400];
-	if (ml_python_dir(dir, sizeof(dir), NULL))
-		return ml_err_set(err, ML_EFAIL,
-		                  "no directory for interpreters: set XDG_DATA_HOME or HOME");
-	if (ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ||
-	    ml_pathf(r->interpreter, sizeof(r->interpreter), "%s/%s/python/bin/python3", dir,
-	             pp->pin_name))
-		return ml_err_set(err, ML_EFAIL, "interpreter directory path too long: '%s'", dir);
-	struct stat st;
-	int rc = 0;
-	if (stat(marker, &st) == 0 && stat(r->interpreter, &st) == 0)
+	char dir[4096];
+	bool installed = false;
+	int rc = managed_paths(dir, sizeof(dir), &installed, r, err);
+	if (rc)
+		return rc;
+	if (installed)
 		r->res->python_cached = true;
 	else
 		rc = fetch_and_unpack(r, dir, err);
@@ -189,4 +224,173 @@ int mli_interpreter(mli_run *r, ml_err *err)
 	if (rc == ML_ENET && r->o->python_preference == ML_PYTHON_MANAGED)
 		rc = fall_back(r, rc, err);
 	return rc ? rc : ml_python_probe(&r->res->python, r->interpreter, err);
+}
+
+/* --- the groundwork laid while the wheels download ---------------------------------- */
+
+struct mli_prep {
+	mli_run *r;
+	bool fetch;         /* dl is the pinned archive, fetched with the wheels */
+	ml_download dl;     /* its download (moved back in by mli_prep_fetched) */
+	char dir[4096];     /* the shared interpreter directory */
+	char archive[4096]; /* the verified archive's path in the cache */
+	char python[4096];  /* the interpreter unpacked (or r->interpreter) */
+	ml_python_info py;  /* its probe, when the worker made it */
+	bool probed;
+	pthread_t thread;
+	bool started;
+	int rc;             /* the worker's result */
+	ml_err err;
+};
+
+/* The worker: unpacks the archive and probes the interpreter when they
+ * are its to do, then begins the staging directory and creates the venv
+ * skeleton in it. Reads r only where the pipeline leaves it alone while
+ * fetching; emits no events. */
+static void *prep_main(void *arg)
+{
+	mli_prep *pr = arg;
+	mli_run *r = pr->r;
+	ml_err *err = &pr->err;
+	int rc = 0;
+	if (pr->fetch)
+		rc = ml_python_unpack(pr->python, sizeof(pr->python), pr->archive,
+		                      r->res->plan->python.sha256, pr->dir,
+		                      r->res->plan->python.pin_name, err);
+	if (!rc && pr->fetch) {
+		rc = ml_python_probe(&pr->py, pr->python, err);
+		pr->probed = rc == 0;
+	}
+	const ml_python_info *py = pr->probed ? &pr->py : &r->res->python;
+	if (!rc && strcmp(py->xy, r->res->plan->python.xy) != 0)
+		rc = ML_EFAIL; /* mli_prep_finish says it, as the pipeline would */
+	if (!rc)
+		rc = ml_env_stage_begin(&r->stage, r->lock, err);
+	if (!rc)
+		rc = ml_env_layout_init(&r->env, r->stage->path, r->stage->target, py->xy, err);
+	if (!rc)
+		rc = ml_venv_create(&r->env, py, NULL, err);
+	r->env_ready = rc == 0;
+	if (rc && r->stage) { /* mli_build_env begins again and reports */
+		ml_env_stage_abort(r->stage);
+		r->stage = NULL;
+	}
+	pr->rc = rc;
+	return NULL;
+}
+
+static mli_prep *prep_new(mli_run *r)
+{
+	if (!r->prep && (r->prep = calloc(1, sizeof(*r->prep))) != NULL) {
+		r->prep->r = r;
+		r->prep->err = (ml_err)ML_ERR_INIT;
+	}
+	return r->prep;
+}
+
+int mli_interpreter_defer(mli_run *r, ml_err *err)
+{
+	const ml_python_plan *pp = &r->res->plan->python;
+	if (pp->path || !pp->pin_name || pp->size < 0 || r->o->offline || r->planning)
+		return 0;
+	char dir[4096], url[4096];
+	bool installed = false;
+	int rc = managed_paths(dir, sizeof(dir), &installed, r, err);
+	if (rc || installed)
+		return rc; /* installed: mli_interpreter() probes it */
+	mli_prep *pr = prep_new(r);
+	if (!pr)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	if ((rc = archive_url(url, sizeof(url), r, err)) != 0 ||
+	    (rc = archive_download(&pr->dl, r, url, pp->size, err)) != 0)
+		return rc;
+	ml_strlcpy(pr->dir, dir, sizeof(pr->dir));
+	pr->fetch = true;
+	return 1;
+}
+
+ml_download *mli_prep_download(mli_run *r)
+{
+	return r->prep && r->prep->fetch ? &r->prep->dl : NULL;
+}
+
+void mli_prep_start(mli_run *r, const char *archive)
+{
+	mli_prep *pr = r->prep ? r->prep : prep_new(r);
+	if (!pr || pr->started || r->env_ready || r->planning || (pr->fetch && !archive))
+		return;
+	if (archive)
+		ml_strlcpy(pr->archive, archive, sizeof(pr->archive));
+	if (pthread_create(&pr->thread, NULL, prep_main, pr) == 0)
+		pr->started = true;
+}
+
+void mli_prep_fetched(mli_run *r, ml_download *d)
+{
+	mli_prep *pr = r->prep;
+	if (pr && pr->fetch)
+		pr->dl = *d; /* moves */
+	else
+		ml_download_release(d);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Waits for the worker, if it runs. */
+static void prep_join(mli_prep *pr)
+{
+	if (pr && pr->started) {
+		pthread_join(pr->thread, NULL);
+		pr->started = false;
+	}
+}
+
+int mli_prep_finish(mli_run *r, ml_err *err)
+{
+	mli_prep *pr = r->prep;
+	if (!pr)
+		return 0;
+	prep_join(pr);
+	if (!pr->fetch)
+		return 0; /* a skeleton that could not be made is made again, and reported, later */
+	int rc = 0;
+	const ml_python_plan *pp = &r->res->plan->python;
+	if (pr->dl.result || !pr->dl.done) {
+		rc = pr->dl.result ? pr->dl.result : ML_ENET;
+		if (pr->dl.err.msg[0])
+			*err = pr->dl.err;
+		else
+			ml_err_set(err, rc, "the interpreter %s was not fetched", pp->pin_name);
+	} else {
+		r->res->n_downloaded += !pr->dl.from_cache;
+		r->res->bytes_downloaded += pr->dl.bytes;
+		if (!pr->probed) { /* the worker never ran, or stopped before probing */
+			rc = pr->rc && pr->err.msg[0] ? pr->rc : 0;
+			if (rc)
+				*err = pr->err;
+			else if ((rc = ml_python_unpack(pr->python, sizeof(pr->python),
+			                                pr->dl.path, pp->sha256, pr->dir,
+			                                pp->pin_name, err)) == 0)
+				rc = ml_python_probe(&r->res->python, pr->python, err);
+		} else {
+			r->res->python = pr->py;
+		}
+		if (!rc)
+			ml_strlcpy(r->interpreter, pr->python, sizeof(r->interpreter));
+	}
+	pr->fetch = false;
+	ml_download_release(&pr->dl);
+	if (rc == ML_ENET && r->o->python_preference == ML_PYTHON_MANAGED &&
+	    (rc = fall_back(r, rc, err)) == 0)
+		rc = ml_python_probe(&r->res->python, r->interpreter, err);
+	return rc;
+}
+
+void mli_prep_release(mli_run *r)
+{
+	if (!r->prep)
+		return;
+	prep_join(r->prep);
+	ml_download_release(&r->prep->dl);
+	free(r->prep);
+	r->prep = NULL;
 }

@@ -28,6 +28,7 @@ typedef struct early_ctx {
 	mli_run *r;
 	ml_unpack_queue *q;
 	const size_t *where; /* fetch item -> plan file */
+	size_t k;            /* fetch items from the plan; item k: the interpreter */
 	ml_cuda_arch devs[64];
 	size_t n_devs;
 } early_ctx;
@@ -57,6 +58,12 @@ static int audit_early(void *ctx, size_t index, const char *path)
 static void on_fetched(size_t j, const ml_download *d, void *data)
 {
 	early_ctx *x = data;
+	if (j >= x->k) { /* the pinned interpreter: unpacked meanwhile too */
+		mli_prep_start(x->r, d->path);
+		return;
+	}
+	if (!x->q)
+		return;
 	size_t i = x->where[j];
 	const ml_artifact *a = &x->r->res->plan->files[i];
 	ml_wheel_job job = {d->path, d->sha256, a->filename, a->requested, NULL};
@@ -65,13 +72,15 @@ static void on_fetched(size_t j, const ml_download *d, void *data)
 }
 
 /* Fetches need[0..k) (the plan's files at where[]) and moves each result
- * into r->items. Each wheel is unpacked into the cache (after its audit)
- * the moment its download is verified, while the others still download;
- * the results land in r->early / r->early_ok / r->audits. */
+ * into r->items, and the pinned interpreter when it was deferred
+ * (mli_prep_download). Each wheel is unpacked into the cache (after its
+ * audit) the moment its download is verified, while the others still
+ * download; the results land in r->early / r->early_ok / r->audits. The
+ * interpreter goes to its own worker (mli_prep_start). */
 static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, size_t k,
                       ml_err *err)
 {
-	ml_download *sub = calloc(k, sizeof(*sub));
+	ml_download *sub = calloc(k + 1, sizeof(*sub));
 	early_ctx *x = calloc(1, sizeof(*x));
 	if (!sub || !x) {
 		free(sub);
@@ -85,18 +94,31 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	mli_fetch_opts(&fo, r);
 	x->r = r;
 	x->where = where;
+	x->k = k;
 	x->n_devs = ml_verify_gpu_archs(x->devs, 64, r->res->machine);
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
 	wo.jobs = r->o->jobs;
 	ml_err qerr = ML_ERR_INIT;
-	if (ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr) == 0) {
-		fo.on_file = on_fetched;
-		fo.file_data = x;
-	} /* else everything is unpacked while building, as it would be anyway */
-	int rc = ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err);
+	/* without a queue, everything is unpacked while building, as it would be anyway */
+	(void)ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr);
+	fo.on_file = on_fetched;
+	fo.file_data = x;
+	int rc = k ? ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err) : 0;
+	ml_download *py = mli_prep_download(r);
+	size_t n_items = k;
+	if (py) {
+		sub[n_items++] = *py; /* moves; mli_prep_fetched moves it back */
+		memset(py, 0, sizeof(*py));
+	}
 	if (!rc)
-		rc = ml_fetch_all(sub, k, r->cache, &fo, err);
+		rc = ml_fetch_all(sub, n_items, r->cache, &fo, err);
+	int py_rc = py ? sub[k].result : 0;
+	if (py) {
+		mli_prep_fetched(r, &sub[k]);
+		if (rc && py_rc) /* the interpreter's failure is mli_prep_finish's to report */
+			rc = ml_fetch_result(sub, k, err);
+	}
 	if (x->q) { /* a refusal is the audit's to report; see mli_audit_before_build */
 		if (!rc) /* the last, largest wheels can take a while */
 			mli_say(&r->ev, ML_EV_STEP, "unpacking the wheels that arrived last");
@@ -124,10 +146,28 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	return rc;
 }
 
+void mli_fetch_forget(mli_run *r)
+{
+	for (size_t i = 0; r->items && i < r->n_items; i++)
+		ml_download_release(&r->items[i]);
+	for (size_t i = 0; r->audits && i < r->n_items; i++)
+		ml_audit_free(r->audits[i]);
+	free(r->items);
+	free(r->audits);
+	free(r->early);
+	free(r->early_ok);
+	r->items = NULL;
+	r->audits = NULL;
+	r->early = NULL;
+	r->early_ok = NULL;
+	r->n_items = 0;
+}
+
 int mli_fetch_wheels(mli_run *r, ml_err *err)
 {
 	const ml_plan *p = r->res->plan;
 	size_t n = p->n_files, n1 = n ? n : 1;
+	r->n_items = n;
 	r->items = calloc(n1, sizeof(*r->items));
 	r->res->from_cache = calloc(n1, sizeof(*r->res->from_cache));
 	r->early = calloc(n1, sizeof(*r->early));
@@ -154,7 +194,9 @@ int mli_fetch_wheels(mli_run *r, ml_err *err)
 			where[k++] = i;
 		}
 	}
-	if (!rc && k)
+	if (!mli_prep_download(r))
+		mli_prep_start(r, NULL); /* the venv skeleton, while the wheels download */
+	if (!rc && (k || mli_prep_download(r)))
 		rc = fetch_some(r, need, where, k, err);
 	for (size_t i = 0; r->items && r->res->from_cache && i < n; i++)
 		r->res->from_cache[i] = r->items[i].from_cache;
@@ -311,7 +353,9 @@ static void on_wheel_done(void *ctx, size_t index, const ml_wheel_result *w)
 int mli_build_env(mli_run *r, ml_err *err)
 {
 	ml_install_result *res = r->res;
-	int rc = ml_env_stage_begin(&r->stage, r->lock, err);
+	int rc = mli_prep_finish(r, err); /* the skeleton made while fetching, if any */
+	if (!rc && !r->env_ready)
+		rc = ml_env_stage_begin(&r->stage, r->lock, err);
 	if (rc)
 		return rc;
 	if (r->stage->n_stale_removed || r->stage->recovered)
@@ -319,11 +363,12 @@ int mli_build_env(mli_run *r, ml_err *err)
 		        "cleaned up after an interrupted run (%d staging directories%s)",
 		        r->stage->n_stale_removed,
 		        r->stage->recovered ? ", restored the old target" : "");
-	ml_env_layout env;
-	if ((rc = ml_env_layout_init(&env, r->stage->path, r->stage->target, res->python.xy,
-	                             err)) != 0 ||
-	    (rc = ml_venv_create(&env, &res->python, NULL, err)) != 0)
+	if (!r->env_ready &&
+	    ((rc = ml_env_layout_init(&r->env, r->stage->path, r->stage->target, res->python.xy,
+	                              err)) != 0 ||
+	     (rc = ml_venv_create(&r->env, &res->python, NULL, err)) != 0))
 		return rc;
+	ml_env_layout env = r->env;
 	size_t n = res->plan->n_files;
 	ml_wheel_job *jobs = calloc(n ? n : 1, sizeof(*jobs));
 	res->wheels = calloc(n ? n : 1, sizeof(*res->wheels));

@@ -132,4 +132,44 @@ test_expect_success 'wheels are unpacked as they arrive, while others still down
 	r="$TRASH/ovenv/mlsetup-report.json" &&
 	expect_eq 0 "$(json "$r" "d[\"counters\"][\"unpacked_cache_hits\"]")"
 '
+test_expect_success 'the pinned interpreter is unpacked and the venv begun while wheels download' '
+	wheel_manifest "$TRASH/ovpy.txt" $GOOD_WHEELS &&
+	faults web "{\"datapkg-0.5-py3-none-any.whl\": \"wait_for:go2\"}" &&
+	test_when_finished "touch \"$TRASH/web/go2\"; wait" &&
+	{ XDG_DATA_HOME="$TRASH/ovdata" inst --manifest ovpy.txt --target "$TRASH/ovpyenv" \
+		--cache-dir "$TRASH/ovpycache" --low-speed-time 60 >out 2>err & } &&
+	pid=$! &&
+	ready() {
+		ls "$TRASH"/ovdata/mlsetup/pythons/*/.mlsetup-complete &&
+			ls "$TRASH"/.ovpyenv.mlsetup-stage-*/pyvenv.cfg
+	} >/dev/null 2>&1 &&
+	i=0 && while ! ready && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
+	ready_while_held=$(ready && echo yes || echo no) &&
+	touch "$TRASH/web/go2" &&
+	wait $pid &&
+	faults web "{}" &&
+	expect_eq yes "$ready_while_held" &&
+	env_works "$TRASH/ovpyenv" &&
+	r="$TRASH/ovpyenv/mlsetup-report.json" &&
+	expect_eq managed "$(json "$r" "d[\"python\"][\"source\"]")" &&
+	expect_eq 4 "$(json "$r" "d[\"counters\"][\"downloaded_files\"]")"
+'
+test_expect_success 'the pinned interpreter downloads with the wheels, not before them' '
+	wheel_manifest "$TRASH/ovpy3.txt" $GOOD_WHEELS &&
+	hp=$(sha256sum web/files/purepkg-1.0-py3-none-any.whl | cut -d" " -f1) &&
+	marker="$TRASH/ovpy3cache/unpacked/sha256/$hp/unpacked.json" &&
+	arch=$(cd web/files && ls cpython-*) &&
+	faults web "{\"$arch\": \"wait_for:go3\"}" &&
+	test_when_finished "touch \"$TRASH/web/go3\"; wait" &&
+	{ XDG_DATA_HOME="$TRASH/ovdata3" inst --manifest ovpy3.txt --target "$TRASH/ovpy3env" \
+		--cache-dir "$TRASH/ovpy3cache" --low-speed-time 60 >out 2>err & } &&
+	pid=$! &&
+	i=0 && while [ ! -f "$marker" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
+	wheel_while_held=$(test -f "$marker" && echo yes || echo no) &&
+	touch "$TRASH/web/go3" &&
+	wait $pid &&
+	faults web "{}" &&
+	expect_eq yes "$wheel_while_held" &&
+	env_works "$TRASH/ovpy3env"
+'
 test_done
