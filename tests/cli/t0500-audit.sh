@@ -60,10 +60,18 @@ test_expect_success 'every fixture answers as the rule says (sm_90a only on 9.0,
 		"sm100f.so 10.0 0" "sm100f.so 10.3 0" "sm100f.so 12.0 5" "sm100f.so 9.0 5" \
 		"ptx_only.so 12.0 0" "ptx_only.so 7.5 5" "ptx_zstd.so 12.1 0" "lz4.so 8.9 0" \
 		"lz4.so 8.0 5" "sm120.so 12.1 0" "sm120.so 10.0 5" "multi.so 9.0 5" \
-		"multi.so 12.1 0" "sass_only.so 8.9 0" "sass_only.so 12.0 5" "fake_pe.dll 12.0 0"; do
+		"multi.so 12.1 0" "sass_only.so 8.9 0" "sass_only.so 12.0 5" "fake_pe.dll 12.0 0" \
+		"real_pe.dll 8.6 0" "real_pe.dll 12.0 0" "real_pe.dll 12.1 0" "real_pe.dll 9.0 5"; do
 		set -- $case &&
 		expect_exit $3 "$MLSETUP" audit --arch "$2" "$FB/$1" >/dev/null 2>&1 || return 1
 	done
+'
+test_expect_success 'a real Windows DLL (zig-linked PE32+): its .nv_fatb section is read' '
+	"$MLSETUP" audit --json --arch sm_120 "$FB/real_pe.dll" >j &&
+	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json j "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[\"compute_120\"]" "$(json j "d[\"files\"][0][\"ptx\"]")" &&
+	expect_eq 1 "$(json j "d[\"files\"][0][\"containers\"]")" &&
+	expect_eq null "$(json j "d[\"files\"][0][\"error\"]")"
 '
 test_expect_success 'a wheel: library members read in place, named wheel!member' '
 	make_wheel demo-1.0-py3-none-linux_x86_64.whl \
