@@ -379,6 +379,11 @@ int ml_unpack_queue_start(ml_unpack_queue **out, size_t n, const ml_wheels_opts 
  * unpacking. Returns 0, ML_EFAIL (bad index) or ML_ENOMEM. */
 int ml_unpack_queue_add(ml_unpack_queue *q, size_t index, const ml_wheel_job *job, ml_err *err);
 
+/* The check's result that stopped the queue (the first non-zero one), or
+ * 0 while no check refused; safe to call from any thread while the queue
+ * runs. */
+int ml_unpack_queue_refusal(ml_unpack_queue *q);
+
 /* Tells the queue that nothing more comes; with stop, wheels not yet
  * started are dropped. Waits for the workers, then fills out[0..n) (may be
  * NULL) and ok[0..n): ok[i] is true when wheel i was unpacked (out[i] then

@@ -348,11 +348,19 @@ typedef struct ml_fetch_opts {
 	 * in order. May be NULL. */
 	void (*on_file)(size_t index, const ml_download *d, void *data);
 	void *file_data;
+	/* Asked on the calling thread between rounds of transfers (at least
+	 * every 100 ms while they run; from any thread's point of view a
+	 * plain poll, so it must be thread-safe itself): true stops the
+	 * fetch - transfers in flight are abandoned (their partial files
+	 * removed), and every item not done yet fails with "not fetched:
+	 * stopped". May be NULL. */
+	bool (*stop)(void *data);
+	void *stop_data;
 } ml_fetch_opts;
 
 #define ML_FETCH_OPTS_INIT                                                                         \
 	{                                                                                          \
-		16, 3, 10, 30, NULL, 0, NULL, false, NULL, NULL, NULL, NULL                        \
+		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
 	}
 
 /* Gets every item into the cache c, proven: a blob already there is

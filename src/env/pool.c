@@ -336,6 +336,14 @@ int ml_unpack_queue_add(ml_unpack_queue *q, size_t index, const ml_wheel_job *jo
 	return rc;
 }
 
+int ml_unpack_queue_refusal(ml_unpack_queue *q)
+{
+	pthread_mutex_lock(&q->mu);
+	int rc = q->check_rc;
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
 int ml_unpack_queue_finish(ml_unpack_queue *q, bool stop, ml_unpacked *out, bool *ok)
 {
 	pthread_mutex_lock(&q->mu);

@@ -981,6 +981,20 @@ static void curl_init(void)
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* ml_fetch_opts.stop said so: every item not done yet fails as not
+ * fetched (engine_release abandons the transfers and their parts). */
+static void stop_open_jobs(engine *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		job *j = &e->jobs[i];
+		if (j->st == JOB_DONE || j->st == JOB_FAILED)
+			continue;
+		j->st = JOB_FAILED;
+		j->d->result = ml_err_set(&j->d->err, ML_EFAIL, "'%s' was not fetched: stopped",
+		                          j->d->name ? j->d->name : "?");
+	}
+}
+
 static void engine_release(engine *e)
 {
 	for (size_t i = 0; i < e->n; i++) {
@@ -1111,6 +1125,10 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		}
 		if (n_open == 0)
 			break;
+		if (o->stop && o->stop(o->stop_data)) {
+			stop_open_jobs(&e);
+			break;
+		}
 		schedule(&e, &n_active);
 		int running = 0;
 		curl_multi_perform(e.multi, &running);

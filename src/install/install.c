@@ -302,8 +302,10 @@ static int pipeline(mli_run *r, ml_err *err)
 		rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err));
 		ml_err perr = ML_ERR_INIT;
 		int prc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_prep_finish(r, rc ? &perr : err));
-		if (rc || prc)
+		if (rc || (prc && !r->refused)) /* a refusal: the audit says why */
 			return rc ? rc : prc;
+		if (r->refused)
+			goto fetched;
 		if (res->plan == p)
 			goto fetched;
 		/* planned again for a fallback interpreter: what was fetched was

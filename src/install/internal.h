@@ -39,6 +39,9 @@ typedef struct mli_run {
 	bool *early_ok;
 	ml_audit **audits;
 	size_t n_wheels_done;
+	/* The early audit refused a wheel (ML_EGPU, no --force): the fetch
+	 * stopped there, and files it did not fetch are not audited. */
+	bool refused;
 	char interpreter[4096]; /* the path the environment's python runs */
 	/* The pinned interpreter unpacked and the venv skeleton made while
 	 * the wheels download (mli_prep_*); env_ready: r->stage holds the

@@ -71,6 +71,14 @@ static void on_fetched(size_t j, const ml_download *d, void *data)
 	(void)ml_unpack_queue_add(x->q, i, &job, &e); /* i < n, once: cannot fail */
 }
 
+/* ml_fetch_opts.stop: a wheel a GPU here cannot run was refused before it
+ * was unpacked, so the rest would be downloaded in vain. */
+static bool refused(void *data)
+{
+	early_ctx *x = data;
+	return x->q && ml_unpack_queue_refusal(x->q) == ML_EGPU;
+}
+
 /* Fetches need[0..k) (the plan's files at where[]) and moves each result
  * into r->items, and the pinned interpreter when it was deferred
  * (mli_prep_download). Each wheel is unpacked into the cache (after its
@@ -104,6 +112,8 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	(void)ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr);
 	fo.on_file = on_fetched;
 	fo.file_data = x;
+	fo.stop = refused;
+	fo.stop_data = x;
 	int rc = k ? ml_fetch_resolve(sub, &part, r->cfg, r->cache, &fo, err) : 0;
 	ml_download *py = mli_prep_download(r);
 	size_t n_items = k;
@@ -122,7 +132,12 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	if (x->q) { /* a refusal is the audit's to report; see mli_audit_before_build */
 		if (!rc) /* the last, largest wheels can take a while */
 			mli_say(&r->ev, ML_EV_STEP, "unpacking the wheels that arrived last");
-		(void)ml_unpack_queue_finish(x->q, rc != 0, r->early, r->early_ok);
+		if (ml_unpack_queue_finish(x->q, rc != 0, r->early, r->early_ok) == ML_EGPU &&
+		    !r->o->force) {
+			r->refused = true; /* the fetch stopped for it: not a fetch failure */
+			rc = 0;
+			ml_err_clear(err);
+		}
 	}
 	free(x);
 	size_t n_failed = 0;
@@ -294,6 +309,8 @@ static int audit_all(mli_run *r, const ml_audit_opts *ao, ml_err *err)
 	for (size_t i = 0; !rc && i < p->n_files; i++) {
 		if (!audit_subject(&p->files[i]))
 			continue;
+		if (r->refused && !r->items[i].done && !(r->audits && r->audits[i]))
+			continue; /* not fetched: the fetch stopped at a refusal */
 		ml_audit *a = r->audits ? r->audits[i] : NULL;
 		if (a)
 			r->audits[i] = NULL; /* moves */

@@ -30,6 +30,26 @@ test_expect_success 'sm_120 GPU, wheels without sm_120 code: stops before extrac
 	h=$(sha256sum "web/files/$CUDAWHL" | cut -d" " -f1) &&
 	test ! -e "$TRASH/cache/unpacked/sha256/$h"
 '
+test_expect_success 'the refusal stops the downloads still running' '
+	wheel_manifest "$TRASH/cudaheld.txt" purepkg-1.0-py3-none-any.whl "$CUDAWHL" \
+		datapkg-0.5-py3-none-any.whl &&
+	faults web "{\"datapkg-0.5-py3-none-any.whl\": \"wait_for:held\"}" &&
+	test_when_finished "touch \"$TRASH/web/held\"; faults web \"{}\"" &&
+	{ with_gpus rtx5090.json inst --manifest cudaheld.txt --target "$TRASH/gh" \
+		--cache-dir "$TRASH/ghcache" --low-speed-time 120 >out 2>err; echo $? >rc; } &
+	pid=$! &&
+	# Without the stop, the held download keeps the install waiting: give
+	# it a minute (it needs about a second), then let the file go.
+	i=0 && while [ ! -f rc ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done &&
+	stopped=$(test -f rc && echo yes || echo no) &&
+	touch "$TRASH/web/held" && wait $pid &&
+	expect_eq yes "$stopped" &&
+	expect_eq 5 "$(cat rc)" &&
+	grep -q "NVIDIA GeForce RTX 5090 (sm_120) cannot run the CUDA code" err &&
+	! grep -q "could not be fetched" err &&
+	test ! -e "$TRASH/gh" && no_staging "$TRASH" &&
+	test -z "$(ls "$TRASH/ghcache/tmp" 2>/dev/null)"
+'
 test_expect_success '--force builds anyway, with a warning' '
 	with_gpus rtx5090.json inst --manifest cuda.txt --target "$TRASH/g2" --force >out 2>err &&
 	grep -q "building anyway" err &&
