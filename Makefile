@@ -61,7 +61,8 @@ HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
 # Shipped manifests, interpreter pins, selection rules, the CUDA toolkit ->
 # minimum driver table and the table of known torch builds, compiled in.
-EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
+EMBED_FILES := $(sort $(wildcard manifests/*.txt manifests/windows/*.txt)) manifests/python.json \
+	manifests/selection.json \
 	manifests/drivers.json manifests/torch-builds.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)

@@ -210,7 +210,15 @@ int mli_resolve(ml_pip_info *pi_out, ml_plan *p, const ml_machine *m, const char
 	        pi.externally_managed ? " (an externally managed Python: the dry run passes "
 	                                "--break-system-packages)"
 	                              : "");
-	ml_pip_resolve_opts po = {python, mf->name, args, n_args, pi.externally_managed, desc};
+	/* a shipped manifest has no file: pip reads its embedded text */
+	const ml_embedded_file *emb = mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
+	ml_pip_resolve_opts po = {.python = python,
+	                          .input_path = mf->embedded_name ? mf->embedded_name : mf->name,
+	                          .input_text = emb ? emb->data : NULL,
+	                          .index_args = args,
+	                          .n_index_args = n_args,
+	                          .break_system_packages = pi.externally_managed,
+	                          .target_desc = desc};
 	ml_pip_pick *picks = NULL;
 	size_t n = 0;
 	rc = ml_pip_resolve(&picks, &n, &po, err);
@@ -233,7 +241,9 @@ static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
 	const ml_plan *p = r->res->plan;
 	const ml_manifest *mf = p->selection->manifest;
 	char real[4096], key_hex[65], dir[4300];
-	if (!realpath(mf->name, real))
+	if (mf->embedded) /* a shipped manifest: "embedded:windows/requirements.txt" */
+		snprintf(real, sizeof(real), "embedded:%s", mf->embedded_name);
+	else if (!realpath(mf->name, real))
 		ml_strlcpy(real, mf->name, sizeof(real));
 	char *key = ml_asprintf("%s\n%s\n%s-%s", real, r->res->python.executable,
 	                        r->res->machine->os.name, r->res->machine->os.arch);
@@ -276,6 +286,17 @@ static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
 	}
 	char desc[256];
 	target_desc(desc, sizeof(desc), &r->res->python, r->res->machine);
+	if (mf->embedded) { /* the shipped Windows manifests: trust on first use */
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "'%s' (%s) pins versions without hashes: pip %s of %s resolved it for "
+		        "%s, and the hashes the indexes gave were trusted on first use; every "
+		        "file is checked against them, and the lock is kept in %s%s%s",
+		        mf->name, mf->embedded_name, pi->version, r->res->python.executable, desc,
+		        r->res->target[0] ? r->res->target : "",
+		        r->res->target[0] ? "/pylock.toml once installed, and in " : "",
+		        r->res->resolved_lock);
+		return 0;
+	}
 	mli_say(&r->ev, ML_EV_WARNING,
 	        "'%s' does not pin hashes: pip %s of %s%s resolved it for %s; every file is "
 	        "checked against that resolution, saved as the lock %s%s",
