@@ -9,8 +9,9 @@
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
-#                   install.sh, SHA256SUMS; RELEASE_URL=URL names the release
-#                   in install.sh. See packaging/release/.
+#                   install.sh, install.ps1, SHA256SUMS; RELEASE_URL=URL names
+#                   the release in install.sh and install.ps1. See
+#                   packaging/release/.
 #   make release-check  the CLI suite against the x86_64 release binary, the
 #                   glibc 2.17 / NEEDED checks, the aarch64 binary under
 #                   qemu-user (tools: packaging/release-deps.sh)
