@@ -142,7 +142,11 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 		ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply "
 		       "here)",
 		       b, r, p->n_files, p->n_not_here);
-	if (resolved_lock && resolved_lock[0])
+	if (resolved_lock && resolved_lock[0] && s->manifest->embedded)
+		ml_say("%slock%s      %s (the lock of '%s' on this machine: install checks every "
+		       "byte against the hashes it holds, trusted on first use)",
+		       b, r, resolved_lock, s->manifest->name);
+	else if (resolved_lock && resolved_lock[0])
 		ml_say("%slock%s      %s ('%s' does not pin hashes: pip resolved it, and install "
 		       "checks every byte against this)",
 		       b, r, resolved_lock, s->manifest->name);

@@ -3,7 +3,8 @@
 # detect says so): the manifests of manifests/windows/, named as on Linux,
 # chosen from their headers alone, offline, with the Windows driver
 # minimums; they pin no hashes, so plan says they are resolved and locked
-# at first install.
+# at first install, and once a first install kept its lock, later plans
+# (and installs) take every file from it instead of resolving again.
 . "$(dirname "$0")/lib.sh"
 E="$SYSROOTS/empty"
 W="--platform windows-x86_64"
@@ -55,5 +56,46 @@ test_expect_success '--require-hashes refuses the Windows manifests and says wha
 test_expect_success 'a platform plan cannot name is a usage error naming it' '
 	expect_exit 2 "$MLSETUP" plan --offline --sysroot "$E" --platform beos-m68k 2>err &&
 	grep -q "beos-m68k" err
+'
+PY=$(sh "$top/tests/fixtures/find_python.sh" 2>/dev/null) || PY=""
+PYXY=""
+[ -n "$PY" ] && PYXY=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+case $PYXY in
+3.11 | 3.12) ;;
+*) test_skip "needs a CPython 3.11 or 3.12 (the Windows manifests' versions) to probe" ;;
+esac
+test_expect_success 'the lock a first install kept is what later plans take, asking pip nothing' '
+	tag=cp$(echo "$PYXY" | tr -d .) &&
+	lock=$("$PY" - "$top" "$PY" "$tag" <<-\EOF
+	import hashlib, os, sys
+	top, py, tag = sys.argv[1:4]
+	text = open(top + "/manifests/windows/requirements.txt", "rb").read()
+	key = "embedded:windows/requirements.txt:%s\n%s\nwindows-x86_64" % (
+	    hashlib.sha256(text).hexdigest(), os.path.realpath(py))
+	path = "cache/resolved/requirements.txt-%s.pylock.toml" % hashlib.sha256(key.encode()).hexdigest()[:12]
+	os.makedirs("cache/resolved")
+	out = ["lock-version = \"1.0\"", "created-by = \"mlsetup\"", ""]
+	for i, (n, v, f) in enumerate([
+	        ("torch", "2.6.0+cu124", "torch-2.6.0+cu124-%s-%s-win_amd64.whl" % (tag, tag)),
+	        ("colorama", "0.4.6", "colorama-0.4.6-py2.py3-none-any.whl")]):
+	    out += ["[[packages]]", "name = \"%s\"" % n, "version = \"%s\"" % v,
+	            "wheels = [{name = \"%s\", url = \"file:///nonexistent/%s\", size = %d, "
+	            "hashes = {sha256 = \"%064x\"}}]" % (f, f, 1000 + i, i + 1), ""]
+	out += ["[tool.mlsetup]", "requested = [\"torch\"]"]
+	open(path, "w").write("\n".join(out) + "\n")
+	print(path)
+	EOF
+	) &&
+	with_gpus rtx3090-551.json "$MLSETUP" plan --sysroot "$E" $W --python "$PY" \
+		--cache-dir cache >out 2>&1 &&
+	grep -q "the lock of its first install, $lock, pins every file" out &&
+	grep -q "^lock      $lock (the lock of .requirements.txt. on this machine" out &&
+	with_gpus rtx3090-551.json "$MLSETUP" plan --sysroot "$E" $W --python "$PY" \
+		--cache-dir cache --json >j &&
+	expect_eq false "$(json j "d[\"needs_resolution\"]")" &&
+	expect_eq "torch-2.6.0+cu124-$tag-$tag-win_amd64.whl colorama-0.4.6-py2.py3-none-any.whl" \
+		"$(json j "\" \".join(f[\"filename\"] for f in d[\"files\"])")" &&
+	expect_eq "1000 1001" "$(json j "\" \".join(str(f[\"size\"]) for f in d[\"files\"])")" &&
+	expect_eq "True False" "$(json j "\" \".join(str(f[\"requested\"]) for f in d[\"files\"])")"
 '
 test_done
