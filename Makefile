@@ -9,8 +9,9 @@
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
-#                   install.sh, SHA256SUMS; RELEASE_URL=URL names the release
-#                   in install.sh. See packaging/release/.
+#                   install.sh, install.ps1, SHA256SUMS; RELEASE_URL=URL names
+#                   the release in install.sh and install.ps1. See
+#                   packaging/release/.
 #   make release-check  the CLI suite against the x86_64 release binary, the
 #                   glibc 2.17 / NEEDED checks, the aarch64 binary under
 #                   qemu-user (tools: packaging/release-deps.sh)
@@ -61,7 +62,8 @@ HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
 # Shipped manifests, interpreter pins, selection rules, the CUDA toolkit ->
 # minimum driver table and the table of known torch builds, compiled in.
-EMBED_FILES := $(sort $(wildcard manifests/*.txt)) manifests/python.json manifests/selection.json \
+EMBED_FILES := $(sort $(wildcard manifests/*.txt manifests/windows/*.txt)) manifests/python.json \
+	manifests/selection.json \
 	manifests/drivers.json manifests/torch-builds.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)

@@ -296,7 +296,9 @@ void ml_sha256_free(ml_sha256 *h);
  * the shipped manifests, interpreter pins, selection rules and the other
  * tables every stage reads, so one downloaded binary is enough. */
 typedef struct ml_embedded_file {
-	const char *name; /* base name: "requirements.txt", "python.json", "selection.json" */
+	const char *name; /* base name: "requirements.txt", "python.json", "selection.json";
+	                   * one OS's manifests keep their folder of manifests/:
+	                   * "windows/requirements.txt" */
 	const char *data; /* size bytes, followed by a NUL */
 	size_t size;      /* bytes */
 } ml_embedded_file;
@@ -304,8 +306,8 @@ typedef struct ml_embedded_file {
 /* The embedded files, terminated by an entry whose name is NULL (generated). */
 extern const ml_embedded_file ml_embedded_files[];
 
-/* Returns the embedded file with this base name (static data, never
- * freed), or NULL when the build has none. */
+/* Returns the embedded file with this name (as ml_embedded_file.name;
+ * static data, never freed), or NULL when the build has none. */
 const ml_embedded_file *ml_embedded_find(const char *name);
 
 /* Returns the embedded file with this base name, one that every build

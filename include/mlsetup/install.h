@@ -160,6 +160,10 @@ typedef struct ml_install_opts {
 	                            * NULL: $MLSETUP_PYTHON_MIRROR, else none */
 	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
 	const char *sysroot;       /* read /proc, /sys, /etc under it; NULL: live */
+	const char *platform;      /* ml_install_plan only: plan for "OS-ARCH" as if this
+	                            * machine ran it (ml_plan_set_platform; the GPUs and
+	                            * driver stay the detected ones); ml_install refuses
+	                            * it (ML_EUSAGE). NULL: this machine's */
 	ml_index_flags index;      /* the command line's index options (borrowed) */
 	int jobs;                  /* parallel downloads and wheel installs; 0: defaults */
 	int retries;               /* per source; < 0: the fetch default */
@@ -235,7 +239,9 @@ typedef struct ml_install_result {
  *   python_source "system" with python_reason) -> the plan completed: a
  *   file without hashes resolved by the interpreter's pip (ml_pip_resolve;
  *   the resolution saved as a lock under the cache, resolved_lock, said in
- *   a WARNING), files named by hash only looked up on the indexes
+ *   a WARNING; a shipped manifest without hashes, the Windows set, is
+ *   resolved once: later runs with the same interpreter take the files from
+ *   the lock its first run kept, trusted on first use), files named by hash only looked up on the indexes
  *   (ml_fetch_pin_files; ML_EINTEGRITY when no file has a listed hash),
  *   unknown sizes asked of the servers -> every wheel not yet unpacked in
  *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all), and
@@ -274,7 +280,7 @@ void ml_install_result_release(ml_install_result *res);
  * written. Fills res->machine and res->plan as far as it got (also when
  * nothing fits: then ML_EUNSUPPORTED with the selection's problem and
  * remedy); release with ml_install_result_release(). Uses opts' manifest,
- * target, python, python_pins, cache_dir, sysroot, index, retries,
+ * target, python, python_pins, cache_dir, sysroot, platform, index, retries,
  * timeouts, offline and on_event. Returns 0 or the first failure's ML_E*
  * code (ML_EUNSUPPORTED, ML_EINTEGRITY, ML_ENET, ML_ENOENT, ML_EPARSE,
  * ML_EFAIL, ML_ENOMEM). */

@@ -355,6 +355,9 @@ typedef struct ml_pip_pick {
 typedef struct ml_pip_resolve_opts {
 	const char *python;      /* the environment's interpreter: its pip resolves */
 	const char *input_path;  /* the requirements file, read by pip with -r */
+	const char *input_text;  /* NULL, or the file's text (a shipped manifest, which
+	                          * has no file): written into the temporary directory
+	                          * for pip to read; input_path then only names it */
 	char *const *index_args; /* --index-url URL ... (ml_index_config_pip_args) */
 	size_t n_index_args;
 	bool break_system_packages; /* PEP 668 interpreter: allowed for the dry run */
@@ -456,8 +459,13 @@ typedef struct ml_file_info {
 /* A manifest: a pinned, hashed requirements file plus the `# mlsetup:`
  * header selection needs. */
 typedef struct ml_manifest {
-	char *name;    /* "requirements.txt", or the path as given */
+	char *name;    /* "requirements.txt", or the path as given; a shipped
+	                * manifest reads the same on every OS */
 	bool embedded; /* shipped inside the binary */
+	/* A shipped manifest's embedded name (ml_embedded_find()): name, or
+	 * "windows/requirements.txt" for the set of an OS with its own
+	 * (manifests/<os>/); NULL for a file. Static. */
+	const char *embedded_name;
 	ml_requirements *reqs;
 	const char *summary, *torch, *cuda; /* header values or NULL; owned by reqs */
 	/* Minimum drivers: the min_driver_linux / min_driver_windows header
@@ -504,10 +512,13 @@ enum {
 
 /* Opens a manifest by embedded name ("requirements.txt",
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
- * containing '/' or naming an existing file). Parses it in hash mode
+ * containing '/' or naming an existing file). A name means this OS's
+ * shipped manifest (ml_manifest_open_os() with the OS mlsetup was built
+ * for). Parses it in hash mode
  * (ML_REQ_HASH_MODE; a user's file that pins no hashes is read as
  * ml_manifest_open_flags() says, a path ending in .toml as a PEP 751 lock
- * file) and checks the header: torch_sass/torch_ptx must be architecture
+ * file; a shipped manifest without hashes, manifests/windows/, is marked
+ * resolve) and checks the header: torch_sass/torch_ptx must be architecture
  * names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
  * Without torch_sass/torch_ptx, the torch facts come from the torch-build
@@ -515,6 +526,16 @@ enum {
  * Caller owns *out; free with ml_manifest_free(). Returns 0, ML_ENOENT,
  * ML_EPARSE or ML_ENOMEM. */
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
+
+/* ml_manifest_open() with the shipped manifests of OS os ("linux",
+ * "windows", "darwin" as ml_machine.os.name): a name is looked up as
+ * "<os>/<name>" when the build ships a set for that OS (manifests/<os>/,
+ * embedded with the folder), else as the name itself (the default set,
+ * Linux's). The manifest's name is the same either way. flags as
+ * ml_manifest_open_flags() (ML_MANIFEST_REQUIRE_HASHES refuses a shipped
+ * manifest without hashes too). Same returns as ml_manifest_open(). */
+int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os,
+                        unsigned flags, ml_err *err);
 
 /* Frees a manifest; accepts NULL. */
 void ml_manifest_free(ml_manifest *mf);

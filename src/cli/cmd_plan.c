@@ -24,6 +24,7 @@ enum {
 	OPT_PY_PREFERENCE,
 	OPT_PROJECT,
 	OPT_CHECKOUT,
+	OPT_PLATFORM,
 };
 
 struct plan_args {
@@ -48,6 +49,9 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_CHECKOUT:
 		o->checkout = arg;
+		break;
+	case OPT_PLATFORM:
+		o->platform = arg;
 		break;
 	case OPT_PYTHON:
 		o->python = arg;
@@ -88,8 +92,9 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 {
 	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow"), *red = ml_c("red");
 	const ml_selection *s = p->selection;
-	ml_say("%smachine%s   %s-%s, %s %s, driver %s, %zu NVIDIA GPU%s", b, r, m->os.name,
-	       m->os.arch, m->os.libc_kind, m->os.libc_version,
+	ml_say("%smachine%s   %s-%s%s%s%s%s, driver %s, %zu NVIDIA GPU%s", b, r, m->os.name,
+	       m->os.arch, m->os.libc_kind[0] ? ", " : "", m->os.libc_kind,
+	       m->os.libc_version[0] ? " " : "", m->os.libc_version,
 	       m->driver.version[0] ? m->driver.version : "none", m->n_gpus,
 	       m->n_gpus == 1 ? "" : "s");
 	for (size_t i = 0; i < m->n_gpus; i++) {
@@ -122,7 +127,13 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);
-	if (p->needs_resolution)
+	if (p->needs_resolution && s->manifest->embedded)
+		ml_say("%sfiles%s     resolved at first install: the shipped manifest '%s' (%s) "
+		       "pins versions without hashes; install has pip of the environment's "
+		       "interpreter resolve it against the indexes it names and locks the hashes "
+		       "they give (trust on first use) in %s/pylock.toml",
+		       b, r, s->manifest->name, s->manifest->embedded_name, p->target);
+	else if (p->needs_resolution)
 		ml_say("%sfiles%s     not known yet: '%s' does not pin hashes; pip of the "
 		       "environment's interpreter resolves it (install does, once it has the "
 		       "interpreter; or give --python PATH)",
@@ -131,7 +142,11 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 		ml_say("%sfiles%s     %zu wheels for this platform (%zu requirements do not apply "
 		       "here)",
 		       b, r, p->n_files, p->n_not_here);
-	if (resolved_lock && resolved_lock[0])
+	if (resolved_lock && resolved_lock[0] && s->manifest->embedded)
+		ml_say("%slock%s      %s (the lock of '%s' on this machine: install checks every "
+		       "byte against the hashes it holds, trusted on first use)",
+		       b, r, resolved_lock, s->manifest->name);
+	else if (resolved_lock && resolved_lock[0])
 		ml_say("%slock%s      %s ('%s' does not pin hashes: pip resolved it, and install "
 		       "checks every byte against this)",
 		       b, r, resolved_lock, s->manifest->name);
@@ -159,6 +174,7 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
 	        {"project", required_argument, NULL, OPT_PROJECT},
 	        {"checkout", required_argument, NULL, OPT_CHECKOUT},
+	        {"platform", required_argument, NULL, OPT_PLATFORM},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
@@ -239,8 +255,8 @@ const ml_command ml_cmd_plan = {
         run,
         ML_NEED_NONE,
         "show what install would do here, and why; changes nothing",
-        "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] [--target DIR] [--offline] "
-        "[--json]",
+        "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] [--target DIR] "
+        "[--platform OS-ARCH] [--offline] [--json]",
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
         "                        cannot run it); repeated: candidates, the first that fits\n"
         "  --project PATH|GIT_URL  a project directory or git repository (@REV: a commit,\n"
@@ -251,6 +267,9 @@ const ml_command ml_cmd_plan = {
         "  --python-preference P managed (default), system, only-managed or only-system\n"
         "  --require-hashes      refuse a manifest that does not pin hashes\n"
         "  --target DIR          where the environment would go (default ./.venv)\n"
+        "  --platform OS-ARCH    plan as if this machine ran another OS (linux-x86_64,\n"
+        "                        linux-aarch64, windows-x86_64): its manifests, interpreter\n"
+        "                        and driver minimums; the GPUs and driver detected here\n"
         "  --cache-dir DIR       cache to check for files already downloaded\n"
         "  --offline             contact no index (plan never needs one for shipped manifests;\n"
         "                        global option)\n"

@@ -472,7 +472,7 @@ static int copy_manifests(bundle *b, cJSON *list, ml_err *err)
 		const ml_manifest *mf = r->dl.plan->selection->manifest;
 		char *text = NULL;
 		size_t len = 0;
-		const ml_embedded_file *f = mf->embedded ? ml_embedded_find(mf->name) : NULL;
+		const ml_embedded_file *f = mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
 		int rc = 0;
 		if (mf->embedded && !f)
 			return ml_err_set(err, ML_ENOENT, "manifest '%s' is not in this build",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "mlsetup/report.h"
@@ -210,7 +211,15 @@ int mli_resolve(ml_pip_info *pi_out, ml_plan *p, const ml_machine *m, const char
 	        pi.externally_managed ? " (an externally managed Python: the dry run passes "
 	                                "--break-system-packages)"
 	                              : "");
-	ml_pip_resolve_opts po = {python, mf->name, args, n_args, pi.externally_managed, desc};
+	/* a shipped manifest has no file: pip reads its embedded text */
+	const ml_embedded_file *emb = mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
+	ml_pip_resolve_opts po = {.python = python,
+	                          .input_path = mf->embedded_name ? mf->embedded_name : mf->name,
+	                          .input_text = emb ? emb->data : NULL,
+	                          .index_args = args,
+	                          .n_index_args = n_args,
+	                          .break_system_packages = pi.externally_managed,
+	                          .target_desc = desc};
 	ml_pip_pick *picks = NULL;
 	size_t n = 0;
 	rc = ml_pip_resolve(&picks, &n, &po, err);
@@ -225,16 +234,24 @@ int mli_resolve(ml_pip_info *pi_out, ml_plan *p, const ml_machine *m, const char
 	return rc;
 }
 
-/* Saves the resolution of a file without hashes as a lock file in the
- * cache, <cache>/resolved/<name>-<12 hex>.pylock.toml (the hex naming the
- * file, the interpreter and the platform), and says so. */
-static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
+/* Where the resolution of the plan's file without hashes is kept:
+ * <cache>/resolved/<name>-<12 hex>.pylock.toml, the hex naming the file
+ * (a shipped manifest: its embedded name and the sha256 of its text, so a
+ * new mlsetup with other pins resolves again), the interpreter and the
+ * platform. Fills r->res->resolved_lock and dir (its folder). */
+static int resolution_path(mli_run *r, char *dir, size_t dir_sz, ml_err *err)
 {
-	const ml_plan *p = r->res->plan;
-	const ml_manifest *mf = p->selection->manifest;
-	char real[4096], key_hex[65], dir[4300];
-	if (!realpath(mf->name, real))
+	const ml_manifest *mf = r->res->plan->selection->manifest;
+	char real[4096], key_hex[65];
+	const ml_embedded_file *emb = mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
+	if (emb) { /* "embedded:windows/requirements.txt:<sha256>" */
+		char text_hex[65];
+		if (ml_sha256_hex_buf(text_hex, emb->data, emb->size) != 0)
+			return ml_err_set(err, ML_ENOMEM, "out of memory");
+		snprintf(real, sizeof(real), "embedded:%s:%s", emb->name, text_hex);
+	} else if (!realpath(mf->name, real)) {
 		ml_strlcpy(real, mf->name, sizeof(real));
+	}
 	char *key = ml_asprintf("%s\n%s\n%s-%s", real, r->res->python.executable,
 	                        r->res->machine->os.name, r->res->machine->os.arch);
 	if (!key || ml_sha256_hex_buf(key_hex, key, strlen(key)) != 0) {
@@ -244,10 +261,106 @@ static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
 	free(key);
 	const char *base = strrchr(mf->name, '/');
 	base = base ? base + 1 : mf->name;
-	if (ml_pathf(dir, sizeof(dir), "%s/resolved", ml_cache_root(r->cache)) ||
+	if (ml_pathf(dir, dir_sz, "%s/resolved", ml_cache_root(r->cache)) ||
 	    ml_pathf(r->res->resolved_lock, sizeof(r->res->resolved_lock),
 	             "%s/%.100s-%.12s.pylock.toml", dir, base, key_hex))
 		return ml_err_set(err, ML_EFAIL, "cache path too long");
+	return 0;
+}
+
+/* A shipped manifest without hashes (the Windows set) is resolved once:
+ * later installs with the same interpreter take the lock its first install
+ * kept (resolution_path()) and check every file against the hashes trusted
+ * then, asking pip nothing. Sets *reused; a lock that is not there, or
+ * does not read, leaves it false (resolved again, and said). */
+static int reuse_first_lock(mli_run *r, bool *reused, ml_err *err)
+{
+	*reused = false;
+	ml_plan *p = r->res->plan;
+	ml_manifest *mf = p->selection->manifest;
+	char dir[4300];
+	int rc = resolution_path(r, dir, sizeof(dir), err);
+	struct stat st;
+	if (rc || stat(r->res->resolved_lock, &st) != 0) {
+		r->res->resolved_lock[0] = '\0';
+		return rc;
+	}
+	ml_manifest *lk = NULL;
+	ml_err e = ML_ERR_INIT;
+	if (ml_manifest_open(&lk, r->res->resolved_lock, &e) != 0) {
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "the lock of the first install of '%s', %s, does not read (%s): "
+		        "resolving it again",
+		        mf->name, r->res->resolved_lock, e.msg);
+		r->res->resolved_lock[0] = '\0';
+		return 0;
+	}
+	const char *requested = NULL;
+	for (size_t i = 0; i < lk->reqs->n_meta; i++)
+		if (!strcmp(lk->reqs->meta[i].key, "requested"))
+			requested = lk->reqs->meta[i].value;
+	size_t n = lk->reqs->n_reqs;
+	ml_pip_pick *picks = calloc(n ? n : 1, sizeof(*picks));
+	rc = picks ? 0 : ml_err_set(err, ML_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < n; i++) {
+		const ml_requirement *q = &lk->reqs->reqs[i];
+		const ml_file_info *fi = NULL;
+		for (size_t k = 0; q->n_hashes && k < lk->n_files && !fi; k++)
+			if (!strcmp(lk->files[k].sha256, q->sha256[0]))
+				fi = &lk->files[k];
+		if (!q->version || !fi || !fi->url) {
+			rc = ml_err_set(err, ML_EPARSE,
+			                "the lock '%s' names no file for %s: delete it to resolve "
+			                "'%s' again",
+			                r->res->resolved_lock, q->name, mf->name);
+			break;
+		}
+		picks[i].name = strdup(q->name);
+		picks[i].version = strdup(q->version);
+		picks[i].url = strdup(fi->url);
+		ml_strlcpy(picks[i].sha256, fi->sha256, sizeof(picks[i].sha256));
+		/* requested: the words of the lock's [tool.mlsetup] requested */
+		size_t l = strlen(q->normalized);
+		for (const char *w = requested; w && *w && !picks[i].requested;) {
+			w += strspn(w, " ");
+			size_t wl = strcspn(w, " ");
+			picks[i].requested = wl == l && !strncmp(w, q->normalized, l);
+			w += wl;
+		}
+		if (!picks[i].name || !picks[i].version || !picks[i].url)
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	if (!rc)
+		rc = ml_manifest_set_resolution(mf, picks, n, err);
+	/* the sizes the lock knows: no server is asked for them */
+	for (size_t k = 0; !rc && k < lk->n_files; k++)
+		if (lk->files[k].size >= 0)
+			rc = ml_manifest_add_file(mf, lk->files[k].sha256, lk->files[k].size,
+			                          lk->files[k].filename, lk->files[k].url, err);
+	ml_pip_picks_free(picks, n);
+	ml_manifest_free(lk);
+	if (!rc)
+		rc = ml_plan_refile(p, r->res->machine, err);
+	if (rc)
+		return rc;
+	*reused = true;
+	mli_say(&r->ev, ML_EV_STEP,
+	        "'%s' (%s): the lock of its first install, %s, pins every file; each is checked "
+	        "against the hashes trusted then (delete the lock to resolve it again)",
+	        mf->name, mf->embedded_name, r->res->resolved_lock);
+	return 0;
+}
+
+/* Saves the resolution of a file without hashes as a lock file in the
+ * cache (resolution_path()), and says so. */
+static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	const ml_manifest *mf = p->selection->manifest;
+	char dir[4300];
+	int rc0 = resolution_path(r, dir, sizeof(dir), err);
+	if (rc0)
+		return rc0;
 	const char **urls = calloc(p->n_files ? p->n_files : 1, sizeof(*urls));
 	if (!urls)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -276,6 +389,17 @@ static int save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
 	}
 	char desc[256];
 	target_desc(desc, sizeof(desc), &r->res->python, r->res->machine);
+	if (mf->embedded) { /* the shipped Windows manifests: trust on first use */
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "'%s' (%s) pins versions without hashes: pip %s of %s resolved it for "
+		        "%s, and the hashes the indexes gave were trusted on first use; every "
+		        "file is checked against them, and the lock is kept in %s%s%s",
+		        mf->name, mf->embedded_name, pi->version, r->res->python.executable, desc,
+		        r->res->target[0] ? r->res->target : "",
+		        r->res->target[0] ? "/pylock.toml once installed, and in " : "",
+		        r->res->resolved_lock);
+		return 0;
+	}
 	mli_say(&r->ev, ML_EV_WARNING,
 	        "'%s' does not pin hashes: pip %s of %s%s resolved it for %s; every file is "
 	        "checked against that resolution, saved as the lock %s%s",
@@ -316,8 +440,20 @@ int mli_complete_run(mli_run *r, const char *python, ml_err *err)
 			        p->selection->manifest->name);
 			return 0;
 		}
-		rc = mli_resolve(&pi, p, r->res->machine, python, &r->res->python, r->cfg, &r->ev,
-		                 err);
+		bool reused = false;
+		if (p->selection->manifest->embedded && r->cache)
+			rc = reuse_first_lock(r, &reused, err);
+		if (!rc && reused) {
+			ml_fetch_opts fo;
+			mli_fetch_opts(&fo, r);
+			rc = mli_complete_plan(p, r->res->machine, r->cfg, r->cache, &fo, &r->ev, err);
+			for (size_t i = 0; !rc && i < p->n_warnings; i++)
+				mli_say(&r->ev, ML_EV_WARNING, "%s", p->warnings[i]);
+			return rc;
+		}
+		if (!rc)
+			rc = mli_resolve(&pi, p, r->res->machine, python, &r->res->python, r->cfg,
+			                 &r->ev, err);
 	}
 	ml_fetch_opts fo;
 	mli_fetch_opts(&fo, r);

@@ -131,6 +131,11 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 	d.root = o->sysroot;
 	d.target_dir = o->target ? o->target : ".venv";
 	rc = MLI_STAGE(r, ML_STAGE_DETECT, ml_detect(&res->machine, &d, err));
+	if (!rc && o->platform && !r->planning)
+		rc = ml_err_set(err, ML_EUSAGE, "install builds for this machine: --platform "
+		                                "is for planning only");
+	if (!rc && o->platform)
+		rc = ml_plan_set_platform(res->machine, o->platform, err);
 	if (rc)
 		return rc;
 	ml_install_event ev = {.kind = ML_EV_MACHINE, .machine = res->machine};

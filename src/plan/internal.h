@@ -25,8 +25,11 @@ const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
  * ML_MANIFEST_REQUIRE_HASHES, or PIP_REQUIRE_HASHES) is read in hash
  * mode as above; any other is read with its -r/-c includes
  * (ml_requirements_load_tree), checked (wheels only: no -e, paths, VCS),
- * and marked resolve. Embedded manifests are always hash mode. Same
- * returns as ml_manifest_open(). */
+ * and marked resolve. A shipped manifest is hash mode, unless it pins
+ * no hashes at all (manifests/windows/): then it is marked resolve (pip
+ * resolves it at install, which locks what it chose). A name means this
+ * build's OS's set (ml_manifest_open_os()). Same returns as
+ * ml_manifest_open(). */
 int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags,
                            ml_err *err);
 

@@ -1,6 +1,7 @@
 /*
  * manifest.c - opens a manifest (embedded by name, or a file by path),
- * parses it as a hashed requirements file, and reads the `# mlsetup:`
+ * parses it as a hashed requirements file (a shipped one without hashes,
+ * the Windows set, is resolved by pip at install), and reads the `# mlsetup:`
  * header that selection needs (torch's SASS/PTX list - else taken from the
  * torch-build table by torch's wheel hashes, src/plan/torch.c - the CUDA version,
  * whose minimum drivers come from the driver table, supported Pythons and
@@ -527,12 +528,85 @@ static int open_requirements(ml_manifest *mf, const char *path, const char *data
 	return rc;
 }
 
+/* A shipped manifest: hash mode, as `mlsetup lock` writes them, unless it
+ * pins no hashes at all (the Windows set, whose torch builds could not be
+ * fetched where the manifests are made): then pip resolves it at install,
+ * and install locks what pip chose. */
+static int open_embedded(ml_manifest *mf, const char *data, size_t size, unsigned flags,
+                         ml_err *err)
+{
+	ml_requirements *probe = NULL;
+	int rc = ml_requirements_parse(&probe, mf->name, data, size, 0, err);
+	if (rc)
+		return rc;
+	bool hashed = probe->require_hashes;
+	for (size_t i = 0; !hashed && i < probe->n_reqs; i++)
+		hashed = probe->reqs[i].n_hashes > 0;
+	if (!hashed && (flags & ML_MANIFEST_REQUIRE_HASHES)) {
+		ml_requirements_free(probe);
+		ml_err_set(err, ML_EPARSE,
+		           "the shipped manifest '%s' (%s) pins versions without hashes: it is "
+		           "resolved and locked at first install, and --require-hashes refuses "
+		           "that",
+		           mf->name, mf->embedded_name);
+		ml_err_hint(err, "install once without --require-hashes, then install with "
+		                 "--manifest <environment>/pylock.toml, which pins every hash");
+		return ML_EPARSE;
+	}
+	if (hashed) {
+		ml_requirements_free(probe);
+		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
+	} else {
+		mf->reqs = probe;
+		mf->resolve = true;
+	}
+	if (!rc)
+		rc = check_header(mf, err);
+	if (!rc && hashed)
+		rc = read_file_lines(mf, data, size, err);
+	return rc;
+}
+
+/* The OS mlsetup was built for, as detect names it (ml_machine.os.name). */
+static const char *build_os(void)
+{
+#if defined(_WIN32)
+	return "windows";
+#elif defined(__APPLE__)
+	return "darwin";
+#else
+	return "linux";
+#endif
+}
+
+/* The shipped manifest called name for os: "<os>/<name>" when the build
+ * ships a set for that OS, else name itself (the default set). */
+static const ml_embedded_file *find_shipped(const char *name, const char *os)
+{
+	size_t ol = os ? strlen(os) : 0;
+	bool own_set = false;
+	for (const ml_embedded_file *f = ml_embedded_files; ol && f->name && !own_set; f++)
+		own_set = strncmp(f->name, os, ol) == 0 && f->name[ol] == '/';
+	if (!own_set)
+		return ml_embedded_find(name);
+	char key[320];
+	if (snprintf(key, sizeof(key), "%s/%s", os, name) >= (int)sizeof(key))
+		return NULL;
+	return ml_embedded_find(key);
+}
+
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 {
-	return ml_manifest_open_flags(out, name_or_path, 0, err);
+	return ml_manifest_open_os(out, name_or_path, build_os(), 0, err);
 }
 
 int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags, ml_err *err)
+{
+	return ml_manifest_open_os(out, name_or_path, build_os(), flags, err);
+}
+
+int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os,
+                        unsigned flags, ml_err *err)
 {
 	const ml_embedded_file *emb = NULL;
 	char *text = NULL;
@@ -541,10 +615,10 @@ int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned
 	bool is_path = strchr(name_or_path, '/') || stat(name_or_path, &st) == 0;
 	if (!is_path) {
 		char with_txt[256];
-		emb = ml_embedded_find(name_or_path);
+		emb = find_shipped(name_or_path, os);
 		if (!emb && snprintf(with_txt, sizeof(with_txt), "%s.txt", name_or_path) <
 		                    (int)sizeof(with_txt))
-			emb = ml_embedded_find(with_txt);
+			emb = find_shipped(with_txt, os);
 		if (!emb || !strstr(emb->name, ".txt")) {
 			ml_err_set(err, ML_ENOENT, "no manifest named '%s'", name_or_path);
 			ml_err_hint(err, "use requirements.txt or requirements_blackwell.txt, or a "
@@ -560,11 +634,14 @@ int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned
 	}
 	ml_manifest *mf = calloc(1, sizeof(*mf));
 	int rc = ML_ENOMEM;
-	if (!mf || !(mf->name = strdup(emb ? emb->name : name_or_path))) {
+	/* a shipped manifest's name is its base name on every OS */
+	const char *slash = emb ? strrchr(emb->name, '/') : NULL;
+	if (!mf || !(mf->name = strdup(slash ? slash + 1 : emb ? emb->name : name_or_path))) {
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		goto fail;
 	}
 	mf->embedded = emb != NULL;
+	mf->embedded_name = emb ? emb->name : NULL;
 	const char *data = emb ? emb->data : text;
 	size_t size = emb ? emb->size : len;
 	if (!emb && ml_pylock_path_like(name_or_path)) {
@@ -575,11 +652,7 @@ int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned
 		return 0;
 	}
 	if (emb) {
-		rc = ml_requirements_parse(&mf->reqs, mf->name, data, size, ML_REQ_HASH_MODE, err);
-		if (!rc)
-			rc = check_header(mf, err);
-		if (!rc)
-			rc = read_file_lines(mf, data, size, err);
+		rc = open_embedded(mf, data, size, flags, err);
 	} else {
 		rc = open_requirements(mf, name_or_path, data, size, flags, err);
 	}

@@ -158,9 +158,18 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 	if (!mkdtemp(tmpl))
 		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",
 		                  tmp && *tmp ? tmp : "/tmp");
-	char target[4200], report[4200];
+	char target[4200], report[4200], input[4200];
 	snprintf(target, sizeof(target), "%s/target", tmpl);
 	snprintf(report, sizeof(report), "%s/report.json", tmpl);
+	snprintf(input, sizeof(input), "%s/requirements.txt", tmpl);
+	if (o->input_text) {
+		int e = ml_fs_write_atomic(input, o->input_text, strlen(o->input_text), 0644);
+		if (e) {
+			ml_fs_rm_tree(tmpl);
+			return ml_err_set(err, ML_EIO, "cannot write '%s': %s", input,
+			                  strerror(-e));
+		}
+	}
 	const char *argv[80];
 	size_t n = 0;
 	const char *fixed[] = {o->python,
@@ -185,7 +194,7 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 	for (size_t i = 0; i < o->n_index_args && n < 74; i++)
 		argv[n++] = o->index_args[i];
 	argv[n++] = "-r";
-	argv[n++] = o->input_path;
+	argv[n++] = o->input_text ? input : o->input_path;
 	argv[n] = NULL;
 	char *output = NULL;
 	int status = 0;

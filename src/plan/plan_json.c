@@ -76,8 +76,21 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 		cJSON_AddStringToObject(man, "name", mf->name);
 		cJSON_AddStringToObject(man, "summary", mf->summary ? mf->summary : "");
 		cJSON_AddBoolToObject(man, "embedded", mf->embedded);
+		/* the set it came from: "windows/requirements.txt" */
+		if (mf->embedded_name)
+			cJSON_AddStringToObject(man, "embedded_as", mf->embedded_name);
 	} else {
 		cJSON_AddNullToObject(man, "name");
+	}
+	if (mf) {
+		if (mf->torch)
+			cJSON_AddStringToObject(man, "torch", mf->torch);
+		else
+			cJSON_AddNullToObject(man, "torch");
+		if (mf->cuda)
+			cJSON_AddStringToObject(man, "cuda", mf->cuda);
+		else
+			cJSON_AddNullToObject(man, "cuda");
 	}
 	cJSON_AddBoolToObject(man, "overridden", s->overridden);
 	cJSON_AddBoolToObject(root, "gpu_checks_skipped", s->gpu_checks_skipped);
@@ -109,6 +122,13 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	cJSON_AddStringToObject(root, "target", p->target);
 	cJSON_AddStringToObject(root, "cache_dir", p->cache_dir);
 	cJSON_AddBoolToObject(root, "needs_resolution", p->needs_resolution);
+	/* a shipped manifest without hashes (the Windows set) */
+	if (p->needs_resolution && mf && mf->embedded)
+		cJSON_AddStringToObject(root, "resolution",
+		                        "at first install: the shipped manifest pins versions "
+		                        "without hashes; pip resolves it and install locks the "
+		                        "hashes the indexes give (trust on first use) in "
+		                        "<target>/pylock.toml");
 	if (p->selection->manifest)
 		cJSON_AddBoolToObject(root, "resolved", p->selection->manifest->resolved);
 	cJSON *files = cJSON_AddArrayToObject(root, "files");

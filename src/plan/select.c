@@ -1,7 +1,8 @@
 /*
  * select.c - the one module that decides which manifest fits a machine.
  * The rules are data: the preference order and the manifest for machines
- * without an NVIDIA GPU (manifests/selection.json), the GPUs each
+ * without an NVIDIA GPU (manifests/selection.json; an OS with its own
+ * set of manifests, manifests/windows/, has its own of both), the GPUs each
  * manifest's torch build covers (its torch_sass/torch_ptx header), and the
  * drivers it needs - its CUDA toolkit's minimum, the CUDA minor-version
  * floor and the minimum per GPU architecture - from the driver table
@@ -23,6 +24,7 @@ typedef struct rules {
 	cJSON *doc;
 	cJSON *preference; /* array of manifest names */
 	const char *no_gpu;
+	const char *os; /* whose shipped manifests the names mean (ml_manifest_open_os) */
 } rules;
 
 /* How one manifest fared; filled while its reasons are added. */
@@ -34,7 +36,23 @@ typedef struct fit {
 	bool cpu_only;          /* torch has no CUDA code on this platform */
 } fit;
 
-static int rules_load(rules *r, ml_err *err)
+/* The OS mlsetup was built for, as detect names it: whose rules the
+ * remedies (ml_manifest_covering, ml_shipped_build_range) use. */
+static const char *build_os(void)
+{
+#if defined(_WIN32)
+	return "windows";
+#elif defined(__APPLE__)
+	return "darwin";
+#else
+	return "linux";
+#endif
+}
+
+/* Loads the rules for OS os: selection.json's "os" entry for it (its own
+ * preference and no_gpu; its manifests in manifests/<os>/) when there is
+ * one, else the top-level preference and no_gpu. */
+static int rules_load(rules *r, const char *os, ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	int rc = ml_drivers_check(err);
@@ -46,13 +64,18 @@ static int rules_load(rules *r, ml_err *err)
 	r->doc = cJSON_ParseWithLength(f->data, f->size);
 	if (!r->doc)
 		return ml_err_set(err, ML_EPARSE, "embedded selection.json is not valid JSON");
-	r->preference = cJSON_GetObjectItemCaseSensitive(r->doc, "preference");
-	cJSON *ng = cJSON_GetObjectItemCaseSensitive(r->doc, "no_gpu");
+	r->os = os;
+	const cJSON *per_os = cJSON_GetObjectItemCaseSensitive(r->doc, "os");
+	const cJSON *own = os ? cJSON_GetObjectItemCaseSensitive(per_os, os) : NULL;
+	const cJSON *from = cJSON_IsObject(own) ? own : r->doc;
+	r->preference = cJSON_GetObjectItemCaseSensitive(from, "preference");
+	cJSON *ng = cJSON_GetObjectItemCaseSensitive(from, "no_gpu");
 	r->no_gpu = cJSON_IsString(ng) ? ng->valuestring : NULL;
-	if (!cJSON_IsArray(r->preference) || !r->no_gpu) {
+	if (!cJSON_IsArray(r->preference) || !r->no_gpu || (per_os && !cJSON_IsObject(per_os))) {
 		cJSON_Delete(r->doc);
 		return ml_err_set(err, ML_EPARSE,
-		                  "embedded selection.json lacks preference/no_gpu");
+		                  "embedded selection.json lacks preference/no_gpu%s%s",
+		                  from == r->doc ? "" : " for ", from == r->doc ? "" : os);
 	}
 	return 0;
 }
@@ -494,8 +517,8 @@ static void explain_nothing_fits(ml_selection *s, const ml_machine *m, const fit
 static int select_forced(ml_selection *s, const ml_machine *m, const ml_select_opts *o, ml_err *err)
 {
 	ml_manifest *mf = NULL;
-	int rc = ml_manifest_open_flags(&mf, o->manifest,
-	                                o->require_hashes ? ML_MANIFEST_REQUIRE_HASHES : 0, err);
+	int rc = ml_manifest_open_os(&mf, o->manifest, m->os.name,
+	                             o->require_hashes ? ML_MANIFEST_REQUIRE_HASHES : 0, err);
 	if (rc)
 		return rc;
 	fit f;
@@ -532,7 +555,8 @@ static int select_auto(ml_selection *s, const ml_machine *m, const rules *r,
 	int rc = 0;
 	for (size_t i = 0; i < n && !s->manifest; i++) {
 		ml_manifest *mf = NULL;
-		rc = ml_manifest_open(&mf, names[i], err);
+		rc = ml_manifest_open_os(&mf, names[i], r->os,
+		                         o->require_hashes ? ML_MANIFEST_REQUIRE_HASHES : 0, err);
 		if (rc)
 			return rc;
 		rc = judge(s, mf, m, o->python_version, o->python_full, gpu, &fs[i]);
@@ -562,7 +586,7 @@ int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *ex
 {
 	*out = NULL;
 	rules r;
-	int rc = rules_load(&r, err);
+	int rc = rules_load(&r, build_os(), err);
 	if (rc)
 		return rc;
 	const char *skip = except ? strrchr(except, '/') : NULL;
@@ -573,7 +597,7 @@ int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *ex
 		if (!cJSON_IsString(item) || (skip && strcmp(item->valuestring, skip) == 0))
 			continue;
 		ml_manifest *mf = NULL;
-		if ((rc = ml_manifest_open(&mf, item->valuestring, err)) != 0)
+		if ((rc = ml_manifest_open_os(&mf, item->valuestring, r.os, 0, err)) != 0)
 			break; /* a shipped manifest that does not open: a broken build */
 		if (mf->has_gpu_header &&
 		    ml_arch_runs_on(mf->code, mf->n_code, major, minor, NULL, 0)) {
@@ -628,7 +652,7 @@ int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *er
 	memset(out, 0, sizeof(*out));
 	out->fit = ML_BUILDS_GAP;
 	rules r;
-	int rc = rules_load(&r, err);
+	int rc = rules_load(&r, build_os(), err);
 	if (rc)
 		return rc;
 	int newest = -1, oldest = -1;
@@ -639,7 +663,7 @@ int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *er
 		ml_manifest *mf = NULL;
 		if (!cJSON_IsString(item))
 			continue;
-		if ((rc = ml_manifest_open(&mf, item->valuestring, err)) != 0)
+		if ((rc = ml_manifest_open_os(&mf, item->valuestring, r.os, 0, err)) != 0)
 			break; /* a shipped manifest that does not open: a broken build */
 		fold_range(out, mf, &newest, &oldest);
 		covered |= mf->has_gpu_header &&
@@ -664,7 +688,7 @@ int ml_select(ml_selection **out, const ml_machine *m, const ml_select_opts *opt
 	ml_select_opts defaults = ML_SELECT_OPTS_INIT;
 	const ml_select_opts *o = opts ? opts : &defaults;
 	rules r;
-	int rc = rules_load(&r, err);
+	int rc = rules_load(&r, m->os.name, err);
 	if (rc)
 		return rc;
 	ml_selection *s = calloc(1, sizeof(*s));

@@ -21,6 +21,7 @@
 
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 /* --- the table ----------------------------------------------------------- */
 
@@ -231,6 +232,52 @@ static void test_manifest_with_unknown_cuda_names_no_minimum(void **state)
 	ml_manifest_free(mf);
 }
 
+/* The Windows manifests name their Windows driver minimum in the header
+ * (the issue asks it shown there): it must be drivers.json's for their
+ * CUDA version. And they pin every requirement exactly, without hashes,
+ * torch with the local version of its CUDA build (+cu124), so no index
+ * can swap in another build. */
+static void test_windows_manifests_agree_with_the_driver_table_and_pin_torch(void **state)
+{
+	(void)state;
+	const char *names[] = {"requirements.txt", "requirements_blackwell.txt"};
+	for (size_t i = 0; i < 2; i++) {
+		ml_manifest *mf = NULL;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_manifest_open_os(&mf, names[i], "windows", 0, &err), 0);
+		assert_true(mf->resolve);
+		assert_non_null(mf->cuda);
+		assert_non_null(ml_requirements_meta(mf->reqs, "min_driver_windows"));
+		assert_string_equal(mf->min_driver_windows, ml_toolkit_min_driver(mf->cuda, true));
+		assert_true(mf->has_gpu_header);
+		assert_int_equal(mf->n_platforms, 1);
+		assert_string_equal(mf->platforms[0], "windows-x86_64");
+		char cu[16] = "+cu";
+		for (const char *c = mf->cuda; *c; c++)
+			if (*c != '.')
+				strncat(cu, c, 1);
+		int seen = 0;
+		for (size_t k = 0; k < mf->reqs->n_reqs; k++) {
+			const ml_requirement *r = &mf->reqs->reqs[k];
+			assert_non_null(r->version); /* == pinned */
+			assert_int_equal(r->n_hashes, 0);
+			if (strncmp(r->normalized, "torch", 5) != 0)
+				continue;
+			seen++;
+			assert_non_null(strstr(r->version, cu));
+			if (!strcmp(r->normalized, "torch")) {
+				char want[64];
+				snprintf(want, sizeof(want), "%s%s", mf->torch, cu);
+				assert_string_equal(r->version, want);
+			}
+		}
+		assert_int_equal(seen, 3); /* torch, torchvision, torchaudio */
+		assert_int_equal(mf->reqs->n_extra, 1);
+		assert_non_null(strstr(mf->reqs->extra_index_urls[0], cu + 1));
+		ml_manifest_free(mf);
+	}
+}
+
 /* drivers.json's detect_advice repeats two facts of the default build
  * (selection.json's no_gpu manifest): its CUDA version and oldest SASS.
  * They must agree with the manifest. */
@@ -323,6 +370,7 @@ int main(void)
 	        cmocka_unit_test(test_manifest_with_cuda_12_8_gets_570_26),
 	        cmocka_unit_test(test_manifest_min_driver_header_overrides_the_table),
 	        cmocka_unit_test(test_manifest_with_unknown_cuda_names_no_minimum),
+	        cmocka_unit_test(test_windows_manifests_agree_with_the_driver_table_and_pin_torch),
 	        cmocka_unit_test(test_detect_advice_agrees_with_the_default_build),
 	        cmocka_unit_test(test_cc_13_is_newer_than_every_shipped_build),
 	        cmocka_unit_test(test_kepler_is_older_than_every_shipped_build),

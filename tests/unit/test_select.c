@@ -321,24 +321,123 @@ static void test_blackwell_below_r570_gets_no_minor_version_grace(void **state)
 	ml_selection_free(s);
 }
 
-static void test_windows_is_not_a_platform_the_manifests_support(void **state)
+/* Windows has its own set (manifests/windows/, the same names): pins
+ * without hashes, resolved at first install; chosen from their headers
+ * alone, with the Windows driver minimums. */
+static void assert_windows_set(const ml_selection *s, const char *name, const char *cuda)
+{
+	char want[128];
+	snprintf(want, sizeof(want), "windows/%s", name);
+	assert_string_equal(s->manifest->embedded_name, want);
+	assert_true(s->manifest->resolve);
+	assert_string_equal(s->manifest->cuda, cuda);
+}
+
+static void test_windows_rtx5090_on_572_gets_the_windows_blackwell_manifest(void **state)
 {
 	(void)state;
 	box b;
-	machine(&b, "windows", "x86_64", "572.16");
+	machine(&b, "windows", "x86_64", "572.83");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, BW);
+	assert_windows_set(s, BW, "12.8");
+	assert_verdicts(s, REQ " gpu FAIL\n" REQ " driver ok\n" REQ " platform ok\n" REQ
+	                       " python ok\n" BW " gpu ok\n" BW " driver ok\n" BW
+	                       " platform ok\n" BW " python ok\n" BW " choice info\n");
+	assert_reason(s, BW, "gpu", 0, "NVIDIA GeForce RTX 5090 (sm_120): SASS sm_120");
+	assert_reason(s, BW, "driver", 0, "driver 572.83 >= 570.65, the minimum for CUDA 12.8");
+	assert_reason(s, BW, "platform", 0, "windows-x86_64 is supported (manifest: windows-x86_64)");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_windows_rtx3090_on_551_gets_the_windows_cu124_manifest(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "551.61");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_selection *s = select_for(&b, "3.11", NULL);
+	assert_chosen(s, REQ);
+	assert_windows_set(s, REQ, "12.4");
+	assert_reason(s, REQ, "driver", 0, "driver 551.61 >= 551.61, the minimum for CUDA 12.4");
+	assert_int_equal(s->n_warnings, 0);
+	ml_selection_free(s);
+}
+
+static void test_windows_driver_below_the_cuda12_floor_fits_nothing_with_windows_advice(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "527.56");
 	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
 	ml_selection *s = select_for(&b, "3.12", NULL);
 	assert_chosen(s, NULL);
-	assert_verdicts(s, REQ " gpu ok\n" REQ " driver ok\n" REQ " platform FAIL\n" REQ
-	                       " python ok\n" BW " gpu ok\n" BW " driver ok\n" BW
-	                       " platform FAIL\n" BW " python ok\n");
-	/* Windows drivers are judged against the Windows minimum. */
-	assert_reason(s, REQ, "driver", 0, "driver 572.16 >= 551.61");
-	assert_reason(s, BW, "driver", 0, "driver 572.16 >= 570.65");
+	assert_reason(s, REQ, "driver", 0, "driver 527.56 is below 551.61");
+	assert_reason(s, BW, "driver", 0, "driver 527.56 is below 570.65");
+	assert_string_equal(s->remedy, "upgrade the NVIDIA driver to 551.61 or newer");
+	ml_selection_free(s);
+}
+
+static void test_windows_without_a_gpu_gets_the_windows_default(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "");
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, REQ);
+	assert_windows_set(s, REQ, "12.4");
+	assert_true(s->gpu_checks_skipped);
+	ml_selection_free(s);
+}
+
+static void test_a_manifest_named_on_windows_is_the_windows_one(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "572.83");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_selection *s = select_for(&b, "3.12", "requirements_blackwell");
+	assert_string_equal(s->manifest->name, BW);
+	assert_windows_set(s, BW, "12.8");
+	ml_selection_free(s);
+	/* and on Linux the Linux one, hashed */
+	machine(&b, "linux", "x86_64", "572.83");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	s = select_for(&b, "3.12", "requirements_blackwell");
+	assert_string_equal(s->manifest->embedded_name, BW);
+	assert_false(s->manifest->resolve);
+	ml_selection_free(s);
+}
+
+static void test_require_hashes_refuses_the_windows_manifests(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "windows", "x86_64", "572.83");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	ml_select_opts o = ML_SELECT_OPTS_INIT;
+	o.python_version = "3.12";
+	o.require_hashes = true;
+	ml_selection *s = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_not_equal(ml_select(&s, &b.m, &o, &err), 0);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, "windows/requirements.txt"));
+	assert_non_null(strstr(err.msg, "pins versions without hashes"));
+}
+
+static void test_an_os_without_a_set_of_its_own_gets_the_default_set(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "darwin", "aarch64", "");
+	ml_selection *s = select_for(&b, "3.12", NULL);
+	assert_chosen(s, NULL);
 	assert_reason(s, REQ, "platform", 0,
-	              "windows-x86_64 is not supported (manifest: linux-x86_64 linux-aarch64)");
+	              "darwin-aarch64 is not supported (manifest: linux-x86_64 linux-aarch64)");
 	assert_string_equal(s->problem, REQ " fits these GPUs but not this platform");
-	assert_non_null(strstr(s->remedy, "use a supported OS and CPU"));
 	ml_selection_free(s);
 }
 
@@ -483,7 +582,14 @@ int main(void)
 	        cmocka_unit_test(
 	                test_driver_535_runs_under_minor_version_compatibility_with_a_warning),
 	        cmocka_unit_test(test_blackwell_below_r570_gets_no_minor_version_grace),
-	        cmocka_unit_test(test_windows_is_not_a_platform_the_manifests_support),
+	        cmocka_unit_test(test_windows_rtx5090_on_572_gets_the_windows_blackwell_manifest),
+	        cmocka_unit_test(test_windows_rtx3090_on_551_gets_the_windows_cu124_manifest),
+	        cmocka_unit_test(
+	                test_windows_driver_below_the_cuda12_floor_fits_nothing_with_windows_advice),
+	        cmocka_unit_test(test_windows_without_a_gpu_gets_the_windows_default),
+	        cmocka_unit_test(test_a_manifest_named_on_windows_is_the_windows_one),
+	        cmocka_unit_test(test_require_hashes_refuses_the_windows_manifests),
+	        cmocka_unit_test(test_an_os_without_a_set_of_its_own_gets_the_default_set),
 	        cmocka_unit_test(
 	                test_aarch64_gpus_fit_nothing_the_package_index_builds_are_cpu_only),
 	        cmocka_unit_test(
