@@ -4,6 +4,8 @@
 #   make check      AddressSanitizer/UBSan build + shims + all unit and CLI
 #                   tests; ends with "N passed, N failed, N skipped"
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
+#   make shims-windows  the same as nvml.dll / nvcuda.dll, and win_probe.exe,
+#                   into build/shims-windows/ (zig; not part of check)
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
@@ -87,7 +89,7 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims unit fuzz valgrind clean e2e release release-bins release-check torch-builds
+.PHONY: all check shims shims-windows unit fuzz valgrind clean e2e release release-bins release-check torch-builds
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -138,6 +140,42 @@ build/shims/libcuda.so.1: tests/shims/fake_cuda.c tests/shims/fake_common.c test
 build/shims/nvidia-smi: tests/shims/fake-nvidia-smi
 	@mkdir -p build/shims/bin
 	cp $< build/shims/bin/nvidia-smi && chmod +x build/shims/bin/nvidia-smi && touch $@
+
+# The fake driver as Windows DLLs, for tests under wine, built with the
+# release build's pinned zig (packaging/release/toolchain.sh fetches it into
+# the release cache once; its compilation cache is shared with the release
+# build). cJSON is compiled from the Debian source package the release
+# build pins and verifies (packaging/release/sources.sh): one C file, so
+# this needs no prebuilt Windows library and works whether or not the
+# Windows dependency prefix has been built. CJSON_HIDE_SYMBOLS keeps cJSON
+# out of the DLLs' exports. tests/shims/README.md, "Windows".
+REL_CACHE := $(or $(MLSETUP_RELEASE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mlsetup-release)
+WIN_CC = z=$$(sh packaging/release/toolchain.sh) && \
+	ZIG_GLOBAL_CACHE_DIR=$(REL_CACHE)/zig-cache ZIG_LOCAL_CACHE_DIR=$(REL_CACHE)/zig-cache \
+	"$$z" cc -target x86_64-windows-gnu
+SHIMS_WIN := build/shims-windows/nvml.dll build/shims-windows/nvcuda.dll \
+	build/shims-windows/win_probe.exe
+WIN_CJSON := build/shims-windows/src/cjson
+WIN_SHIM_CFLAGS := -std=c11 -O1 -Wall -Wextra -Werror -DCJSON_HIDE_SYMBOLS -I$(WIN_CJSON)
+
+shims-windows: $(SHIMS_WIN)
+
+$(WIN_CJSON)/cJSON.c: packaging/release/deps.lock
+	sh packaging/release/sources.sh extract cjson $(WIN_CJSON)
+	touch $@
+
+build/shims-windows/nvml.dll: tests/shims/fake_nvml.c tests/shims/fake_common.c \
+		tests/shims/fake_common.h $(WIN_CJSON)/cJSON.c
+	$(WIN_CC) $(WIN_SHIM_CFLAGS) -shared -o $@ \
+		tests/shims/fake_nvml.c tests/shims/fake_common.c $(WIN_CJSON)/cJSON.c
+
+build/shims-windows/nvcuda.dll: tests/shims/fake_cuda.c tests/shims/fake_common.c \
+		tests/shims/fake_common.h $(WIN_CJSON)/cJSON.c
+	$(WIN_CC) $(WIN_SHIM_CFLAGS) -shared -o $@ \
+		tests/shims/fake_cuda.c tests/shims/fake_common.c $(WIN_CJSON)/cJSON.c
+
+build/shims-windows/win_probe.exe: tests/shims/win_probe.c
+	$(WIN_CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $< -lshell32
 
 unit: $(UNIT_BIN)
 
