@@ -40,8 +40,9 @@ static HMODULE load(const wchar_t *path, bool full_path)
 	/* A full path: the DLL's own directory is searched for its
 	 * dependencies; a bare name: System32 only, never the current or the
 	 * program's directory. */
-	DWORD flags = full_path ? LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS
-	                        : LOAD_LIBRARY_SEARCH_SYSTEM32;
+	DWORD flags = full_path
+	                      ? LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS
+	                      : LOAD_LIBRARY_SEARCH_SYSTEM32;
 	HMODULE h = LoadLibraryExW(path, NULL, flags);
 
 	if (!h) {
@@ -99,7 +100,7 @@ static void probe_nvml(HMODULE h)
 			printf("nvml.gpu%u.name = %s\n", i, buf);
 		if (check("nvmlDeviceGetCudaComputeCapability",
 		          FN(nvml_cc_fn, h, "nvmlDeviceGetCudaComputeCapability")(dev, &major,
-		                                                                   &minor)) == 0)
+		                                                                  &minor)) == 0)
 			printf("nvml.gpu%u.cc = %d.%d\n", i, major, minor);
 		if (check("nvmlDeviceGetDriverModel",
 		          FN(nvml_model_fn, h, "nvmlDeviceGetDriverModel")(dev, &cur, &pend)) == 0)
