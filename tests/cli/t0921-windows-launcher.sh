@@ -6,8 +6,9 @@
 # reports the command line it got, as the C runtime and as
 # CommandLineToArgvW split it. Checks that arguments with spaces, quotes,
 # backslashes and empty ones arrive intact, that the interpreter gets the
-# .exe itself as its script, that exit codes come back, the GUI variant,
-# "#!python" scripts, and the launcher's own errors. The payload is also
+# .exe itself as its script, that exit codes come back, non-ASCII paths,
+# the GUI variant, "#!python" scripts, that killing the launcher ends the
+# interpreter (its job object), and the launcher's own errors. The payload is also
 # run by the real python3 on Linux: it is a zip whose __main__.py calls the
 # entry point.
 . "$(dirname "$0")/lib.sh"
@@ -102,6 +103,22 @@ test_expect_success 'a launcher in a directory with spaces (a quoted program nam
 	tr -d "\r" <out | grep -qxF "exe=[$(winpath "$PWD/my env/Scripts/python.exe")]"
 '
 
+test_expect_success 'non-ASCII directories, interpreter path and arguments (UTF-16 side)' '
+	export LC_ALL=C.UTF-8 &&
+	setup_env &&
+	mkdir -p "ünï env/Scripts" "Pythön 3" &&
+	cp env/Scripts/python.exe env/Scripts/foo.exe "ünï env/Scripts/" &&
+	cp env/Scripts/python.exe "Pythön 3/" &&
+	wine "ünï env/Scripts/foo.exe" "ärg ü" "€" >out 2>err &&
+	tr -d "\r" <out | grep "^wargv" >got &&
+	printf "wargv[%d]=[%s]\n" 0 "$(winpath "$PWD/ünï env/Scripts/python.exe")" \
+		1 "$(winpath "$PWD/ünï env/Scripts/foo.exe")" 2 "ärg ü" 3 "€" >expected &&
+	diff -u expected got &&
+	"$MK" "$L/launcher-console.exe" abs.exe "$(winpath "$PWD/Pythön 3/python.exe")" entry "pkg.mod:main" &&
+	wine abs.exe >out 2>err &&
+	tr -d "\r" <out | grep -qxF "exe=[$(winpath "$PWD/Pythön 3/python.exe")]"
+'
+
 test_expect_success 'GUI launcher runs pythonw.exe with the same arguments' '
 	setup_env &&
 	STUB_PYTHON_LOG=$(winpath "$PWD/gui.log") STUB_PYTHON_EXIT=3 \
@@ -136,6 +153,30 @@ test_expect_success 'the payload runs the entry point under a real Python' '
 	PYTHONPATH=site expect_exit 3 python3 "$PWD/env/Scripts/foo.exe" "a b" "say \"hi\"" "" >py.out &&
 	printf "[%s]\n" "$PWD/env/Scripts/foo" "a b" "say \"hi\"" "" >expected &&
 	diff -u expected py.out
+'
+
+# pids_with STRING: the processes whose command line contains STRING.
+pids_with() {
+	for d in /proc/[0-9]*; do
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF "$1" && echo "${d#/proc/}"
+	done
+	return 0
+}
+
+test_expect_success 'killing the launcher ends the interpreter (kill-on-close job)' '
+	setup_env &&
+	{ STUB_PYTHON_SLEEP=60000 wine env/Scripts/foo.exe >out 2>err & } &&
+	lpid=$! &&
+	test_when_finished "kill -9 $lpid 2>/dev/null; true" &&
+	i=0 &&
+	while ! grep -q "^argc=" out && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done &&
+	cpid=$(pids_with "$(winpath "$PWD/env/Scripts/python.exe")") &&
+	test -n "$cpid" &&
+	test_when_finished "kill -9 $cpid 2>/dev/null; true" &&
+	kill -9 $lpid &&
+	i=0 &&
+	while kill -0 $cpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	! kill -0 $cpid 2>/dev/null
 '
 
 test_expect_success 'launcher errors: no payload, missing interpreter' '

@@ -11,8 +11,8 @@
  *   argv[i]=[<the C runtime's argv[i]>]          for each i
  *   wargv[i]=[<CommandLineToArgvW's argv[i]>]    for each i
  *
- * then exits with the number in STUB_PYTHON_EXIT (default 0). Text is
- * written as UTF-8.
+ * then sleeps STUB_PYTHON_SLEEP milliseconds (default 0) and exits with
+ * the number in STUB_PYTHON_EXIT (default 0). Text is written as UTF-8.
  */
 #include <windows.h>
 
@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 {
 	const char *log = getenv("STUB_PYTHON_LOG");
 	const char *code = getenv("STUB_PYTHON_EXIT");
+	const char *sleep_ms = getenv("STUB_PYTHON_SLEEP");
 	FILE *f = log && *log ? fopen(log, "wb") : stdout;
 	static wchar_t self[32768];
 	wchar_t **wargv;
@@ -54,5 +55,7 @@ int main(int argc, char **argv)
 	fflush(f);
 	if (f != stdout)
 		fclose(f);
+	if (sleep_ms)
+		Sleep((DWORD)atoi(sleep_ms));
 	return code ? atoi(code) : 0;
 }
