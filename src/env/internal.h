@@ -355,27 +355,29 @@ typedef enum ml_winlauncher_kind {
 int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,
                         ml_err *err);
 
-/* Builds a script's .exe into out (its contents are replaced): the
- * launcher program base (base_len bytes, a Windows executable), then the
- * interpreter path (UTF-8; absolute, or relative to the .exe's directory,
- * e.g. "python.exe" for a venv's Scripts\), a 16-byte footer and a zip
- * holding script as __main__.py (layout: winlauncher.c). Run as
- * `foo.exe ARGS`, the launcher runs `"<interpreter>" "<foo.exe>" ARGS`
- * with ARGS verbatim, and exits with its exit code. Pure; the same inputs
- * give the same bytes. Returns 0, ML_EFAIL (base is not an executable;
- * the interpreter path is empty, too long, names a directory or holds a
- * '"' or a control character; the script is over 2 GiB: err says which)
- * or ML_ENOMEM. */
+/* Builds a script's .exe into out (its contents are replaced, only on
+ * success): the launcher program base (base_len bytes, a Windows
+ * executable), then the interpreter path (UTF-8; absolute, or relative to
+ * the .exe's directory, e.g. "python.exe" for a venv's Scripts\), a
+ * 16-byte footer and a zip holding script as __main__.py (layout:
+ * winlauncher.c). Run as `foo.exe ARGS`, the launcher runs
+ * `"<interpreter>" "<foo.exe>" ARGS` with ARGS verbatim, and exits with its
+ * exit code. Pure; the same inputs give the same bytes. Returns 0,
+ * ML_EFAIL (base is not an executable; the interpreter path is empty, too
+ * long, names a directory or holds a '"' or a control character; the
+ * script is over 2 GiB: err says which) or ML_ENOMEM. */
 int ml_winlauncher_build(ml_buf *out, const void *base, size_t base_len, const char *interpreter,
                          const void *script, size_t script_len, ml_err *err);
 
 /* ml_winlauncher_build() for an entry point "module:attr" (console_scripts
- * or gui_scripts, split by ml_entry_point_split()): __main__.py is the
- * script pip writes (imports module, calls attr, exits with its result;
- * sys.argv[0] without ".exe"). The caller picks base and interpreter
- * (python.exe for console, pythonw.exe for GUI entry points). Returns as
- * ml_winlauncher_build(), or ML_EPARSE when module or attr is empty or
- * holds anything but letters, digits, '_', '.' and non-ASCII bytes. */
+ * or gui_scripts, split by ml_entry_point_split(); PyPA "Entry points
+ * specification"): __main__.py is the script pip writes (imports module,
+ * calls attr, exits with its result; sys.argv[0] without ".exe"), the
+ * same text as the Linux launchers' in wheel.c. The caller picks base and
+ * interpreter (python.exe for console, pythonw.exe for GUI entry points).
+ * Returns as ml_winlauncher_build(), or ML_EPARSE when module or attr is
+ * empty or holds anything but letters, digits, '_', '.' and non-ASCII
+ * bytes. */
 int ml_winlauncher_entry_point(ml_buf *out, const void *base, size_t base_len,
                                const char *interpreter, const char *module, const char *attr,
                                ml_err *err);
@@ -392,9 +394,8 @@ bool ml_winlauncher_script_kind(const void *data, size_t n, ml_winlauncher_kind 
  * unchanged (its first line is a comment to Python). Returns as
  * ml_winlauncher_build(), or ML_EFAIL when the script has no "#!python"
  * line (ml_winlauncher_script_kind()). */
-int ml_winlauncher_script(ml_buf *out, const void *base, size_t base_len,
-                          const char *interpreter, const void *script, size_t script_len,
-                          ml_err *err);
+int ml_winlauncher_script(ml_buf *out, const void *base, size_t base_len, const char *interpreter,
+                          const void *script, size_t script_len, ml_err *err);
 
 /* The .exe name of a script or entry point called name, as pip names it:
  * a ".py" / ".pyw"-style extension is dropped, ".exe" added ("foo.py" ->

@@ -152,11 +152,15 @@ int ml_winlauncher_build(ml_buf *out, const void *base, size_t base_len, const c
 	le32(footer, (uint32_t)il);
 	le32(footer + 4, 0);
 	memcpy(footer + 8, FOOTER_MAGIC, 8);
-	out->len = 0;
-	if (ml_buf_add(out, base, base_len) || ml_buf_add(out, interpreter, il) ||
-	    ml_buf_add(out, footer, sizeof footer) ||
-	    add_zip(out, "__main__.py", script, script_len))
+	ml_buf b = ML_BUF_INIT;
+	if (ml_buf_add(&b, base, base_len) || ml_buf_add(&b, interpreter, il) ||
+	    ml_buf_add(&b, footer, sizeof footer) ||
+	    add_zip(&b, "__main__.py", script, script_len)) {
+		ml_buf_release(&b);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	ml_buf_release(out);
+	*out = b;
 	return 0;
 }
 

@@ -229,6 +229,11 @@ static void test_bad_interpreters_and_programs_are_refused(void **state)
 	assert_int_equal(ml_winlauncher_build(&exe, "#!/bin/sh\n", 10, "python.exe", "x", 1, &err),
 	                 ML_EFAIL);
 	assert_non_null(strstr(err.msg, "not a Windows executable"));
+	/* out is left alone on failure */
+	assert_int_equal(ml_buf_puts(&exe, "before"), 0);
+	assert_int_equal(ml_winlauncher_build(&exe, g_base, sizeof g_base, "", "x", 1, &err),
+	                 ML_EFAIL);
+	assert_string_equal(ml_buf_cstr(&exe), "before");
 	ml_buf_release(&exe);
 }
 
