@@ -4,6 +4,9 @@
 #   make check      AddressSanitizer/UBSan build + shims + all unit and CLI
 #                   tests; ends with "N passed, N failed, N skipped"
 #   make shims      fake libnvidia-ml.so.1 / libcuda.so.1 into build/shims/
+#   make shims-windows  the same as nvml.dll / nvcuda.dll, and win_probe.exe,
+#                   into build/shims-windows/ (zig; not part of check)
+#   make launchers  the Windows script launchers into build/launcher/ (zig)
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
@@ -84,12 +87,31 @@ SAN_CLI_OBJ := $(patsubst %.c,build/asan/obj/%.o,$(CLI_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,build/asan/tests/%,$(UNIT_SRC))
 
+# The release build's cache (packaging/release/lib.sh): its pinned zig builds
+# the Windows programs below.
+REL_CACHE := $(or $(MLSETUP_RELEASE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mlsetup-release)
+ZIG_VERSION := $(shell sed -n 's/^ziglang==\([0-9][0-9.]*\).*/\1/p' packaging/release/zig.txt | head -n 1)
+ZIG_CACHED := $(wildcard $(REL_CACHE)/zig/$(ZIG_VERSION)/ziglang/zig)
+
+# Windows script launchers (src/env/launcher/launcher.c; src/env/winlauncher.c
+# appends a script to one). Built with zig, without the C runtime. Only the
+# Windows mlsetup.exe embeds them (its embedded files add $(LAUNCHERS)): a
+# Linux mlsetup never lays out a Windows environment, so the Linux build
+# needs no zig. `make check` builds them, the stub interpreter and
+# mkwinlauncher for tests/cli/t0921 when the pinned zig is already in the
+# release cache (sh packaging/release/toolchain.sh puts it there); without
+# it t0921 says so and skips.
+LAUNCHERS := build/launcher/launcher-console.exe build/launcher/launcher-gui.exe
+LAUNCHER_TEST := $(LAUNCHERS) build/launcher/stub-python.exe build/launcher/stub-pythonw.exe
+LAUNCHER_CFLAGS := -std=c11 -Os -Wall -Wextra -Werror -fno-stack-protector
+MKWINLAUNCHER := build/asan/helpers/mkwinlauncher
+
 SHIMS := build/shims/libnvidia-ml.so.1 build/shims/libcuda.so.1 build/shims/nvidia-smi
 SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims unit fuzz valgrind clean e2e release release-bins release-check torch-builds
+.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins release-check torch-builds
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -141,9 +163,78 @@ build/shims/nvidia-smi: tests/shims/fake-nvidia-smi
 	@mkdir -p build/shims/bin
 	cp $< build/shims/bin/nvidia-smi && chmod +x build/shims/bin/nvidia-smi && touch $@
 
+# The fake driver as Windows DLLs, for tests under wine, built with the
+# release build's pinned zig (packaging/release/toolchain.sh fetches it into
+# the release cache once; its compilation cache is shared with the release
+# build). cJSON is compiled from the Debian source package the release
+# build pins and verifies (packaging/release/sources.sh): one C file, so
+# this needs no prebuilt Windows library and works whether or not the
+# Windows dependency prefix has been built. CJSON_HIDE_SYMBOLS keeps cJSON
+# out of the DLLs' exports. tests/shims/README.md, "Windows".
+WIN_CC = z=$$(sh packaging/release/toolchain.sh) && \
+	ZIG_GLOBAL_CACHE_DIR=$(REL_CACHE)/zig-cache ZIG_LOCAL_CACHE_DIR=$(REL_CACHE)/zig-cache \
+	"$$z" cc -target x86_64-windows-gnu
+SHIMS_WIN := build/shims-windows/nvml.dll build/shims-windows/nvcuda.dll \
+	build/shims-windows/win_probe.exe
+WIN_CJSON := build/shims-windows/src/cjson
+WIN_SHIM_CFLAGS := -std=c11 -O1 -Wall -Wextra -Werror -DCJSON_HIDE_SYMBOLS -I$(WIN_CJSON)
+
+shims-windows: $(SHIMS_WIN)
+
+$(WIN_CJSON)/cJSON.c: packaging/release/deps.lock
+	sh packaging/release/sources.sh extract cjson $(WIN_CJSON)
+	touch $@
+
+build/shims-windows/nvml.dll: tests/shims/fake_nvml.c tests/shims/fake_common.c \
+		tests/shims/fake_common.h $(WIN_CJSON)/cJSON.c
+	$(WIN_CC) $(WIN_SHIM_CFLAGS) -shared -o $@ \
+		tests/shims/fake_nvml.c tests/shims/fake_common.c $(WIN_CJSON)/cJSON.c
+
+build/shims-windows/nvcuda.dll: tests/shims/fake_cuda.c tests/shims/fake_common.c \
+		tests/shims/fake_common.h $(WIN_CJSON)/cJSON.c
+	$(WIN_CC) $(WIN_SHIM_CFLAGS) -shared -o $@ \
+		tests/shims/fake_cuda.c tests/shims/fake_common.c $(WIN_CJSON)/cJSON.c
+
+build/shims-windows/win_probe.exe: tests/shims/win_probe.c
+	$(WIN_CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $< -lshell32
+
+launchers: $(LAUNCHERS)
+
+# Compiled with the Windows headers, linked with -nostdlib: the entry point
+# is launcher_main, the imports kernel32 (and user32 for the GUI's message
+# box). /Brepro: the PE timestamp is a hash of the contents, so the same
+# source gives the same bytes.
+build/launcher/launcher-console.o: src/env/launcher/launcher.c
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(LAUNCHER_CFLAGS) -c -o $@ $<
+
+build/launcher/launcher-gui.o: src/env/launcher/launcher.c
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(LAUNCHER_CFLAGS) -DML_LAUNCHER_GUI -c -o $@ $<
+
+build/launcher/launcher-console.exe: build/launcher/launcher-console.o
+	$(WIN_CC) -s -nostdlib -Wl,/Brepro -Wl,--subsystem,console -Wl,--entry,launcher_main -o $@ $< -lkernel32
+
+build/launcher/launcher-gui.exe: build/launcher/launcher-gui.o
+	$(WIN_CC) -s -nostdlib -Wl,/Brepro -Wl,--subsystem,windows -Wl,--entry,launcher_main -o $@ $< \
+		-lkernel32 -luser32
+
+# The simulated interpreter the launcher test runs (console and GUI).
+build/launcher/stub-python.exe: tests/helpers/stub_python.c
+	@mkdir -p $(dir $@)
+	$(WIN_CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $< -lshell32
+
+build/launcher/stub-pythonw.exe: tests/helpers/stub_python.c
+	@mkdir -p $(dir $@)
+	$(WIN_CC) -std=c11 -O1 -Wall -Wextra -Werror -Wl,--subsystem,windows -o $@ $< -lshell32
+
+$(MKWINLAUNCHER): tests/helpers/mkwinlauncher.c $(SAN_LIB_OBJ) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -o $@ $< $(SAN_LIB_OBJ) $(DEP_LIBS)
+
 unit: $(UNIT_BIN)
 
-check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS)
+check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS) $(MKWINLAUNCHER) $(if $(ZIG_CACHED),$(LAUNCHER_TEST))
 	@sh tests/run-tests.sh build/asan
 
 valgrind: build/mlsetup $(SHIMS)

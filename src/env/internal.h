@@ -337,4 +337,70 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
  * only) is the caller's: ml_wheel_unpack() refuses 2.0 and later. */
 int ml_wheel_meta_parse(ml_wheel_meta *out, const char *text, size_t len, ml_err *err);
 
+/* --- Windows script launchers (src/env/winlauncher.c) ---------------------------------- */
+
+/* Which launcher program a script's .exe starts with: the console one
+ * (console_scripts, "#!python"; runs python.exe) or the GUI one
+ * (gui_scripts, "#!pythonw"; Windows subsystem, runs pythonw.exe). */
+typedef enum ml_winlauncher_kind {
+	ML_WINLAUNCHER_CONSOLE = 0,
+	ML_WINLAUNCHER_GUI = 1,
+} ml_winlauncher_kind;
+
+/* Finds the launcher program for kind among the embedded files
+ * ("launcher-console.exe", "launcher-gui.exe": src/env/launcher/launcher.c
+ * built by the Makefile with zig; only the Windows build embeds them).
+ * Sets *data (static, never freed) and *len. Returns 0, ML_ENOENT (this
+ * build has none; err says so) or ML_EFAIL (bad kind). */
+int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,
+                        ml_err *err);
+
+/* Builds a script's .exe into out (its contents are replaced, only on
+ * success): the launcher program base (base_len bytes, a Windows
+ * executable), then the interpreter path (UTF-8; absolute, or relative to
+ * the .exe's directory, e.g. "python.exe" for a venv's Scripts\), a
+ * 16-byte footer and a zip holding script as __main__.py (layout:
+ * winlauncher.c). Run as `foo.exe ARGS`, the launcher runs
+ * `"<interpreter>" "<foo.exe>" ARGS` with ARGS verbatim, and exits with its
+ * exit code. Pure; the same inputs give the same bytes. Returns 0,
+ * ML_EFAIL (base is not an executable; the interpreter path is empty, too
+ * long, names a directory or holds a '"' or a control character; the
+ * script is over 2 GiB: err says which) or ML_ENOMEM. */
+int ml_winlauncher_build(ml_buf *out, const void *base, size_t base_len, const char *interpreter,
+                         const void *script, size_t script_len, ml_err *err);
+
+/* ml_winlauncher_build() for an entry point "module:attr" (console_scripts
+ * or gui_scripts, split by ml_entry_point_split(); PyPA "Entry points
+ * specification"): __main__.py is the script pip writes (imports module,
+ * calls attr, exits with its result; sys.argv[0] without ".exe"), the
+ * same text as the Linux launchers' in wheel.c. The caller picks base and
+ * interpreter (python.exe for console, pythonw.exe for GUI entry points).
+ * Returns as ml_winlauncher_build(), or ML_EPARSE when module or attr is
+ * empty or holds anything but letters, digits, '_', '.' and non-ASCII
+ * bytes. */
+int ml_winlauncher_entry_point(ml_buf *out, const void *base, size_t base_len,
+                               const char *interpreter, const char *module, const char *attr,
+                               ml_err *err);
+
+/* True when the n bytes of data (a wheel's .data/scripts file) start with
+ * the placeholder line "#!python" or "#!pythonw" (followed by a blank or
+ * the line end), which PEP 427 installers replace with the environment's
+ * interpreter; on Windows such a script becomes a launcher .exe, GUI for
+ * "#!pythonw" (*kind, may be NULL). False for any other file, which is
+ * installed as it is. Pure. */
+bool ml_winlauncher_script_kind(const void *data, size_t n, ml_winlauncher_kind *kind);
+
+/* ml_winlauncher_build() for a "#!python" script: __main__.py is the script
+ * unchanged (its first line is a comment to Python). Returns as
+ * ml_winlauncher_build(), or ML_EFAIL when the script has no "#!python"
+ * line (ml_winlauncher_script_kind()). */
+int ml_winlauncher_script(ml_buf *out, const void *base, size_t base_len, const char *interpreter,
+                          const void *script, size_t script_len, ml_err *err);
+
+/* The .exe name of a script or entry point called name, as pip names it:
+ * a ".py" / ".pyw"-style extension is dropped, ".exe" added ("foo.py" ->
+ * "foo.exe", "foo" -> "foo.exe"). Writes it into out (out_sz bytes).
+ * Returns 0 or ML_EFAIL (empty name, or out too small). */
+int ml_winlauncher_exe_name(char *out, size_t out_sz, const char *name, ml_err *err);
+
 #endif /* MLSETUP_ENV_INTERNAL_H */

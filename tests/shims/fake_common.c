@@ -284,9 +284,20 @@ static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *default
                       parse_ctx *ctx)
 {
 	static const char *const keys[] = {
-	        "name",          "cc",      "memory_mib",   "pci_device_id",     "uuid",
-	        "pci_bus_id",    "comment", "launch_error", "module_load_error", "wrong_results",
-	        "context_error", "mig",     NULL,
+	        "name",
+	        "cc",
+	        "memory_mib",
+	        "pci_device_id",
+	        "uuid",
+	        "pci_bus_id",
+	        "comment",
+	        "launch_error",
+	        "module_load_error",
+	        "wrong_results",
+	        "context_error",
+	        "mig",
+	        "driver_model",
+	        NULL,
 	};
 	const cJSON *item;
 	char *s = NULL;
@@ -306,6 +317,22 @@ static bool parse_gpu(const cJSON *obj, size_t index, const fake_faults *default
 		if (!cJSON_IsBool(item))
 			return fail(ctx, "\"mig\" must be true or false");
 		g->mig = cJSON_IsTrue(item);
+	}
+
+	g->driver_model = FAKE_DRIVER_MODEL_UNSET;
+	if (cJSON_GetObjectItemCaseSensitive(obj, "driver_model")) {
+		if (!get_string(obj, "driver_model", NULL, &s, ctx))
+			return false;
+		if (strcmp(s, "WDDM") == 0)
+			g->driver_model = FAKE_DRIVER_MODEL_WDDM;
+		else if (strcmp(s, "TCC") == 0)
+			g->driver_model = FAKE_DRIVER_MODEL_TCC;
+		else if (strcmp(s, "MCDM") == 0)
+			g->driver_model = FAKE_DRIVER_MODEL_MCDM;
+		free(s);
+		s = NULL;
+		if (g->driver_model == FAKE_DRIVER_MODEL_UNSET)
+			return fail(ctx, "\"driver_model\" must be \"WDDM\", \"TCC\" or \"MCDM\"");
 	}
 
 	if (!get_string(obj, "cc", NULL, &s, ctx))

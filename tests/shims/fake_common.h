@@ -14,7 +14,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* FAKE_API marks the driver API functions a shim exports. On ELF every
+ * non-static function is exported by default, so it is empty there and the
+ * .so build is as before. A PE DLL exports only what is named: with
+ * __declspec(dllexport) on any function, the MinGW linker exports exactly
+ * those (plain C names; x64 Windows has one calling convention, which NVML's
+ * and CUDA's headers use). FAKE_HIDDEN keeps the shared helpers out of the
+ * ELF dynamic symbol table; a PE DLL never exports them, so it is empty. */
+#ifdef _WIN32
+#define FAKE_API __declspec(dllexport)
+#define FAKE_HIDDEN
+#else
+#define FAKE_API
 #define FAKE_HIDDEN __attribute__((visibility("hidden")))
+#endif
 
 /* PCI vendor id of NVIDIA. */
 #define FAKE_PCI_VENDOR_NVIDIA 0x10deu
@@ -29,6 +42,15 @@ typedef struct fake_faults {
 	                        * CUDA_ERROR_DEVICE_UNAVAILABLE: an
 	                        * exclusive-process GPU another process holds) */
 } fake_faults;
+
+/* "driver_model" of a GPU (nvmlDriverModel_t values, Windows only in the
+ * real NVML); UNSET: WDDM in the Windows build, "not supported" on Linux. */
+enum {
+	FAKE_DRIVER_MODEL_UNSET = -1,
+	FAKE_DRIVER_MODEL_WDDM = 0, /* NVML_DRIVER_WDDM: display driver model */
+	FAKE_DRIVER_MODEL_TCC = 1,  /* NVML_DRIVER_WDM: TCC, compute only */
+	FAKE_DRIVER_MODEL_MCDM = 2, /* NVML_DRIVER_MCDM */
+};
 
 /* One simulated GPU, in index order. Strings are owned by the config. */
 typedef struct fake_gpu {
@@ -45,8 +67,9 @@ typedef struct fake_gpu {
 	/* Fault knobs of the CUDA shim; the machine-wide value unless the GPU
 	 * sets its own (README.md "Fault knobs"). */
 	fake_faults faults;
-	bool mig; /* MIG mode on and no MIG device made: NVML lists the GPU, the
-	           * CUDA driver does not enumerate it */
+	bool mig;         /* MIG mode on and no MIG device made: NVML lists the GPU, the
+	                   * CUDA driver does not enumerate it */
+	int driver_model; /* nvmlDeviceGetDriverModel: FAKE_DRIVER_MODEL_* */
 } fake_gpu;
 
 /* The simulated machine: driver, GPUs and failure knobs. */

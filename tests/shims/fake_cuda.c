@@ -84,36 +84,37 @@ enum {
 };
 
 /* The exported API, with the CUDA driver API's signatures. */
-CUresult cuInit(unsigned int Flags);
-CUresult cuDriverGetVersion(int *driverVersion);
-CUresult cuGetErrorName(CUresult error, const char **pStr);
-CUresult cuGetErrorString(CUresult error, const char **pStr);
-CUresult cuDeviceGetCount(int *count);
-CUresult cuDeviceGet(CUdevice *device, int ordinal);
-CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
-CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev);
-CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
-CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
-CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
-CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
-CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
-CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
-CUresult cuCtxSetCurrent(CUcontext ctx);
-CUresult cuCtxSynchronize(void);
-CUresult cuModuleLoadData(CUmodule *module, const void *image);
-CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
-                            CUjit_option *options, void **optionValues);
-CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
-CUresult cuModuleUnload(CUmodule hmod);
-CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
-CUresult cuMemFree_v2(CUdeviceptr dptr);
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
-CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
-CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                        void **kernelParams, void **extra);
+FAKE_API CUresult cuInit(unsigned int Flags);
+FAKE_API CUresult cuDriverGetVersion(int *driverVersion);
+FAKE_API CUresult cuGetErrorName(CUresult error, const char **pStr);
+FAKE_API CUresult cuGetErrorString(CUresult error, const char **pStr);
+FAKE_API CUresult cuDeviceGetCount(int *count);
+FAKE_API CUresult cuDeviceGet(CUdevice *device, int ordinal);
+FAKE_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+FAKE_API CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev);
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+FAKE_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+FAKE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+FAKE_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx);
+FAKE_API CUresult cuCtxSynchronize(void);
+FAKE_API CUresult cuModuleLoadData(CUmodule *module, const void *image);
+FAKE_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                     CUjit_option *options, void **optionValues);
+FAKE_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+FAKE_API CUresult cuModuleUnload(CUmodule hmod);
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr);
+FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+FAKE_API CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
+FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                 unsigned int gridDimZ, unsigned int blockDimX,
+                                 unsigned int blockDimY, unsigned int blockDimZ,
+                                 unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                                 void **extra);
 
 #define FAKE_MAX_DEVICES 64
 

@@ -41,26 +41,30 @@ enum {
 	NVML_SUCCESS = 0,
 	NVML_ERROR_UNINITIALIZED = 1,
 	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 };
 
 /* The exported API, with NVML's signatures. */
-nvmlReturn_t nvmlInit_v2(void);
-nvmlReturn_t nvmlInit(void);
-nvmlReturn_t nvmlShutdown(void);
-const char *nvmlErrorString(nvmlReturn_t result);
-nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
-nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion);
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount);
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
-nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+FAKE_API nvmlReturn_t nvmlInit_v2(void);
+FAKE_API nvmlReturn_t nvmlInit(void);
+FAKE_API nvmlReturn_t nvmlShutdown(void);
+FAKE_API const char *nvmlErrorString(nvmlReturn_t result);
+FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
+FAKE_API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
+FAKE_API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion);
+FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount);
+FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+FAKE_API nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
+                                                         int *minor);
+FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+FAKE_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+/* nvmlDriverModel_t is an enum, an int in the C ABI. */
+FAKE_API nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t device, int *current, int *pending);
 
 /* nvmlInit/nvmlShutdown nest like the real library's reference count. */
 static atomic_int g_init_count;
@@ -283,4 +287,32 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 	if (!g)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	return copy_out(uuid, length, g->uuid);
+}
+
+/* Windows only in the real NVML: WDDM (0), WDM/TCC (1) or MCDM (2), current
+ * and after the next reboot (the fake has no pending change). The Windows
+ * build answers WDDM for a GPU without "driver_model"; the Linux build
+ * answers 3 NVML_ERROR_NOT_SUPPORTED, as the real Linux NVML does, unless
+ * the fixture sets one. */
+nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t device, int *current, int *pending)
+{
+	const fake_gpu *g;
+	int model;
+
+	NVML_ENTER();
+	g = gpu_of(device);
+	if (!g || (!current && !pending))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	model = g->driver_model;
+#ifdef _WIN32
+	if (model == FAKE_DRIVER_MODEL_UNSET)
+		model = FAKE_DRIVER_MODEL_WDDM;
+#endif
+	if (model == FAKE_DRIVER_MODEL_UNSET)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (current)
+		*current = model;
+	if (pending)
+		*pending = model;
+	return NVML_SUCCESS;
 }
