@@ -317,6 +317,14 @@ const ml_embedded_file *ml_embedded_require(const char *name);
 
 /* --- platform interface (platform/<os>/os.c) ------------------------------ */
 
+/* Prepares the process before anything else runs; main() calls it first.
+ * Linux: nothing. Windows: the console takes UTF-8 output and ANSI escape
+ * sequences (the progress display), standard streams are binary, and
+ * *argv is replaced by the UTF-8 form of the wide command line (the C
+ * runtime's argv is in the ANSI code page); the new array lives until
+ * exit. Returns 0, or ML_ENOMEM (argv then untouched). */
+int ml_os_init(int *argc, char ***argv);
+
 /* Reads at most max_bytes of the file `path` into a new NUL-terminated
  * buffer (*out, caller frees with free(); *out_len set when non-NULL).
  * When root is non-NULL and not "/", the path is resolved under root
@@ -331,7 +339,10 @@ int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *p
 int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path);
 
 /* Opens the first shared library of `names` (NULL-terminated list of file
- * names or absolute paths) that dlopen accepts. Returns a handle or NULL;
+ * names or absolute paths) that dlopen accepts. On Windows (LoadLibraryExW)
+ * a bare file name is loaded from the System32 directory only and an
+ * absolute path as given: never from the current directory or PATH, and
+ * the DLL's own imports resolve from its directory and System32. Returns a handle or NULL;
  * on NULL, err (may be NULL) holds the last loader message. Close with
  * ml_os_dlclose(), which accepts NULL. */
 void *ml_os_dlopen(const char *const *names, char *loaded_name, size_t loaded_sz, ml_err *err);

@@ -45,6 +45,8 @@ typedef struct ml_gpu {
 	uint32_t pci_device_id; /* PCI device id, e.g. 0x2b85; 0 if unknown */
 	char uuid[96];          /* "GPU-..." */
 	char source[32];        /* probe that first reported this GPU */
+	char driver_model[8];   /* Windows: "WDDM" or "TCC" (nvmlDeviceGetDriverModel);
+	                         * "" when unknown and always on Linux (JSON null) */
 } ml_gpu;
 
 typedef struct ml_driver {

@@ -15,7 +15,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#ifndef _WIN32
 #include <pwd.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,8 +335,13 @@ static const char *home_dir(void)
 	const char *h = getenv("HOME");
 	if (h && h[0])
 		return h;
+#ifdef _WIN32
+	h = getenv("USERPROFILE");
+	return h && h[0] ? h : "C:/";
+#else
 	struct passwd *pw = getpwuid(getuid());
 	return pw && pw->pw_dir ? pw->pw_dir : "/";
+#endif
 }
 
 static bool env_set(const char *name)

@@ -1,0 +1,2 @@
+/* arpa/inet.h (Windows) - declared by platform/windows/compat.h, which the
+ * Windows build force-includes. */
