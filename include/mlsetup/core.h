@@ -422,9 +422,10 @@ int ml_git_init(ml_err *err);
 
 /* Writes mlsetup's cache directory into dst (dstsz bytes): `override` when
  * non-NULL (--cache-dir), else $MLSETUP_CACHE_DIR, else
- * $XDG_CACHE_HOME/mlsetup, else ~/.cache/mlsetup (Windows:
- * %LOCALAPPDATA%\mlsetup\Cache). Does not create it. Returns 0, or ML_EFAIL
- * when no home directory is known or the path does not fit. */
+ * $XDG_CACHE_HOME/mlsetup, else ~/.cache/mlsetup (Windows: instead of the
+ * last two, %LOCALAPPDATA%/mlsetup/Cache, with '/' as separator). Does not
+ * create it. Returns 0, or ML_EFAIL when no home directory is known or the
+ * path does not fit. */
 int ml_cache_dir(char *dst, size_t dstsz, const char *override);
 
 /* Writes the content-addressed path of a blob, <cache>/blobs/sha256/<2 hex>/

@@ -725,15 +725,21 @@ char *ml_win_realpath(const char *path, char *resolved)
 	DWORD m = full ? GetFinalPathNameByHandleW(h, full, n + 1,
 	                                           FILE_NAME_NORMALIZED | VOLUME_NAME_DOS)
 	               : 0;
-	DWORD e = GetLastError();
 	CloseHandle(h);
 	if (!m || m > n) {
+		/* wine answers ERROR_MORE_DATA for paths past MAX_PATH: the
+		 * path made absolute and normalized, links not resolved. */
 		free(full);
-		if (!n || !m)
-			ml_win_errno(e);
-		else
-			errno = ENOMEM;
-		return NULL;
+		wchar_t *w2 = ml_win_wpath(path);
+		n = w2 ? GetFullPathNameW(w2, 0, NULL, NULL) : 0;
+		full = n ? malloc(((size_t)n + 1) * sizeof(wchar_t)) : NULL;
+		m = full ? GetFullPathNameW(w2, n + 1, full, NULL) : 0;
+		free(w2);
+		if (!m || m > n) {
+			free(full);
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
 	}
 	/* "\\?\C:\x" -> "C:/x"; "\\?\UNC\s\x" -> "//s/x". */
 	wchar_t *p = full;
@@ -1157,7 +1163,8 @@ static int (*g_scandir_cmp)(const struct ml_win_dirent **, const struct ml_win_d
 
 static int scandir_cmp(const void *a, const void *b)
 {
-	return g_scandir_cmp(a, b);
+	return g_scandir_cmp((const struct ml_win_dirent **)(uintptr_t)a,
+	                     (const struct ml_win_dirent **)(uintptr_t)b);
 }
 
 int ml_win_scandir(const char *dir, struct ml_win_dirent ***list,
@@ -1208,15 +1215,19 @@ int ml_win_flock(int fd, int op)
 	HANDLE h = fd_handle(fd);
 	if (h == INVALID_HANDLE_VALUE)
 		return -1;
-	OVERLAPPED ov = {.Offset = 0};
+	/* Windows byte-range locks are mandatory: reads and writes of a
+	 * locked range fail for every other handle. flock() locks advise
+	 * only, so the lock covers one byte far past any real data: holders
+	 * exclude each other, I/O is never blocked. */
+	OVERLAPPED ov = {.Offset = 0xfffffffeu, .OffsetHigh = 0x7fffffffu};
 	if (op & LOCK_UN) {
-		if (!UnlockFileEx(h, 0, MAXDWORD, MAXDWORD, &ov))
+		if (!UnlockFileEx(h, 0, 1, 0, &ov))
 			return ml_win_errno(GetLastError());
 		return 0;
 	}
 	DWORD fl = ((op & LOCK_EX) ? LOCKFILE_EXCLUSIVE_LOCK : 0) |
 	           ((op & LOCK_NB) ? LOCKFILE_FAIL_IMMEDIATELY : 0);
-	if (!LockFileEx(h, fl, 0, MAXDWORD, MAXDWORD, &ov)) {
+	if (!LockFileEx(h, fl, 0, 1, 0, &ov)) {
 		DWORD e = GetLastError();
 		if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
 			errno = EWOULDBLOCK;
