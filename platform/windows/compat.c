@@ -490,12 +490,72 @@ int ml_win_fsync(int fd)
 	return 0;
 }
 
+/* FlushFileBuffers on every regular file under path (UTF-16, no "\*"). */
+static int flush_tree(const wchar_t *dir)
+{
+	size_t dn = wcslen(dir);
+	wchar_t *pat = malloc((dn + 3) * sizeof(wchar_t));
+	if (!pat) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(pat, dir, dn * sizeof(wchar_t));
+	memcpy(pat + dn, L"\\*", 3 * sizeof(wchar_t));
+	WIN32_FIND_DATAW fd;
+	HANDLE f = FindFirstFileExW(pat, FindExInfoBasic, &fd, FindExSearchNameMatch, NULL, 0);
+	free(pat);
+	if (f == INVALID_HANDLE_VALUE)
+		return ml_win_errno(GetLastError());
+	int rc = 0;
+	do {
+		if (wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0 ||
+		    (fd.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT))
+			continue;
+		size_t n = wcslen(fd.cFileName);
+		wchar_t *p = malloc((dn + n + 2) * sizeof(wchar_t));
+		if (!p) {
+			errno = ENOMEM;
+			rc = -1;
+			break;
+		}
+		memcpy(p, dir, dn * sizeof(wchar_t));
+		p[dn] = L'\\';
+		memcpy(p + dn + 1, fd.cFileName, (n + 1) * sizeof(wchar_t));
+		if (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+			if (flush_tree(p) && !rc)
+				rc = -1;
+		} else if (!(fd.dwFileAttributes & FILE_ATTRIBUTE_READONLY)) {
+			/* read-only files are the cache's, made durable there */
+			HANDLE h = CreateFileW(p, GENERIC_WRITE,
+			                       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+			                       NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+			if (h != INVALID_HANDLE_VALUE) {
+				if (!FlushFileBuffers(h) && !rc)
+					rc = ml_win_errno(GetLastError());
+				CloseHandle(h);
+			}
+		}
+		free(p);
+	} while (FindNextFileW(f, &fd));
+	FindClose(f);
+	return rc;
+}
+
 int ml_win_syncfs(int fd)
 {
-	/* Flushing a whole volume needs administrator rights on Windows;
-	 * files are flushed one by one (fsync) where it matters. */
-	(void)fd;
-	return 0;
+	/* Flushing a whole volume needs administrator rights on Windows:
+	 * every file under the directory is flushed instead (what callers
+	 * want: ml_fs_sync_tree() makes a tree durable). */
+	if (!is_dirfd(fd))
+		return ml_win_fsync(fd);
+	char *path = dirfd_path(fd);
+	wchar_t *w = path ? ml_win_wpath(path) : NULL;
+	free(path);
+	if (!w)
+		return -1;
+	int rc = flush_tree(w);
+	free(w);
+	return rc;
 }
 
 /* --- names ---------------------------------------------------------------- */

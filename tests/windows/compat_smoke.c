@@ -52,6 +52,8 @@ int main(int argc, char **argv)
 	CHECK(t && strcmp(t, "two\n") == 0, "read back: '%s'", t ? t : "(null)");
 	free(t);
 
+	CHECK(ml_fs_sync_tree(base) == 0, "sync_tree flushes every file under the directory");
+
 	/* Hard link (same inode) and stat. */
 	char link2[PATH_MAX];
 	ml_pathf(link2, sizeof link2, "%s/link.txt", deep);
