@@ -25,7 +25,7 @@ typedef void *nvml_device;
 enum { NVML_SUCCESS = 0, NVML_ERROR_FUNCTION_NOT_FOUND = 13 };
 
 /* nvmlDriverModel_t */
-enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1 /* TCC */ };
+enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1 /* TCC */, NVML_DRIVER_MCDM = 2 };
 
 typedef struct {
 	unsigned long long total, free, used; /* bytes */
@@ -141,6 +141,8 @@ static void read_gpu(struct nvml_api *api, ml_machine *m, unsigned int i, ml_buf
 			ml_fill_str(g->driver_model, sizeof(g->driver_model), "WDDM");
 		else if (cur == NVML_DRIVER_WDM)
 			ml_fill_str(g->driver_model, sizeof(g->driver_model), "TCC");
+		else if (cur == NVML_DRIVER_MCDM) /* compute-only, R550 and later */
+			ml_fill_str(g->driver_model, sizeof(g->driver_model), "MCDM");
 	}
 }
 
