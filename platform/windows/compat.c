@@ -377,7 +377,10 @@ static int open_path(const char *path, int flags)
 	               : acc == O_RDWR ? GENERIC_READ | GENERIC_WRITE
 	                               : GENERIC_READ;
 	if (flags & O_APPEND)
-		access = (access & ~(DWORD)GENERIC_WRITE) | FILE_APPEND_DATA;
+		access = (access & ~(DWORD)GENERIC_WRITE) | FILE_APPEND_DATA | FILE_WRITE_ATTRIBUTES;
+	/* fstat() and fchmod() read the attributes through the handle;
+	 * GENERIC_WRITE alone does not include that right. */
+	access |= FILE_READ_ATTRIBUTES;
 	DWORD disp;
 	if ((flags & O_CREAT) && (flags & O_EXCL))
 		disp = CREATE_NEW;

@@ -502,8 +502,18 @@ const char *ml_os_ca_dir(void)
 #define ENABLE_VIRTUAL_TERMINAL_PROCESSING 0x0004
 #endif
 
+/* The C runtime calls this for a bad argument (a descriptor that is not
+ * open, ...) where POSIX returns EBADF/EINVAL; the default handler ends
+ * the process. Returning makes the call fail with errno set. */
+static void ignore_invalid_parameter(const wchar_t *expr, const wchar_t *fn, const wchar_t *file,
+                                     unsigned line, uintptr_t reserved)
+{
+	(void)expr, (void)fn, (void)file, (void)line, (void)reserved;
+}
+
 int ml_os_init(int *argc, char ***argv)
 {
+	_set_invalid_parameter_handler(ignore_invalid_parameter);
 	SetConsoleOutputCP(CP_UTF8);
 	SetConsoleCP(CP_UTF8);
 	const DWORD handles[] = {STD_OUTPUT_HANDLE, STD_ERROR_HANDLE};

@@ -141,6 +141,12 @@ int main(int argc, char **argv)
 	h = ml_os_dlopen((const char *const[]){"sub/x.dll", NULL}, NULL, 0, &err);
 	CHECK(!h, "a relative DLL path is refused: %s", err.msg);
 
+	errno = 0;
+	CHECK(close(12345) == -1 && errno == EBADF, "close of a descriptor never opened is EBADF");
+	int wfd = open(big, O_WRONLY | O_CLOEXEC);
+	CHECK(wfd >= 0 && fstat(wfd, &st) == 0 && st.st_size == 111, "fstat of a write-only descriptor");
+	if (wfd >= 0)
+		close(wfd);
 	CHECK(ml_fs_rm_tree(base) == 0, "rm_tree");
 	struct stat gone;
 	CHECK(stat(base, &gone) != 0 && errno == ENOENT, "gone");
