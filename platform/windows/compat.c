@@ -660,6 +660,19 @@ static int move(const char *from, const char *to, DWORD flags)
 	}
 	BOOL ok = MoveFileExW(a, b, flags);
 	DWORD e = ok ? 0 : GetLastError();
+	if (!ok && e == ERROR_ACCESS_DENIED && (flags & MOVEFILE_REPLACE_EXISTING)) {
+		/* POSIX replaces a read-only file; Windows wants the attribute
+		 * off first (it is the file's: other links of it lose it too). */
+		DWORD at = GetFileAttributesW(b);
+		if (at != INVALID_FILE_ATTRIBUTES && (at & FILE_ATTRIBUTE_READONLY) &&
+		    !(at & FILE_ATTRIBUTE_DIRECTORY) &&
+		    SetFileAttributesW(b, at & ~(DWORD)FILE_ATTRIBUTE_READONLY)) {
+			ok = MoveFileExW(a, b, flags);
+			e = ok ? 0 : GetLastError();
+			if (!ok)
+				SetFileAttributesW(b, at);
+		}
+	}
 	free(a);
 	free(b);
 	return ok ? 0 : ml_win_errno(e);

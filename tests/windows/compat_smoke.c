@@ -48,6 +48,9 @@ int main(int argc, char **argv)
 	ml_pathf(file, sizeof file, "%s/f\xc3\xbc\xc3\xbc.txt", deep);
 	CHECK(ml_fs_write_atomic(file, "one\n", 4, 0644) == 0, "write_atomic (new)");
 	CHECK(ml_fs_write_atomic(file, "two\n", 4, 0644) == 0, "write_atomic over an existing file");
+	CHECK(chmod(file, 0444) == 0 && access(file, W_OK) != 0, "chmod 0444 sets read-only");
+	CHECK(ml_fs_write_atomic(file, "two\n", 4, 0644) == 0,
+	      "write_atomic replaces a read-only file, as rename() does");
 	char *t = slurp(file);
 	CHECK(t && strcmp(t, "two\n") == 0, "read back: '%s'", t ? t : "(null)");
 	free(t);
