@@ -34,7 +34,15 @@ static char *slurp(const char *path)
 
 int main(int argc, char **argv)
 {
-	CHECK(ml_os_init(&argc, &argv) == 0, "ml_os_init");
+	if (ml_os_init(&argc, &argv) != 0)
+		return 2;
+	if (argc > 1 && strcmp(argv[1], "--echo-args") == 0) {
+		/* The child of the quoting test: one argument a line, bracketed. */
+		for (int i = 2; i < argc; i++)
+			printf("[%s]\n", argv[i]);
+		return 7;
+	}
+	CHECK(true, "ml_os_init");
 	const char *base = argc > 1 ? argv[1] : "C:/mlsetup-compat-smoke";
 	ml_fs_rm_tree(base);
 
@@ -123,6 +131,14 @@ int main(int argc, char **argv)
 	r = ml_os_run_capture(&out, &status, args, 4096, 20, &err);
 	CHECK(r == 0 && status == 0 && out && strstr(out, "hello"), "run cmd /c echo: rc %d '%s' %s",
 	      r, out ? out : "", err.msg);
+	free(out);
+	/* Arguments survive CreateProcessW's one command line unchanged. */
+	const char *echo[] = {argv[0], "--echo-args", "a b", "c\"d", "e\\", "f\\\"g", "",
+	                      "\xc3\xbc \xe6\x97\xa5", "tab\there", NULL};
+	r = ml_os_run_capture(&out, &status, echo, 4096, 20, &err);
+	const char *want = "[a b]\n[c\"d]\n[e\\]\n[f\\\"g]\n[]\n[\xc3\xbc \xe6\x97\xa5]\n[tab\there]\n";
+	CHECK(r == 0 && status == 7 && out && strcmp(out, want) == 0,
+	      "argument quoting round-trips (status %d): %s", status, out ? out : err.msg);
 	free(out);
 	const char *none[] = {"no-such-program-xyz", NULL};
 	r = ml_os_run_capture(&out, &status, none, 4096, 5, &err);
