@@ -7,8 +7,8 @@
 #      (tests/run-tests.sh, the install.sh tests included and required);
 #   3. the aarch64 binary runs --version, detect and plan --offline under
 #      qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu), the Windows one
-#      (mlsetup-x86_64-windows-gnu.exe: a PE executable without build
-#      paths) under wine when wine is installed (else that part is skipped
+#      (mlsetup-x86_64-windows-gnu.exe: a PE executable importing only
+#      Windows' own DLLs, without build paths) under wine when wine is installed (else that part is skipped
 #      and says so);
 #   4. a pinned source version that has left Debian stops the build with
 #      the version to pin instead.
@@ -44,6 +44,19 @@ for t in "$@"; do
 			continue
 		}
 		if [ "$(head -c 2 "$bin")" = MZ ]; then ok "$t: a PE executable, $(wc -c <"$bin" | tr -d ' ') bytes"; else bad "$t: not a PE executable"; fi
+		# Linked static: only Windows' own DLLs (the UCRT's api-ms-win-crt-*).
+		dlls=$(python3 "$REL_DIR/pe-imports.py" "$bin" 2>&1)
+		extra=
+		for d in $dlls; do
+			case $(printf '%s' "$d" | tr 'A-Z' 'a-z') in
+			api-ms-win-*.dll | kernel32.dll | ntdll.dll | advapi32.dll | bcrypt.dll | crypt32.dll | \
+				secur32.dll | ws2_32.dll | winhttp.dll | ole32.dll | oleaut32.dll | rpcrt4.dll | \
+				shell32.dll | user32.dll | setupapi.dll | cfgmgr32.dll | iphlpapi.dll | userenv.dll | \
+				normaliz.dll | wldap32.dll | ucrtbase.dll) ;;
+			*) extra="$extra $d" ;;
+			esac
+		done
+		if [ -n "$extra" ]; then bad "$t: imports DLLs that are not Windows':$extra"; else ok "$t: imports $dlls"; fi
 		leaked=$(leaks "$bin")
 		if [ -n "$leaked" ]; then bad "$t: the binary holds build paths:$leaked"; else ok "$t: no build path inside"; fi
 		continue
