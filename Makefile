@@ -9,6 +9,8 @@
 #   make launchers  the Windows script launchers into build/launcher/ (zig)
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
+#   make check-windows  platform/windows/ (the POSIX layer of the Windows
+#                   build) under wine: tests/windows/run.sh (zig, wine)
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
@@ -113,7 +115,8 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins release-check torch-builds
+.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins \
+	release-check torch-builds check-windows
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -241,6 +244,9 @@ check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS) $(MKWINLAUNCHER) $(if $(ZIG_CACHE
 
 valgrind: build/mlsetup $(SHIMS)
 	@sh tests/valgrind.sh build/mlsetup
+
+check-windows:
+	@sh tests/windows/run.sh
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
