@@ -5,14 +5,11 @@
  * offset for pread/pwrite, file mappings for mmap.
  */
 /* compat.h renamed these; the real ones are wanted below. */
-#undef inet_pton
 #undef getenv
 
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 #include <winioctl.h>
-#include <winsock2.h>
-#include <ws2tcpip.h>
 
 #include <ctype.h>
 
@@ -1472,11 +1469,6 @@ char *ml_win_strcasestr(const char *hay, const char *needle)
 		if (_strnicmp(hay, needle, n) == 0)
 			return (char *)hay;
 	return n ? NULL : (char *)hay;
-}
-
-int ml_win_inet_pton(int af, const char *src, void *dst)
-{
-	return inet_pton(af == 23 ? AF_INET6 : af == 2 ? AF_INET : af, src, dst);
 }
 
 /* Every value getenv() returned, kept: callers hold on to them. */

@@ -269,14 +269,6 @@ void ml_win_qsort_r(void *base, size_t n, size_t size,
 char *ml_win_strcasestr(const char *hay, const char *needle);
 #define strcasestr(a, b) ml_win_strcasestr(a, b)
 
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 23
-#endif
-int ml_win_inet_pton(int af, const char *src, void *dst);
-#define inet_pton(a, b, c) ml_win_inet_pton(a, b, c)
 
 /* getenv() in UTF-8 (the C runtime's is in the ANSI code page): the
  * returned string stays valid for the life of the process. */
