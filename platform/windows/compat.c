@@ -4,12 +4,8 @@
  * descriptors as paths, LockFileEx for flock, ReadFile/WriteFile at an
  * offset for pread/pwrite, file mappings for mmap.
  */
-/* compat.h renamed these; the real ones are wanted below. */
-#undef getenv
-
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
-#include <winioctl.h>
 
 #include <ctype.h>
 
@@ -20,6 +16,7 @@
 #undef dup
 #undef fopen
 #undef getcwd
+#undef getenv
 
 /* --- errno from Win32 errors ------------------------------------------------ */
 
