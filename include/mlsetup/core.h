@@ -391,7 +391,9 @@ int ml_os_cpu_count(void);
  * set, else, only when no bundle was found, the first that exists of the
  * distributions' directories. Either returns NULL when there is none; the
  * string is static or the environment's, valid until the environment
- * changes. Thread-safe as getenv() is. */
+ * changes. Thread-safe as getenv() is. Windows: ml_os_ca_file() is
+ * $SSL_CERT_FILE or NULL (the system store), ml_os_ca_dir() always NULL
+ * (Schannel takes no directory). */
 const char *ml_os_ca_file(void);
 const char *ml_os_ca_dir(void);
 

@@ -483,7 +483,9 @@ long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)
 }
 
 /* TLS goes through Schannel and the Windows certificate store (curl and
- * libgit2's WinHTTP); a PEM file or directory is used only when named. */
+ * libgit2's WinHTTP); a PEM bundle is used only when $SSL_CERT_FILE names
+ * one. Schannel takes no hashed directory (curl answers CURLOPT_CAPATH
+ * with CURLE_NOT_BUILT_IN), so $SSL_CERT_DIR is not used. */
 const char *ml_os_ca_file(void)
 {
 	const char *v = getenv("SSL_CERT_FILE");
@@ -492,8 +494,7 @@ const char *ml_os_ca_file(void)
 
 const char *ml_os_ca_dir(void)
 {
-	const char *v = getenv("SSL_CERT_DIR");
-	return v && v[0] ? v : NULL;
+	return NULL;
 }
 
 /* --- process set-up ------------------------------------------------------------ */
