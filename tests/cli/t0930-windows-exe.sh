@@ -5,8 +5,10 @@
 # sees no GPU; with the fake nvml.dll / nvcuda.dll (`make shims-windows`)
 # in that prefix's System32, an RTX 5090 on driver 572.83 plans the
 # Blackwell manifest and an RTX 3090 on 551.61 the CUDA 12.4 one; a
-# nvml.dll in the current directory is never loaded (DLL planting).
+# nvml.dll in the current directory is never loaded (DLL planting);
+# download fetches a manifest's wheels from the loopback mirror.
 . "$(dirname "$0")/lib.sh"
+. "$top/tests/mirror/testlib.sh"
 
 EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
 WIN="$top/build/shims-windows"
@@ -84,5 +86,21 @@ test_expect_success 'System32 fakes: RTX 3090 on 551.61 plans the CUDA 12.4 mani
 	expect_eq 551.61 "$(json out.json "d[\"machine\"][\"driver\"]")"
 '
 rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
+
+mirror_start web
+make_wheel web alpha 1.0 300000
+make_wheel web beta 1.0 1000
+make_manifest "$TRASH/m.txt" "$web_url" "$TRASH/web/files" alpha beta
+sed "s/platforms = linux-x86_64/platforms = windows-x86_64/" "$TRASH/m.txt" >"$TRASH/mw.txt"
+test_expect_success 'download: the wheels from the loopback mirror, verified, then from the cache' '
+	win "" download --python 3.12 --cache-dir "$TRASH/cache" --no-progress -r mw.txt -d out &&
+	for f in $(wheel_file alpha 1.0) $(wheel_file beta 1.0); do
+		cmp out/$f web/files/$f || return 1
+	done &&
+	test -f out/index.html &&
+	win "" download --python 3.12 --cache-dir "$TRASH/cache" --no-progress --json -r mw.txt -d out2 &&
+	expect_eq true "$(json out.json "d[\"ok\"]")" &&
+	expect_eq 1 "$(requests web /files/$(wheel_file alpha 1.0))"
+'
 
 test_done
