@@ -349,7 +349,9 @@ void *ml_os_dlopen(const char *const *names, char *loaded_name, size_t loaded_sz
 void *ml_os_dlsym(void *handle, const char *symbol);
 void ml_os_dlclose(void *handle);
 
-/* Runs argv (argv[0] looked up on PATH) with stdin from /dev/null, capturing
+/* Runs argv (argv[0] looked up on PATH; on Windows only there, never in the
+ * current directory, NAME or NAME.exe, through CreateProcessW with the
+ * arguments quoted for CommandLineToArgvW) with stdin from /dev/null, capturing
  * at most max_bytes of stdout into *out (caller frees). Stops waiting after
  * timeout_s seconds and kills the child. *status gets the exit status, or
  * -1 when killed/signalled. Returns 0 when the program ran (whatever its
