@@ -122,8 +122,14 @@ for t in "$@"; do
 			continue
 		}
 		# A prefix of its own, so the check neither needs nor changes ~/.wine.
-		mkdir -p "$REL_TOP/build/release/$t/wineprefix"
-		run="env WINEPREFIX=$REL_TOP/build/release/$t/wineprefix WINEDEBUG=-all wine"
+		prefix=$REL_TOP/build/release/$t/wineprefix
+		if [ ! -d "$prefix/drive_c/windows/system32" ]; then
+			# made first, so wine's "configuration updated" note is not
+			# taken for the program's output
+			WINEPREFIX=$prefix WINEDEBUG=-all wineboot -i >/dev/null 2>&1
+			WINEPREFIX=$prefix wineserver -w
+		fi
+		run="env WINEPREFIX=$prefix WINEDEBUG=-all wine"
 	elif [ "$t" = aarch64-linux-gnu ]; then
 		command -v qemu-aarch64 >/dev/null 2>&1 && [ -d /usr/aarch64-linux-gnu ] || {
 			bad "$t: qemu-aarch64 or /usr/aarch64-linux-gnu missing; run packaging/release-deps.sh"
