@@ -9,9 +9,12 @@
 #   make launchers  the Windows script launchers into build/launcher/ (zig)
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
 #   make valgrind   run the detect CLI tests' commands under valgrind
+#   make check-windows  platform/windows/ (the POSIX layer of the Windows
+#                   build) under wine: tests/windows/run.sh (zig, wine)
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
+#                   mlsetup-x86_64-windows-gnu.exe (zig, UCRT, fully static),
 #                   install.sh, install.ps1, SHA256SUMS; RELEASE_URL=URL names
 #                   the release in install.sh and install.ps1. See
 #                   packaging/release/.
@@ -58,8 +61,9 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) -DML_GIT_C
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
+PLATFORM_SRC := platform/linux/os.c
 LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
-	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) platform/linux/os.c)
+	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) $(PLATFORM_SRC))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h)
 
@@ -111,7 +115,8 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins release-check torch-builds
+.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins \
+	release-check torch-builds check-windows
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -240,6 +245,9 @@ check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS) $(MKWINLAUNCHER) $(if $(ZIG_CACHE
 valgrind: build/mlsetup $(SHIMS)
 	@sh tests/valgrind.sh build/mlsetup
 
+check-windows:
+	@sh tests/windows/run.sh
+
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 fuzz: $(FUZZ_BIN)
@@ -269,14 +277,30 @@ clean:
 # build/mlsetup with them, into position-independent executables (ASLR)
 # with stack canaries. Paths of this machine are mapped away and the
 # binaries stripped, so the same inputs give the same bytes.
-RELEASE_TARGETS := x86_64-linux-gnu aarch64-linux-gnu
+RELEASE_TARGETS := x86_64-linux-gnu aarch64-linux-gnu x86_64-windows-gnu
 RELEASE_URL ?=
 # zig's glibc headers are 2.43's, where (with _GNU_SOURCE) strchr() and
 # friends return const char * for a const argument (C23): code that writes
 # through such a result is reported, but does not stop the release build.
-REL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) -O2 -fPIE -fstack-protector-strong -DML_RELEASE_BUILD \
+REL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) -O2 -fstack-protector-strong -DML_RELEASE_BUILD \
 	-Wno-error=incompatible-pointer-types-discards-qualifiers \
 	-DML_GIT_COMMIT='"$(GIT_COMMIT)"' -ffile-prefix-map=$(CURDIR)=.
+
+# Per kind of target: Linux binaries are position-independent executables
+# over platform/linux/os.c that dlopen() through glibc's libdl; the Windows
+# one (mlsetup.exe, UCRT) uses platform/windows/ (compat.h, force-included,
+# maps the POSIX calls of src/ onto the wide Win32 API), is linked fully
+# static and needs these system DLLs besides what the libraries' .pc files
+# name.
+WIN_SRC := $(sort $(wildcard platform/windows/*.c))
+WIN_HDRS := $(wildcard platform/windows/*.h platform/windows/include/*.h platform/windows/include/*/*.h)
+rel_win = $(findstring windows,$(1))
+rel_exe = build/release/$(1)/mlsetup$(if $(call rel_win,$(1)),.exe)
+rel_src = $(filter-out $(PLATFORM_SRC),$(LIB_SRC)) $(if $(call rel_win,$(1)),$(WIN_SRC),$(PLATFORM_SRC)) $(CLI_SRC)
+rel_tflags = $(if $(call rel_win,$(1)),-include platform/windows/compat.h -Iplatform/windows/include \
+	-DUNICODE -D_UNICODE -D_FILE_OFFSET_BITS=64,-fPIE)
+rel_ldflags = $(if $(call rel_win,$(1)),-static -s,-pie -s)
+rel_syslibs = $(if $(call rel_win,$(1)),-lsetupapi -lbcrypt -lshell32 -ladvapi32 -lws2_32,-ldl -lpthread)
 
 -include $(wildcard $(RELEASE_TARGETS:%=build/release/%/deps.mk))
 
@@ -284,14 +308,14 @@ define release_target
 REL_PC_$(1) := PKG_CONFIG_LIBDIR=$$(REL_PREFIX_$(1))/lib/pkgconfig PKG_CONFIG_PATH= $$(PKG_CONFIG) --static
 REL_DEP_CFLAGS_$(1) := $$(if $$(REL_PREFIX_$(1)),$$(shell $$(REL_PC_$(1)) --cflags $$(PKGS)))
 REL_DEP_LIBS_$(1) := $$(if $$(REL_PREFIX_$(1)),$$(shell $$(REL_PC_$(1)) --libs $$(PKGS)))
-REL_OBJ_$(1) := $$(patsubst %.c,build/release/$(1)/obj/%.o,$$(LIB_SRC) $$(CLI_SRC))
+REL_OBJ_$(1) := $$(patsubst %.c,build/release/$(1)/obj/%.o,$$(call rel_src,$(1)))
 
-build/release/$(1)/obj/%.o: %.c $$(HDRS) Makefile build/release/$(1)/deps.mk build/release/$(1)/mlsetup-release.h
+build/release/$(1)/obj/%.o: %.c $$(HDRS) $$(WIN_HDRS) Makefile build/release/$(1)/deps.mk build/release/$(1)/mlsetup-release.h
 	@mkdir -p $$(dir $$@)
-	$$(REL_TOOLS_$(1))/zcc $$(REL_CFLAGS) -Ibuild/release/$(1) $$(REL_DEP_CFLAGS_$(1)) -c -o $$@ $$<
+	$$(REL_TOOLS_$(1))/zcc $$(REL_CFLAGS) $$(call rel_tflags,$(1)) -Ibuild/release/$(1) $$(REL_DEP_CFLAGS_$(1)) -c -o $$@ $$<
 
-build/release/$(1)/mlsetup: $$(REL_OBJ_$(1))
-	$$(REL_TOOLS_$(1))/zcc -pie -s -o $$@ $$^ $$(REL_DEP_LIBS_$(1)) -ldl -lpthread
+$$(call rel_exe,$(1)): $$(REL_OBJ_$(1))
+	$$(REL_TOOLS_$(1))/zcc $$(call rel_ldflags,$(1)) -o $$@ $$^ $$(REL_DEP_LIBS_$(1)) $$(call rel_syslibs,$(1))
 endef
 $(foreach t,$(RELEASE_TARGETS),$(eval $(call release_target,$(t))))
 
@@ -300,7 +324,7 @@ release:
 	$(MAKE) release-bins
 	sh packaging/release/dist.sh "$(RELEASE_URL)" $(RELEASE_TARGETS)
 
-release-bins: $(RELEASE_TARGETS:%=build/release/%/mlsetup)
+release-bins: $(foreach t,$(RELEASE_TARGETS),$(call rel_exe,$(t)))
 
 release-check: release $(SHIMS)
 	sh packaging/release/check.sh $(RELEASE_TARGETS)

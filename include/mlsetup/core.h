@@ -317,6 +317,14 @@ const ml_embedded_file *ml_embedded_require(const char *name);
 
 /* --- platform interface (platform/<os>/os.c) ------------------------------ */
 
+/* Prepares the process before anything else runs; main() calls it first.
+ * Linux: nothing. Windows: the console takes UTF-8 output and ANSI escape
+ * sequences (the progress display), standard streams are binary, and
+ * *argv is replaced by the UTF-8 form of the wide command line (the C
+ * runtime's argv is in the ANSI code page); the new array lives until
+ * exit. Returns 0, or ML_ENOMEM (argv then untouched). */
+int ml_os_init(int *argc, char ***argv);
+
 /* Reads at most max_bytes of the file `path` into a new NUL-terminated
  * buffer (*out, caller frees with free(); *out_len set when non-NULL).
  * When root is non-NULL and not "/", the path is resolved under root
@@ -331,14 +339,19 @@ int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *p
 int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path);
 
 /* Opens the first shared library of `names` (NULL-terminated list of file
- * names or absolute paths) that dlopen accepts. Returns a handle or NULL;
+ * names or absolute paths) that dlopen accepts. On Windows (LoadLibraryExW)
+ * a bare file name is loaded from the System32 directory only and an
+ * absolute path as given: never from the current directory or PATH, and
+ * the DLL's own imports resolve from its directory and System32. Returns a handle or NULL;
  * on NULL, err (may be NULL) holds the last loader message. Close with
  * ml_os_dlclose(), which accepts NULL. */
 void *ml_os_dlopen(const char *const *names, char *loaded_name, size_t loaded_sz, ml_err *err);
 void *ml_os_dlsym(void *handle, const char *symbol);
 void ml_os_dlclose(void *handle);
 
-/* Runs argv (argv[0] looked up on PATH) with stdin from /dev/null, capturing
+/* Runs argv (argv[0] looked up on PATH; on Windows only there, never in the
+ * current directory, NAME or NAME.exe, through CreateProcessW with the
+ * arguments quoted for CommandLineToArgvW) with stdin from /dev/null, capturing
  * at most max_bytes of stdout into *out (caller frees). Stops waiting after
  * timeout_s seconds and kills the child. *status gets the exit status, or
  * -1 when killed/signalled. Returns 0 when the program ran (whatever its
@@ -380,7 +393,9 @@ int ml_os_cpu_count(void);
  * set, else, only when no bundle was found, the first that exists of the
  * distributions' directories. Either returns NULL when there is none; the
  * string is static or the environment's, valid until the environment
- * changes. Thread-safe as getenv() is. */
+ * changes. Thread-safe as getenv() is. Windows: ml_os_ca_file() is
+ * $SSL_CERT_FILE or NULL (the system store), ml_os_ca_dir() always NULL
+ * (Schannel takes no directory). */
 const char *ml_os_ca_file(void);
 const char *ml_os_ca_dir(void);
 
@@ -411,9 +426,10 @@ int ml_git_init(ml_err *err);
 
 /* Writes mlsetup's cache directory into dst (dstsz bytes): `override` when
  * non-NULL (--cache-dir), else $MLSETUP_CACHE_DIR, else
- * $XDG_CACHE_HOME/mlsetup, else ~/.cache/mlsetup (Windows:
- * %LOCALAPPDATA%\mlsetup\Cache). Does not create it. Returns 0, or ML_EFAIL
- * when no home directory is known or the path does not fit. */
+ * $XDG_CACHE_HOME/mlsetup, else ~/.cache/mlsetup (Windows: instead of the
+ * last two, %LOCALAPPDATA%/mlsetup/Cache, with '/' as separator). Does not
+ * create it. Returns 0, or ML_EFAIL when no home directory is known or the
+ * path does not fit. */
 int ml_cache_dir(char *dst, size_t dstsz, const char *override);
 
 /* Writes the content-addressed path of a blob, <cache>/blobs/sha256/<2 hex>/

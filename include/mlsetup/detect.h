@@ -45,6 +45,8 @@ typedef struct ml_gpu {
 	uint32_t pci_device_id; /* PCI device id, e.g. 0x2b85; 0 if unknown */
 	char uuid[96];          /* "GPU-..." */
 	char source[32];        /* probe that first reported this GPU */
+	char driver_model[8];   /* Windows: "WDDM", "TCC" or "MCDM" (nvmlDeviceGetDriverModel);
+	                         * "" when unknown and always on Linux (JSON null) */
 } ml_gpu;
 
 typedef struct ml_driver {
@@ -108,7 +110,8 @@ int ml_detect(ml_machine **out, const ml_detect_opts *opts, ml_err *err);
 void ml_machine_free(ml_machine *m);
 
 /* Builds the "mlsetup.detect/1" JSON document for m: os, cpu, memory_mib,
- * disk_free_mib, driver, gpus[] (each with features {bf16, tf32, fp8,
+ * disk_free_mib, driver, gpus[] (each with driver_model "WDDM" / "TCC" /
+ * "MCDM" / null, features {bf16, tf32, fp8,
  * fp4, flash_attention_2} and recommended_dtype from ml_gpu_precision(), null
  * when the compute capability is unknown), probes[], advice[]. Returns a new cJSON
  * object (caller frees with cJSON_Delete) or NULL on allocation failure. */

@@ -417,7 +417,8 @@ int ml_python_probe(ml_python_info *out, const char *python, ml_err *err);
 
 /* Writes the directory interpreters are unpacked into: override when
  * non-NULL, else $XDG_DATA_HOME/mlsetup/pythons, else
- * ~/.local/share/mlsetup/pythons. Does not create it. Returns 0 or
+ * ~/.local/share/mlsetup/pythons (Windows: %LOCALAPPDATA%/mlsetup/pythons
+ * first, with '/' as separator). Does not create it. Returns 0 or
  * ML_EFAIL (no home directory, does not fit). */
 int ml_python_dir(char *dst, size_t dstsz, const char *override);
 

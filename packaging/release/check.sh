@@ -6,7 +6,10 @@
 #   2. the binary for this machine passes the whole test suite
 #      (tests/run-tests.sh, the install.sh tests included and required);
 #   3. the aarch64 binary runs --version, detect and plan --offline under
-#      qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu);
+#      qemu-user (qemu-aarch64 -L /usr/aarch64-linux-gnu), the Windows one
+#      (mlsetup-x86_64-windows-gnu.exe: a PE executable importing only
+#      Windows' own DLLs, without build paths) under wine when wine is installed (else that part is skipped
+#      and says so);
 #   4. a pinned source version that has left Debian stops the build with
 #      the version to pin instead.
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +27,41 @@ ok() { printf 'release-check: ok   %s\n' "$*" >&2; }
 
 command -v readelf >/dev/null 2>&1 || rel_die "readelf is needed (binutils); run packaging/release-deps.sh"
 
+leaks() {
+	leaked=
+	for p in "$REL_CACHE" "$REL_TOP" "$HOME"; do
+		[ -n "$p" ] && [ "$p" != / ] && grep -q -a -F "$p/" "$1" && leaked="$leaked $p"
+	done
+	printf '%s' "$leaked"
+}
+
 for t in "$@"; do
+	case $t in
+	*-windows-*)
+		bin=$REL_TOP/dist/mlsetup-$t.exe
+		[ -f "$bin" ] || {
+			bad "no dist/mlsetup-$t.exe"
+			continue
+		}
+		if [ "$(head -c 2 "$bin")" = MZ ]; then ok "$t: a PE executable, $(wc -c <"$bin" | tr -d ' ') bytes"; else bad "$t: not a PE executable"; fi
+		# Linked static: only Windows' own DLLs (the UCRT's api-ms-win-crt-*).
+		dlls=$(python3 "$REL_DIR/pe-imports.py" "$bin" 2>&1)
+		extra=
+		for d in $dlls; do
+			case $(printf '%s' "$d" | tr 'A-Z' 'a-z') in
+			api-ms-win-*.dll | kernel32.dll | ntdll.dll | advapi32.dll | bcrypt.dll | crypt32.dll | \
+				secur32.dll | ws2_32.dll | winhttp.dll | ole32.dll | oleaut32.dll | rpcrt4.dll | \
+				shell32.dll | user32.dll | setupapi.dll | cfgmgr32.dll | iphlpapi.dll | userenv.dll | \
+				normaliz.dll | wldap32.dll | ucrtbase.dll) ;;
+			*) extra="$extra $d" ;;
+			esac
+		done
+		if [ -n "$extra" ]; then bad "$t: imports DLLs that are not Windows':$extra"; else ok "$t: imports $dlls"; fi
+		leaked=$(leaks "$bin")
+		if [ -n "$leaked" ]; then bad "$t: the binary holds build paths:$leaked"; else ok "$t: no build path inside"; fi
+		continue
+		;;
+	esac
 	bin=$REL_TOP/dist/mlsetup-$t
 	[ -x "$bin" ] || {
 		bad "no dist/mlsetup-$t"
@@ -47,10 +84,7 @@ for t in "$@"; do
 		ok "$t: newest glibc symbol version GLIBC_$newest (<= $GLIBC_MAX)"
 	fi
 	# Reproducible means no path of the build machine inside.
-	leaked=
-	for p in "$REL_CACHE" "$REL_TOP" "$HOME"; do
-		[ -n "$p" ] && [ "$p" != / ] && grep -q -a -F "$p/" "$bin" && leaked="$leaked $p"
-	done
+	leaked=$(leaks "$bin")
 	if [ -n "$leaked" ]; then bad "$t: the binary holds build paths:$leaked"; else ok "$t: no build path inside"; fi
 	interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 	ok "$t: interpreter $interp, $(wc -c <"$bin" | tr -d ' ') bytes"
@@ -73,9 +107,29 @@ rm -f "$lock"
 host=$(uname -m)-linux-gnu
 for t in "$@"; do
 	bin=$REL_TOP/dist/mlsetup-$t
-	[ -x "$bin" ] || continue
+	baseline="glibc >= $GLIBC_MAX"
+	case $t in *-windows-*)
+		bin=$bin.exe
+		baseline="Windows 10 or later"
+		;;
+	esac
+	[ -f "$bin" ] || continue
 	if [ "$t" = "$host" ]; then
 		run=
+	elif [ "$t" = x86_64-windows-gnu ]; then
+		command -v wine >/dev/null 2>&1 || {
+			ok "$t: skipped running it: no wine on this machine"
+			continue
+		}
+		# A prefix of its own, so the check neither needs nor changes ~/.wine.
+		prefix=$REL_TOP/build/release/$t/wineprefix
+		if [ ! -d "$prefix/drive_c/windows/system32" ]; then
+			# made first, so wine's "configuration updated" note is not
+			# taken for the program's output
+			WINEPREFIX=$prefix WINEDEBUG=-all wineboot -i >/dev/null 2>&1
+			WINEPREFIX=$prefix wineserver -w
+		fi
+		run="env WINEPREFIX=$prefix WINEDEBUG=-all wine"
 	elif [ "$t" = aarch64-linux-gnu ]; then
 		command -v qemu-aarch64 >/dev/null 2>&1 && [ -d /usr/aarch64-linux-gnu ] || {
 			bad "$t: qemu-aarch64 or /usr/aarch64-linux-gnu missing; run packaging/release-deps.sh"
@@ -87,7 +141,7 @@ for t in "$@"; do
 		continue
 	fi
 	out=$($run "$bin" --version 2>&1) &&
-		printf '%s\n' "$out" | grep -q "build      release $t (glibc >= $GLIBC_MAX)" &&
+		printf '%s\n' "$out" | grep -q "build      release $t ($baseline" &&
 		ok "$t: --version: $(printf '%s\n' "$out" | sed -n 2p | sed 's/^ *//')" ||
 		bad "$t: --version does not name the release build: $out"
 	$run "$bin" detect --json >"$REL_TOP/build/release/$t/detect.json" 2>&1 &&

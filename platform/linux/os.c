@@ -26,6 +26,12 @@
 
 extern char **environ;
 
+int ml_os_init(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	return 0;
+}
+
 int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path)
 {
 	int n;

@@ -61,8 +61,9 @@ static void print_human(const ml_machine *m)
 	ml_say("  os         %s%s%s, kernel %s, %s",
 	       m->os.distro_pretty[0] ? m->os.distro_pretty : m->os.name, m->os.wsl ? " (WSL)" : "",
 	       "", m->os.kernel, m->os.arch);
-	ml_say("  libc       %s %s", m->os.libc_kind[0] ? m->os.libc_kind : "unknown",
-	       m->os.libc_version);
+	if (strcmp(m->os.name, "windows") != 0) /* no libc to speak of there */
+		ml_say("  libc       %s %s", m->os.libc_kind[0] ? m->os.libc_kind : "unknown",
+		       m->os.libc_version);
 	if (m->os.container)
 		ml_say("  container  %s", m->os.container_kind);
 	ml_say("  cpu        %s (%d cores)", m->cpu_model[0] ? m->cpu_model : "unknown",

@@ -276,6 +276,10 @@ int main(int argc, char **argv)
 	ml_ctx ctx = {0};
 	ml_err err = ML_ERR_INIT;
 	bool want_help = false, want_version = false;
+	if (ml_os_init(&argc, &argv) != 0) {
+		fprintf(stderr, "error: out of memory\n");
+		return ML_EXIT_FAILED;
+	}
 	int rc = take_global_options(&argc, argv, &oo, &ctx, &want_help, &want_version, &err);
 	ml_out_setup(&oo);
 	if (rc) {

@@ -122,6 +122,11 @@ int ml_fs_mkdirs(const char *path, unsigned mode)
 	if (n >= sizeof p)
 		return -ENAMETOOLONG;
 	memcpy(p, path, n + 1);
+#ifdef _WIN32
+	for (char *c = p; *c; c++) /* both separate there */
+		if (*c == '\\')
+			*c = '/';
+#endif
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0';
 	struct stat st;
@@ -210,11 +215,24 @@ int ml_fs_split_path(char *dir, size_t dirsz, const char **base, const char *pat
 	if (n == 0 || path[n - 1] == '/')
 		return ML_EFAIL;
 	const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+	const char *bs = strrchr(path, '\\');
+	if (n && path[n - 1] == '\\')
+		return ML_EFAIL;
+	if (bs && (!slash || bs > slash))
+		slash = bs;
+	if (!slash && n > 2 && path[1] == ':') /* "C:x" is relative to C:'s directory */
+		return ML_EFAIL;
+#endif
 	if (!slash)
 		return (ml_strlcpy(dir, ".", dirsz) >= dirsz) ? ML_EFAIL : (*base = path, 0);
 	size_t dn = (size_t)(slash - path);
 	if (dn == 0)
 		dn = 1; /* "/x" -> "/" */
+#ifdef _WIN32
+	if (dn == 2 && path[1] == ':')
+		dn = 3; /* "C:/x" -> "C:/" */
+#endif
 	if (dn >= dirsz)
 		return ML_EFAIL;
 	memcpy(dir, path, dn);

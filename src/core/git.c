@@ -32,7 +32,13 @@ static void git_setup(void)
 		return;
 	}
 	atexit(git_teardown); /* frees libgit2's global and per-thread state */
+#ifdef _WIN32
+	/* libgit2 goes through WinHTTP there, which verifies against the
+	 * Windows certificate store and takes no CA file. */
+	const char *file = NULL, *dir = NULL;
+#else
 	const char *file = ml_os_ca_file(), *dir = ml_os_ca_dir();
+#endif
 	if ((file || dir) && git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
 		const git_error *e = git_error_last();
 		snprintf(git_msg, sizeof(git_msg), "cannot load CA certificates from '%s': %s",

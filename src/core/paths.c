@@ -21,8 +21,14 @@ int ml_cache_dir(char *dst, size_t dstsz, const char *override)
 	if ((v = getenv("MLSETUP_CACHE_DIR")) && *v)
 		return fits(snprintf(dst, dstsz, "%s", v), dstsz);
 #ifdef _WIN32
-	if ((v = getenv("LOCALAPPDATA")) && *v)
-		return fits(snprintf(dst, dstsz, "%s\\mlsetup\\Cache", v), dstsz);
+	/* '/' throughout: the file-system helpers split paths there. */
+	if ((v = getenv("LOCALAPPDATA")) && *v) {
+		int rc = fits(snprintf(dst, dstsz, "%s/mlsetup/Cache", v), dstsz);
+		for (char *c = dst; !rc && *c; c++)
+			if (*c == '\\')
+				*c = '/';
+		return rc;
+	}
 	return ML_EFAIL;
 #else
 	if ((v = getenv("XDG_CACHE_HOME")) && *v == '/')

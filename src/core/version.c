@@ -40,7 +40,10 @@ const char *ml_version_commit(void)
 
 const char *ml_version_build(void)
 {
-#ifdef ML_RELEASE_BUILD
+#if defined(ML_RELEASE_BUILD) && defined(_WIN32)
+	return "release " ML_BUILD_TARGET " (Windows 10 or later, UCRT), zig " ML_BUILD_ZIG
+	       ", static libraries from Debian " ML_BUILD_SUITE " sources";
+#elif defined(ML_RELEASE_BUILD)
 	return "release " ML_BUILD_TARGET " (glibc >= " ML_BUILD_GLIBC "), zig " ML_BUILD_ZIG
 	       ", static libraries from Debian " ML_BUILD_SUITE " sources";
 #else

@@ -83,12 +83,17 @@ static void read_device(struct cuda_api *api, ml_machine *m, int i, ml_buf *note
 int ml_probe_cuda(ml_machine *m, const ml_detect_opts *o)
 {
 	(void)o;
+#ifdef _WIN32
+	/* System32 only (ml_os_dlopen() never searches elsewhere). */
+	static const char *const names[] = {"nvcuda.dll", NULL};
+#else
 	static const char *const names[] = {"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", NULL};
+#endif
 	char loaded[256] = "";
 	ml_err err = ML_ERR_INIT;
 	void *lib = ml_os_dlopen(names, loaded, sizeof(loaded), &err);
 	if (!lib)
-		return ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "libcuda.so.1 not loadable: %s",
+		return ml_machine_probe(m, "cuda", ML_PROBE_FAILED, "%s not loadable: %s", names[0],
 		                        err.msg);
 	struct cuda_api api;
 	memset(&api, 0, sizeof(api));

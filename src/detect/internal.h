@@ -32,6 +32,15 @@ int ml_probe_procfs(ml_machine *m, const ml_detect_opts *o);
 int ml_probe_pci(ml_machine *m, const ml_detect_opts *o);
 int ml_probe_smi(ml_machine *m, const ml_detect_opts *o);
 
+#ifdef _WIN32
+/* Windows (src/detect/os_windows.c): the machine probe that replaces
+ * /proc, /etc and uname (ml_probe_os() calls it), and the PCI probe over
+ * SetupAPI's display adapters (ml_probe_pci() calls it). Same contracts
+ * as the probes they stand in for. */
+int ml_probe_os_windows(ml_machine *m, const ml_detect_opts *o);
+int ml_probe_pci_windows(ml_machine *m, const ml_detect_opts *o);
+#endif
+
 /* A row of the PCI id table (src/detect/pci_ids.c). */
 typedef struct ml_pci_gpu {
 	uint16_t device_id; /* PCI device id (vendor 0x10de) */

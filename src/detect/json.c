@@ -116,6 +116,10 @@ static cJSON *gpu_json(const ml_gpu *g)
 	cJSON_AddStringToObject(j, "pci_device_id", g->pci_device_id ? devid : "");
 	cJSON_AddStringToObject(j, "uuid", g->uuid);
 	cJSON_AddStringToObject(j, "source", g->source);
+	if (g->driver_model[0])
+		cJSON_AddStringToObject(j, "driver_model", g->driver_model);
+	else
+		cJSON_AddNullToObject(j, "driver_model");
 	ml_precision pr;
 	ml_gpu_precision(&pr, g->cc_major, g->cc_minor);
 	if (pr.known) {

@@ -7,9 +7,14 @@
  * nvmlSystemGetCudaDriverVersion_v2, nvmlDeviceGetCount_v2,
  * nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetName,
  * nvmlDeviceGetCudaComputeCapability, nvmlDeviceGetMemoryInfo,
- * nvmlDeviceGetPciInfo_v3, nvmlDeviceGetUUID.
+ * nvmlDeviceGetPciInfo_v3, nvmlDeviceGetUUID, and on Windows
+ * nvmlDeviceGetDriverModel (WDDM or TCC). On Windows the library is
+ * nvml.dll, from System32 (drivers since R418 put it there) or, for older
+ * drivers, %ProgramFiles%\NVIDIA Corporation\NVSMI - by full path only.
  */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -18,6 +23,9 @@ typedef int nvml_return; /* nvmlReturn_t */
 typedef void *nvml_device;
 
 enum { NVML_SUCCESS = 0, NVML_ERROR_FUNCTION_NOT_FOUND = 13 };
+
+/* nvmlDriverModel_t */
+enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1 /* TCC */, NVML_DRIVER_MCDM = 2 };
 
 typedef struct {
 	unsigned long long total, free, used; /* bytes */
@@ -44,6 +52,7 @@ struct nvml_api {
 	nvml_return (*memory)(nvml_device, nvml_memory *);
 	nvml_return (*pci)(nvml_device, nvml_pci_info *);
 	nvml_return (*uuid)(nvml_device, char *, unsigned int);
+	nvml_return (*driver_model)(nvml_device, int *, int *); /* current, pending */
 };
 
 static const char *nvml_errstr(const struct nvml_api *api, nvml_return r)
@@ -124,19 +133,43 @@ static void read_gpu(struct nvml_api *api, ml_machine *m, unsigned int i, ml_buf
 	} else {
 		note_missing(note, "nvmlDeviceGetUUID");
 	}
+	/* Windows only (NVML answers NOT_SUPPORTED elsewhere); its absence is
+	 * not noted: Linux libraries need not have it. */
+	int cur = -1, pending = -1;
+	if (api->driver_model && api->driver_model(dev, &cur, &pending) == NVML_SUCCESS) {
+		if (cur == NVML_DRIVER_WDDM)
+			ml_fill_str(g->driver_model, sizeof(g->driver_model), "WDDM");
+		else if (cur == NVML_DRIVER_WDM)
+			ml_fill_str(g->driver_model, sizeof(g->driver_model), "TCC");
+		else if (cur == NVML_DRIVER_MCDM) /* compute-only, R550 and later */
+			ml_fill_str(g->driver_model, sizeof(g->driver_model), "MCDM");
+	}
 }
 
 int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 {
 	(void)o;
+#ifdef _WIN32
+	/* ml_os_dlopen() takes a bare name from System32 only. */
+	const char *pf = getenv("ProgramW6432");
+	if (!pf || !*pf)
+		pf = getenv("ProgramFiles");
+	char nvsmi[PATH_MAX] = "";
+	if (pf && *pf)
+		ml_pathf(nvsmi, sizeof nvsmi, "%s/NVIDIA Corporation/NVSMI/nvml.dll", pf);
+	const char *const names[] = {"nvml.dll", nvsmi[0] ? nvsmi : NULL, NULL};
+	const char *primary = "nvml.dll";
+#else
 	static const char *const names[] = {"libnvidia-ml.so.1",
 	                                    "/usr/lib/wsl/lib/libnvidia-ml.so.1", NULL};
-	char loaded[256] = "";
+	const char *primary = "libnvidia-ml.so.1";
+#endif
+	char loaded[PATH_MAX] = "";
 	ml_err err = ML_ERR_INIT;
 	void *lib = ml_os_dlopen(names, loaded, sizeof(loaded), &err);
 	if (!lib)
-		return ml_machine_probe(m, "nvml", ML_PROBE_FAILED,
-		                        "libnvidia-ml.so.1 not loadable: %s", err.msg);
+		return ml_machine_probe(m, "nvml", ML_PROBE_FAILED, "%s not loadable: %s", primary,
+		                        err.msg);
 
 	struct nvml_api api;
 	memset(&api, 0, sizeof(api));
@@ -161,6 +194,8 @@ int ml_probe_nvml(ml_machine *m, const ml_detect_opts *o)
 	        lib, "nvmlDeviceGetPciInfo_v3", NULL);
 	api.uuid = (nvml_return(*)(nvml_device, char *, unsigned int))sym_any(
 	        lib, "nvmlDeviceGetUUID", NULL);
+	api.driver_model = (nvml_return(*)(nvml_device, int *, int *))sym_any(
+	        lib, "nvmlDeviceGetDriverModel_v2", "nvmlDeviceGetDriverModel");
 
 	int rc = 0;
 	if (!api.init || !api.shutdown || !api.count || !api.handle) {

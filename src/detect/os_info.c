@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/utsname.h>
+#endif
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
@@ -17,6 +19,7 @@
 
 #define SMALL_FILE (64 * 1024)
 
+#ifndef _WIN32
 /* Reads a small file under root; NULL when missing or unreadable. */
 static char *slurp(const char *root, const char *path)
 {
@@ -206,8 +209,13 @@ static void detect_cpu_memory(ml_machine *m, const char *root)
 	free(mem);
 }
 
+#endif /* !_WIN32 */
+
 int ml_probe_os(ml_machine *m, const ml_detect_opts *o)
 {
+#ifdef _WIN32
+	return ml_probe_os_windows(m, o);
+#else
 #if defined(__linux__)
 	ml_strlcpy(m->os.name, "linux", sizeof(m->os.name));
 #elif defined(__APPLE__)
@@ -223,4 +231,5 @@ int ml_probe_os(ml_machine *m, const ml_detect_opts *o)
 	ml_strlcpy(m->target_dir, o->target_dir ? o->target_dir : ".", sizeof(m->target_dir));
 	ml_os_disk_free_mib(&m->disk_free_mib, m->target_dir, NULL);
 	return 0;
+#endif
 }

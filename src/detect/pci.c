@@ -78,6 +78,9 @@ static int scan_device(ml_machine *m, const char *root, const char *dev, ml_buf 
 
 int ml_probe_pci(ml_machine *m, const ml_detect_opts *o)
 {
+#ifdef _WIN32
+	return ml_probe_pci_windows(m, o);
+#endif
 	char dirpath[PATH_MAX];
 	struct dirent **list = NULL;
 	int n = -1;

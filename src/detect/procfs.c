@@ -105,6 +105,9 @@ static int read_information(ml_machine *m, const char *root, const char *dir, ml
 
 int ml_probe_procfs(ml_machine *m, const ml_detect_opts *o)
 {
+#ifdef _WIN32
+	return ml_machine_probe(m, "procfs", ML_PROBE_SKIPPED, "no /proc on Windows");
+#endif
 	ml_buf note = ML_BUF_INIT;
 	char version[32] = "";
 	const char *from = NULL;

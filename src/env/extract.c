@@ -955,8 +955,10 @@ int mle_archive_extract(ml_extract_result *out, const char *archive_path, const 
 		                  dest, strerror(e));
 	}
 	int rc = 0;
+#ifndef _WIN32
 	locale_t loc = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
 	locale_t old = loc ? uselocale(loc) : (locale_t)0;
+#endif
 	x.rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x.rootfd < 0 || fchmod(x.rootfd, 0755) != 0) {
 		rc = ml_err_set(err, ML_EIO, "cannot open '%s': %s", dest, strerror(errno));
@@ -971,10 +973,12 @@ int mle_archive_extract(ml_extract_result *out, const char *archive_path, const 
 	if (!rc)
 		rc = check_links(&x);
 out:
+#ifndef _WIN32
 	if (loc) {
 		uselocale(old);
 		freelocale(loc);
 	}
+#endif
 	ml_sha256_free(x.md);
 	if (x.parent_fd >= 0)
 		close(x.parent_fd);

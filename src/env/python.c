@@ -84,6 +84,14 @@ int ml_python_dir(char *dst, size_t dstsz, const char *override)
 	const char *v;
 	if (override && *override)
 		n = snprintf(dst, dstsz, "%s", override);
+#ifdef _WIN32
+	else if ((v = getenv("LOCALAPPDATA")) && *v) {
+		n = snprintf(dst, dstsz, "%s/mlsetup/pythons", v);
+		for (char *c = dst; n > 0 && (size_t)n < dstsz && *c; c++)
+			if (*c == '\\')
+				*c = '/';
+	}
+#endif
 	else if ((v = getenv("XDG_DATA_HOME")) && *v == '/')
 		n = snprintf(dst, dstsz, "%s/mlsetup/pythons", v);
 	else if ((v = getenv("HOME")) && *v)

@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#ifndef _WIN32
 #include <sys/syscall.h>
+#endif
 #include <unistd.h>
 
 #include "internal.h"
@@ -42,7 +44,11 @@ struct ml_envlock {
 
 static int do_renameat2(int olddir, const char *oldp, int newdir, const char *newp, unsigned fl)
 {
-#ifdef SYS_renameat2
+#if defined(_WIN32)
+	/* MoveFileExW: RENAME_NOREPLACE only; no exchange, so commits take
+	 * the move-aside path (3c below). */
+	return ml_win_renameat2(olddir, oldp, newdir, newp, fl);
+#elif defined(SYS_renameat2)
 	return (int)syscall(SYS_renameat2, olddir, oldp, newdir, newp, fl);
 #else
 	errno = ENOSYS;

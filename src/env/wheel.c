@@ -20,7 +20,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __linux__
 #include <linux/fs.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

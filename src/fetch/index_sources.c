@@ -15,7 +15,9 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#ifndef _WIN32
 #include <pwd.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,11 @@
 
 #define PIP_DEFAULT_TIMEOUT_S 30
 #define PIP_CONF_MAX          ((size_t)1 << 20)
-#define DEVNULL               "/dev/null"
+#ifdef _WIN32
+#define DEVNULL "nul" /* pip's os.devnull there */
+#else
+#define DEVNULL "/dev/null"
+#endif
 
 /* --- lists with origins -------------------------------------------------------- */
 
@@ -333,8 +339,13 @@ static const char *home_dir(void)
 	const char *h = getenv("HOME");
 	if (h && h[0])
 		return h;
+#ifdef _WIN32
+	h = getenv("USERPROFILE");
+	return h && h[0] ? h : "C:/";
+#else
 	struct passwd *pw = getpwuid(getuid());
 	return pw && pw->pw_dir ? pw->pw_dir : "/";
+#endif
 }
 
 static bool env_set(const char *name)
@@ -356,6 +367,42 @@ static bool is_blank(const char *s)
  * the active virtualenv's, then PIP_CONFIG_FILE. */
 static int config_paths(strlist *out)
 {
+#ifdef _WIN32
+	/* pip on Windows: %ProgramData%\pip\pip.ini, then the legacy
+	 * %USERPROFILE%\pip\pip.ini and %APPDATA%\pip\pip.ini, then the
+	 * virtualenv's pip.ini, then PIP_CONFIG_FILE. */
+	const char *pd = getenv("ProgramData"), *ad = getenv("APPDATA");
+	const char *env_file = getenv("PIP_CONFIG_FILE");
+	struct stat st;
+	char *site = ml_asprintf("%s/pip/pip.ini", is_blank(pd) ? "C:/ProgramData" : pd);
+	int rc = !site || strlist_add(out, site, strlen(site), "site") ? ML_ENOMEM : 0;
+	free(site);
+	if (rc)
+		return rc;
+	if (!(env_file && env_file[0] && stat(env_file, &st) == 0)) {
+		char *legacy = ml_asprintf("%s/pip/pip.ini", home_dir());
+		char *user = is_blank(ad) ? NULL : ml_asprintf("%s/pip/pip.ini", ad);
+		rc = !legacy || strlist_add(out, legacy, strlen(legacy), "user") ||
+		                     (user && strlist_add(out, user, strlen(user), "user"))
+		             ? ML_ENOMEM
+		             : 0;
+		free(legacy);
+		free(user);
+		if (rc)
+			return rc;
+	}
+	const char *venv = getenv("VIRTUAL_ENV");
+	if (venv && venv[0]) {
+		char *path = ml_asprintf("%s/pip.ini", venv);
+		rc = !path || strlist_add(out, path, strlen(path), "venv") ? ML_ENOMEM : 0;
+		free(path);
+		if (rc)
+			return rc;
+	}
+	if (env_file && env_file[0] && strlist_add(out, env_file, strlen(env_file), "env"))
+		return ML_ENOMEM;
+	return 0;
+#else
 	const char *dirs = getenv("XDG_CONFIG_DIRS");
 	if (is_blank(dirs))
 		dirs = "/etc/xdg";
@@ -403,6 +450,7 @@ static int config_paths(strlist *out)
 	return 0;
 nomem:
 	return ML_ENOMEM;
+#endif
 }
 
 /* Fills s from pip's config files and then PIP_* variables. */

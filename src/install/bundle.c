@@ -926,6 +926,11 @@ static int run(bundle *b, ml_err *err)
 int ml_install_bundle(ml_install_bundle_result *res, const ml_install_bundle_opts *o, ml_err *err)
 {
 	memset(res, 0, sizeof(*res));
+#ifdef _WIN32
+	/* A bundle carries install.sh and a copy of /proc/self/exe. */
+	(void)o;
+	return ml_err_set(err, ML_EUNSUPPORTED, "making a bundle is not supported on Windows yet");
+#endif
 	double t0 = mli_now();
 	bundle b;
 	memset(&b, 0, sizeof(b));

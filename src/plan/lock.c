@@ -229,6 +229,10 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	int pi = platform_index(tg->platform);
 	char tmpl[4096];
 	const char *tmp = getenv("TMPDIR");
+#ifdef _WIN32
+	if (!tmp || !*tmp)
+		tmp = getenv("TEMP"); /* GetTempPath's first choice */
+#endif
 	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-lock.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl))
 		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",

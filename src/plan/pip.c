@@ -154,6 +154,10 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 {
 	char tmpl[4096];
 	const char *tmp = getenv("TMPDIR");
+#ifdef _WIN32
+	if (!tmp || !*tmp)
+		tmp = getenv("TEMP"); /* GetTempPath's first choice */
+#endif
 	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-resolve.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl))
 		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",

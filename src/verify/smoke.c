@@ -624,8 +624,12 @@ static void report_step(const ml_smoke_opts *o, const char *name, double *t0, bo
 
 int ml_smoke_driver(ml_smoke_result *out, const ml_smoke_opts *opts, ml_err *err)
 {
+#ifdef _WIN32
+	static const char *const default_names[] = {"nvcuda.dll", NULL}; /* System32 only */
+#else
 	static const char *const default_names[] = {"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1",
 	                                            NULL};
+#endif
 	ml_smoke_opts o = ML_SMOKE_OPTS_INIT;
 	if (opts)
 		o = *opts;

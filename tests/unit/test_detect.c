@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "mlsetup/detect.h"
@@ -167,6 +168,31 @@ static void test_pci_reader_finds_gpu_without_driver(void **state)
 	ml_machine_free(m);
 }
 
+/* gpus[].driver_model is Windows' (WDDM / TCC, from NVML): on Linux the
+ * field is there and null; a known model is written as a string. */
+static void test_driver_model_null_on_linux_string_when_known(void **state)
+{
+	(void)state;
+	ml_machine *m = detect_root(SYSROOT "pci-only");
+	assert_int_equal(m->n_gpus, 1);
+	assert_string_equal(m->gpus[0].driver_model, "");
+	cJSON *j = ml_machine_to_json(m);
+	assert_non_null(j);
+	cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0);
+	cJSON *dm = cJSON_GetObjectItem(g, "driver_model");
+	assert_non_null(dm);
+	assert_true(cJSON_IsNull(dm));
+	cJSON_Delete(j);
+	ml_strlcpy(m->gpus[0].driver_model, "TCC", sizeof(m->gpus[0].driver_model));
+	j = ml_machine_to_json(m);
+	g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0);
+	dm = cJSON_GetObjectItem(g, "driver_model");
+	assert_true(cJSON_IsString(dm));
+	assert_string_equal(dm->valuestring, "TCC");
+	cJSON_Delete(j);
+	ml_machine_free(m);
+}
+
 static void test_malformed_tree_is_recorded_not_fatal(void **state)
 {
 	(void)state;
@@ -270,6 +296,7 @@ int main(void)
 	        cmocka_unit_test(test_bus_id_rejects_garbage),
 	        cmocka_unit_test(test_procfs_reader_proprietary_tree),
 	        cmocka_unit_test(test_pci_reader_finds_gpu_without_driver),
+	        cmocka_unit_test(test_driver_model_null_on_linux_string_when_known),
 	        cmocka_unit_test(test_malformed_tree_is_recorded_not_fatal),
 	        cmocka_unit_test(test_os_release_and_wsl_from_tree),
 	        cmocka_unit_test(test_missing_root_detects_nothing_and_does_not_fail),

@@ -1,0 +1,2 @@
+/* fnmatch.h (Windows) - declared by platform/windows/compat.h, which the
+ * Windows build force-includes. */

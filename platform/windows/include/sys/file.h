@@ -1,0 +1,2 @@
+/* sys/file.h (Windows) - declared by platform/windows/compat.h, which the
+ * Windows build force-includes. */
