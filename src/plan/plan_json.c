@@ -109,12 +109,15 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 	}
 	cJSON *py = cJSON_AddObjectToObject(root, "python");
 	cJSON_AddStringToObject(py, "version", p->python.version);
-	cJSON_AddStringToObject(py, "source", p->python.source);
+	/* where the interpreter comes from: managed, system or path (one key:
+	 * a JSON object's names are unique) */
+	cJSON_AddStringToObject(py, "source",
+	                        p->python.source[0] ? p->python.source
+	                        : p->python.path    ? "path"
+	                                            : "managed");
 	if (p->python.path) {
-		cJSON_AddStringToObject(py, "source", "path");
 		cJSON_AddStringToObject(py, "path", p->python.path);
 	} else {
-		cJSON_AddStringToObject(py, "source", "pinned");
 		cJSON_AddStringToObject(py, "name", p->python.pin_name ? p->python.pin_name : "");
 		cJSON_AddStringToObject(py, "url", p->python.url ? p->python.url : "");
 		cJSON_AddStringToObject(py, "sha256", p->python.sha256);

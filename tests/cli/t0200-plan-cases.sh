@@ -38,7 +38,15 @@ test_expect_success 'plan on this machine needs no network and prints the select
 	"$MLSETUP" plan --json --offline >j &&
 	expect_eq mlsetup.plan/1 "$(json j "d[\"schema\"]")" &&
 	test -n "$(json j "d[\"manifest\"][\"name\"]")" &&
-	test "$(json j "len(d[\"reasons\"])")" -ge 1
+	test "$(json j "len(d[\"reasons\"])")" -ge 1 &&
+	# every object names each key once (a repeated key hides a value)
+	python3 -c "import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+d = json.load(open(sys.argv[1]), object_pairs_hook=once)
+assert d[\"python\"][\"source\"] == \"managed\", d[\"python\"]" j
 '
 test_expect_success 'plan names an exact wheel and size for every package' '
 	with_gpus rtx5090.json "$MLSETUP" plan --json --sysroot "$E" --python 3.12 >j &&
