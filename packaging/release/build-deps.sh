@@ -95,7 +95,12 @@ build_one() {
 	fi
 	sh "$REL_DIR/sources.sh" extract "$name" "$work/src" >&2
 	started=$(date +%s)
-	if ! (
+	# The recipe runs with errexit: a failed step fails the library. (A
+	# subshell tested by `if` or `||` would run with errexit off, whatever
+	# it says, and a recipe whose last step passed would count as built.)
+	set +e
+	(
+		set -e
 		cd "$work/src"
 		SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l debian/changelog -STimestamp)
 		export SOURCE_DATE_EPOCH
@@ -109,7 +114,10 @@ build_one() {
 		. "$REL_DIR/libs/common.sh"
 		. "$recipe"
 		build
-	) >"$work.log" 2>&1; then
+	) >"$work.log" 2>&1
+	status=$?
+	set -e
+	if [ "$status" -ne 0 ]; then
 		tail -n 60 "$work.log" >&2
 		rm -rf "$prefix"
 		rel_die "building $name for $target failed; the whole log is $work.log"
