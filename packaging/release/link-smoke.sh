@@ -18,7 +18,7 @@ prefix=$(sed -n "s|^REL_PREFIX_$t := ||p" "$mk")
 tools=$(sed -n "s|^REL_TOOLS_$t := ||p" "$mk")
 pkgs=$(sed -n 's/^PKGS *:= *//p' "$REL_TOP/Makefile")
 # shellcheck disable=SC2086
-flags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH= pkg-config --static --cflags --libs $pkgs) ||
+flags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH='' pkg-config --static --cflags --libs $pkgs) ||
 	rel_die "pkg-config does not know every library of PKGS ($pkgs) in $prefix"
 out=$REL_TOP/build/release/$t/link-smoke
 run=
