@@ -5,9 +5,8 @@
  *
  * A release build (packaging/release, `make release`) defines
  * ML_RELEASE_BUILD and includes the generated mlsetup-release.h, which
- * names the target, the glibc baseline (Linux targets only), the zig
- * version and the Debian source version of every statically linked
- * library.
+ * names the target, the glibc baseline, the zig version and the Debian
+ * source version of every statically linked library.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,16 +38,10 @@ const char *ml_version_commit(void)
 	return ML_GIT_COMMIT;
 }
 
-#ifdef ML_BUILD_GLIBC
-#define ML_BUILD_BASELINE " (glibc >= " ML_BUILD_GLIBC ")"
-#else
-#define ML_BUILD_BASELINE "" /* a target without glibc (Windows) */
-#endif
-
 const char *ml_version_build(void)
 {
 #ifdef ML_RELEASE_BUILD
-	return "release " ML_BUILD_TARGET ML_BUILD_BASELINE ", zig " ML_BUILD_ZIG
+	return "release " ML_BUILD_TARGET " (glibc >= " ML_BUILD_GLIBC "), zig " ML_BUILD_ZIG
 	       ", static libraries from Debian " ML_BUILD_SUITE " sources";
 #else
 	return "development, shared libraries of the build machine";
