@@ -9,13 +9,14 @@
 #     release cache (packaging/release/toolchain.sh);
 #   the release and installer tests: qemu-user with libc6-arm64-cross (runs
 #     the aarch64 binary), binutils (readelf), and the shells and tools
-#     install.sh is tested under: dash, bash, zsh, busybox, curl, wget.
-#     (The Windows build will add wine here.)
+#     install.sh is tested under: dash, bash, zsh, busybox, curl, wget;
+#     wine and wine64 (run the x86_64-windows-gnu build and its tests; the
+#     command is `wine`).
 # Debian/Ubuntu only (apt-get); elsewhere it prints the package names.
 set -eu
 cd "$(dirname "$0")/.."
 
-DEB_PKGS="cmake make perl pkg-config dpkg-dev patch xz-utils bzip2 python3 python3-pip binutils qemu-user libc6-arm64-cross dash bash zsh busybox curl wget ca-certificates"
+DEB_PKGS="cmake make perl pkg-config dpkg-dev patch xz-utils bzip2 python3 python3-pip binutils qemu-user libc6-arm64-cross dash bash zsh busybox curl wget ca-certificates wine wine64"
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else

@@ -4,13 +4,18 @@
 # bundle itself: ml_os_ca_file()). The library records its prefix (modules
 # and engines directories), so it is configured for /usr/local, like any
 # build, and staged into $PREFIX: no path of this machine gets in.
+# On Windows (OpenSSL's mingw64 target) mlsetup uses libcrypto's digests
+# only, TLS being Schannel's (curl) and WinHTTP's (libgit2); the /usr/local
+# and /etc/ssl compiled in name nothing there. Its .pc files list the
+# Windows libraries it needs (ws2_32, gdi32, crypt32).
 build() {
 	# it needs none of the other libraries, and would record these flags
 	# (with the prefix's path) in OpenSSL_version(OPENSSL_CFLAGS)
 	unset CPPFLAGS LDFLAGS
-	case $ARCH in
-	x86_64) os=linux-x86_64 ;;
-	aarch64) os=linux-aarch64 ;;
+	case $TARGET in
+	x86_64-linux-gnu) os=linux-x86_64 ;;
+	aarch64-linux-gnu) os=linux-aarch64 ;;
+	x86_64-windows-gnu) os=mingw64 ;;
 	esac
 	./Configure "$os" --prefix=/usr/local --libdir=lib --openssldir=/etc/ssl \
 		no-shared no-module no-engine no-dso no-tests no-legacy no-comp \
