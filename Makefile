@@ -127,6 +127,13 @@ $(GEN_SRC): $(EMBED_FILES) manifests/embed.sh Makefile
 	@mkdir -p $(dir $@)
 	sh manifests/embed.sh $@ $(EMBED_FILES)
 
+# mlsetup.exe's embedded files add the script launchers its Windows
+# environments are written with (src/env/winlauncher.c).
+GEN_SRC_WIN := build/gen/embedded_windows.c
+$(GEN_SRC_WIN): $(EMBED_FILES) $(LAUNCHERS) manifests/embed.sh Makefile
+	@mkdir -p $(dir $@)
+	sh manifests/embed.sh $@ $(EMBED_FILES) $(LAUNCHERS)
+
 build/obj/build/gen/%.o: build/gen/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
@@ -296,7 +303,8 @@ WIN_SRC := $(sort $(wildcard platform/windows/*.c))
 WIN_HDRS := $(wildcard platform/windows/*.h platform/windows/include/*.h platform/windows/include/*/*.h)
 rel_win = $(findstring windows,$(1))
 rel_exe = build/release/$(1)/mlsetup$(if $(call rel_win,$(1)),.exe)
-rel_src = $(filter-out $(PLATFORM_SRC),$(LIB_SRC)) $(if $(call rel_win,$(1)),$(WIN_SRC),$(PLATFORM_SRC)) $(CLI_SRC)
+rel_src = $(filter-out $(PLATFORM_SRC) $(if $(call rel_win,$(1)),$(GEN_SRC)),$(LIB_SRC)) \
+	$(if $(call rel_win,$(1)),$(WIN_SRC) $(GEN_SRC_WIN),$(PLATFORM_SRC)) $(CLI_SRC)
 rel_tflags = $(if $(call rel_win,$(1)),-include platform/windows/compat.h -Iplatform/windows/include \
 	-DUNICODE -D_UNICODE -D_FILE_OFFSET_BITS=64,-fPIE)
 rel_ldflags = $(if $(call rel_win,$(1)),-static -s,-pie -s)
@@ -326,5 +334,8 @@ release:
 
 release-bins: $(foreach t,$(RELEASE_TARGETS),$(call rel_exe,$(t)))
 
-release-check: release $(SHIMS)
+# The Windows tests of the suite (t0920, t0921, t0930) need the fake driver
+# DLLs, the launchers and their test helper; under release-check they may
+# not skip.
+release-check: release $(SHIMS) shims-windows $(LAUNCHER_TEST) $(MKWINLAUNCHER)
 	sh packaging/release/check.sh $(RELEASE_TARGETS)

@@ -54,9 +54,9 @@ sys.exit(ctypes.CDLL(sys.argv[1]).nvmlInit_v2())" "$SHIMS/libnvidia-ml.so.1" 2>e
 '
 
 if ! command -v wine >/dev/null 2>&1; then
-	test_skip "wine is not installed"
+	release_skip "wine is not installed (packaging/release-deps.sh installs it)"
 elif [ ! -f "$WIN/win_probe.exe" ]; then
-	test_skip "no build/shims-windows: run make shims-windows"
+	release_skip "no build/shims-windows: run make shims-windows"
 fi
 test_expect_success 'Windows DLLs by full path: RTX 5090 on driver 572.83' '
 	probe "$FIXTURES/gpus/win-rtx5090-572.json" &&
@@ -71,9 +71,9 @@ test_expect_success 'Windows DLLs by full path: RTX 5090 on driver 572.83' '
 '
 
 if ! command -v wine >/dev/null 2>&1; then
-	test_skip "wine is not installed"
+	release_skip "wine is not installed (packaging/release-deps.sh installs it)"
 elif [ ! -f "$WIN/win_probe.exe" ]; then
-	test_skip "no build/shims-windows: run make shims-windows"
+	release_skip "no build/shims-windows: run make shims-windows"
 fi
 test_expect_success 'Windows DLLs: WDDM by default, TCC when set; no JSON is no driver' '
 	sed "s/, \"driver_model\": \"WDDM\"//" "$FIXTURES/gpus/win-rtx5090-572.json" >default.json &&

@@ -14,17 +14,20 @@
 . "$(dirname "$0")/lib.sh"
 
 L="$top/build/launcher"
+# the test helper of this build, else the sanitizer build's (the release
+# suite runs against a binary alone)
 MK="$MLSETUP_BUILD/helpers/mkwinlauncher"
+[ -x "$MK" ] || MK="$top/build/asan/helpers/mkwinlauncher"
 export WINEDEBUG=-all
 
 if ! command -v wine >/dev/null 2>&1; then
-	test_skip_all "wine is not installed"
+	release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
 fi
 if [ ! -f "$L/launcher-console.exe" ] || [ ! -f "$L/stub-python.exe" ]; then
-	test_skip_all "no build/launcher: the pinned zig is not in the release cache (sh packaging/release/toolchain.sh, then make check)"
+	release_skip_all "no build/launcher: the pinned zig is not in the release cache (sh packaging/release/toolchain.sh, then make check)"
 fi
 if [ ! -x "$MK" ]; then
-	test_skip_all "no $MK (make check builds it)"
+	release_skip_all "no $MK (make check builds it)"
 fi
 
 # winpath PATH: the Windows form of an absolute path under wine (/ is Z:).

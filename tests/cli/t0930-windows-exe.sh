@@ -16,13 +16,13 @@ export WINEDEBUG=-all
 export WINEPREFIX="$top/build/wineprefix-t0930"
 SYS32="$WINEPREFIX/drive_c/windows/system32"
 
-command -v wine >/dev/null 2>&1 || test_skip_all "wine is not installed"
-[ -f "$EXE" ] || test_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
+command -v wine >/dev/null 2>&1 || release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
+[ -f "$EXE" ] || release_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
 if [ ! -d "$SYS32" ]; then
 	wineboot -i >/dev/null 2>&1
 	wineserver -w
 fi
-[ -d "$SYS32" ] || test_skip_all "cannot create the wine prefix $WINEPREFIX"
+[ -d "$SYS32" ] || release_skip_all "cannot create the wine prefix $WINEPREFIX"
 rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
 
 # winpath PATH: the Windows form of an absolute path under wine (/ is Z:).
@@ -63,7 +63,7 @@ test_expect_success 'a nvml.dll in the current directory is not loaded' '
 '
 
 if [ ! -f "$WIN/nvml.dll" ] || [ ! -f "$WIN/nvcuda.dll" ]; then
-	test_skip "no build/shims-windows: run make shims-windows"
+	release_skip "no build/shims-windows: run make shims-windows"
 fi
 test_expect_success 'System32 fakes: RTX 5090 on 572.83 plans the Blackwell manifest, WDDM' '
 	cp "$WIN/nvml.dll" "$WIN/nvcuda.dll" "$SYS32/" &&
@@ -75,7 +75,7 @@ test_expect_success 'System32 fakes: RTX 5090 on 572.83 plans the Blackwell mani
 '
 
 if [ ! -f "$WIN/nvml.dll" ] || [ ! -f "$WIN/nvcuda.dll" ]; then
-	test_skip "no build/shims-windows: run make shims-windows"
+	release_skip "no build/shims-windows: run make shims-windows"
 fi
 test_expect_success 'System32 fakes: RTX 3090 on 551.61 plans the CUDA 12.4 manifest' '
 	cp "$WIN/nvml.dll" "$WIN/nvcuda.dll" "$SYS32/" &&
