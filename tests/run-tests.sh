@@ -3,6 +3,10 @@
 # and every CLI test script, reads each one's TAP, and ends with the line
 # "N passed, N failed, N skipped". Exits non-zero when anything failed.
 #   TESTS="t0100 test_pci_ids" limits the run to matching names.
+#   MLSETUP_TEST_RUNNER="wine" runs each unit test binary through that
+#   command, and only the unit tests (BUILD_DIR/tests/test_*, .exe files
+#   too): tests/windows/run.sh runs the Windows build's this way. Output
+#   lines may end in CRLF there; the CR is ignored.
 #   MLSETUP_TEST_TIMEOUT=SECONDS (default 900) ends a test program that runs
 #   longer, and its whole process group, as one failure that says so: a
 #   hung test costs minutes, never the whole CI run. Each result line ends
@@ -99,7 +103,7 @@ run() {
 
 count() { # name, exit status; reads TAP from $log
 	name=$1 status=$2
-	tap_summary <"$log" >"$sum"
+	tr -d '\r' <"$log" | tap_summary >"$sum"
 	read -r ok bad skip skipall <"$sum"
 	if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then
 		bad=1 # crashed or exited non-zero without reporting a failing test
@@ -138,19 +142,23 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp}
 
+runner=${MLSETUP_TEST_RUNNER:-}
 for t in "$top/$build"/tests/test_*; do
 	[ -x "$t" ] || continue
-	name=$(basename "$t")
+	case $t in *.pdb) continue ;; esac
+	name=$(basename "$t" .exe)
 	selected "$name" || continue
-	run "$name" "$top" env CMOCKA_MESSAGE_OUTPUT=TAP "$t"
+	run "$name" "$top" env CMOCKA_MESSAGE_OUTPUT=TAP $runner "$t"
 done
 
-for t in "$top"/tests/cli/t[0-9]*.sh; do
-	[ -f "$t" ] || continue
-	name=$(basename "$t" .sh)
-	selected "$name" || continue
-	run "$name" "$top" env MLSETUP_BUILD="$top/$build" sh "$t"
-done
+if [ -z "$runner" ]; then
+	for t in "$top"/tests/cli/t[0-9]*.sh; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .sh)
+		selected "$name" || continue
+		run "$name" "$top" env MLSETUP_BUILD="$top/$build" sh "$t"
+	done
+fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
