@@ -9,11 +9,15 @@
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
+#include "win_skip.h"
 
 #include "mlsetup/detect.h"
 #include "../../src/detect/internal.h"
 
 #define SYSROOT "tests/fixtures/sysroot/"
+/* The fixture trees are read by the Linux probes, which the Windows build
+ * replaces by Windows' own (os_windows.c, pci.c, procfs.c). */
+#define NO_PROCFS "the /proc and /sys readers are not built for Windows"
 
 static void test_nvrm_version_proprietary_module(void **state)
 {
@@ -134,6 +138,7 @@ static const ml_probe *probe(const ml_machine *m, const char *source)
 static void test_procfs_reader_proprietary_tree(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PROCFS);
 	ml_machine *m = detect_root(SYSROOT "proprietary");
 	assert_string_equal(m->driver.version, "550.54.14");
 	assert_string_equal(m->driver.source, "procfs");
@@ -156,6 +161,7 @@ static void test_procfs_reader_proprietary_tree(void **state)
 static void test_pci_reader_finds_gpu_without_driver(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PROCFS);
 	ml_machine *m = detect_root(SYSROOT "pci-only");
 	assert_string_equal(m->driver.version, "");
 	assert_false(m->driver.kernel_module);
@@ -173,6 +179,7 @@ static void test_pci_reader_finds_gpu_without_driver(void **state)
 static void test_driver_model_null_on_linux_string_when_known(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PROCFS);
 	ml_machine *m = detect_root(SYSROOT "pci-only");
 	assert_int_equal(m->n_gpus, 1);
 	assert_string_equal(m->gpus[0].driver_model, "");
@@ -196,6 +203,7 @@ static void test_driver_model_null_on_linux_string_when_known(void **state)
 static void test_malformed_tree_is_recorded_not_fatal(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PROCFS);
 	ml_machine *m = detect_root(SYSROOT "malformed");
 	assert_string_equal(m->driver.version, "");
 	assert_int_equal(m->n_gpus, 0);
@@ -210,6 +218,7 @@ static void test_malformed_tree_is_recorded_not_fatal(void **state)
 static void test_os_release_and_wsl_from_tree(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PROCFS);
 	ml_machine *m = detect_root(SYSROOT "wsl");
 	assert_string_equal(m->os.distro_id, "ubuntu");
 	assert_string_equal(m->os.distro_version, "24.04");
