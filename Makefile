@@ -358,5 +358,5 @@ $(WIN_UNIT_DIR)/tests/%.exe: tests/unit/%.c tests/unit/env_testutil.h $(WIN_LIB_
 		$(REL_DEP_CFLAGS_$(WIN_T)) $$($(REL_PC_$(WIN_T)) --cflags cmocka) -static -o $@ $< $(WIN_LIB_OBJ) \
 		$(REL_DEP_LIBS_$(WIN_T)) $$($(REL_PC_$(WIN_T)) --libs cmocka) $(call rel_syslibs,$(WIN_T))
 
-check-windows: $(WIN_UNIT_BIN)
+check-windows: $(WIN_UNIT_BIN) $(SHIMS_WIN)
 	@sh tests/windows/run.sh $(WIN_UNIT_DIR)

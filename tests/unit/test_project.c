@@ -166,9 +166,7 @@ static int make_dir(void **state)
 static int remove_dir(void **state)
 {
 	(void)state;
-	char cmd[400];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return ml_fs_rm_tree(dir) == 0 ? 0 : -1;
 }
 
 static void test_candidate_order(void **state)

@@ -25,13 +25,22 @@
 #define SM80_IMAGE "tests/fixtures/smoke/saxpy_sm80.fatbin"
 #define SMALL      ((size_t)1 << 16) /* floats: fast under sanitizers */
 
+/* The fake CUDA driver: on Windows its DLL (make check-windows builds it). */
+#ifdef _WIN32
+#define SHIM      "build/shims-windows/nvcuda.dll"
+#define SHIM_MAKE "make shims-windows"
+#else
+#define SHIM      "build/shims/libcuda.so.1"
+#define SHIM_MAKE "make shims"
+#endif
+
 static char shim[PATH_MAX];
 
 static int find_shim(void **state)
 {
 	(void)state;
-	if (!realpath("build/shims/libcuda.so.1", shim)) {
-		fprintf(stderr, "build/shims/libcuda.so.1 missing: run `make shims`\n");
+	if (!realpath(SHIM, shim)) {
+		fprintf(stderr, SHIM " missing: run `" SHIM_MAKE "`\n");
 		return -1;
 	}
 	return 0;
@@ -273,7 +282,11 @@ static void test_no_driver_and_no_device_are_skipped(void **state)
 static void test_library_without_the_driver_api_is_a_failure_not_a_crash(void **state)
 {
 	(void)state;
+#ifdef _WIN32
+	const char *names[] = {"kernel32.dll", NULL}; /* a system library without it */
+#else
 	const char *names[] = {"libm.so.6", NULL};
+#endif
 	ml_smoke_opts o = ML_SMOKE_OPTS_INIT;
 	o.lib_names = names;
 	ml_smoke_result r = run_on("rtx3090-550.json", &o);
