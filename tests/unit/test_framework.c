@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "win_skip.h"
 #include <cjson/cJSON.h>
 
 #include "env_testutil.h"
@@ -28,6 +29,10 @@
 #include "../../src/verify/internal.h"
 
 #define EMPTY "tests/fixtures/sysroot/empty"
+/* On Windows (make check-windows, under wine) there is no Python for the
+ * stub torch and no /bin/sh for the scripted interpreters. */
+#define NO_PYTHON "the stub torch needs a Python 3 interpreter that Windows can run"
+#define NO_SH     "the interpreter is a #!/bin/sh script, which Windows cannot run"
 
 static char stub_path[PATH_MAX];
 static char PYTHON[4096]; /* the interpreter that runs the stub torch */
@@ -130,6 +135,7 @@ static const ml_check *find(const ml_check *k, size_t n, const char *name)
 static void test_healthy_torch_passes_every_check(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("healthy");
 	assert_int_equal(r.cls, ML_FW_OK);
 	assert_int_equal(r.exit_status, 0);
@@ -176,6 +182,7 @@ static void test_healthy_torch_passes_every_check(void **state)
 static void test_no_kernel_image_on_sm120_names_the_blackwell_manifest(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("no_kernel_image");
 	assert_int_equal(r.cls, ML_FW_NO_KERNEL_IMAGE);
 	assert_non_null(strstr(r.detail, "no kernel image is available"));
@@ -220,6 +227,7 @@ static void test_no_kernel_image_on_sm120_names_the_blackwell_manifest(void **st
 static void test_gpu_no_manifest_covers_gets_a_general_remedy(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	/* A Kepler GPU (3.7): older than every shipped manifest. */
 	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla K80=3.7", 1);
 	ml_framework_result r = run_mode("healthy");
@@ -237,6 +245,7 @@ static void test_gpu_no_manifest_covers_gets_a_general_remedy(void **state)
 static void test_each_gpu_is_checked_against_the_arch_list(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	setenv("MLSETUP_STUB_TORCH_DEVICES",
 	       "NVIDIA GeForce RTX 3090=8.6;NVIDIA GeForce RTX 5090=12.0;Tesla T4=7.5", 1);
 	ml_framework_result r = run_mode("healthy");
@@ -267,6 +276,7 @@ static void test_each_gpu_is_checked_against_the_arch_list(void **state)
 static void test_cpu_only_build_is_fine_without_a_gpu_and_fails_with_one(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("cpu_only");
 	assert_int_equal(r.cls, ML_FW_CPU_ONLY_BUILD);
 	assert_string_equal(r.torch_cuda, "");
@@ -309,6 +319,7 @@ static void test_cpu_only_build_is_fine_without_a_gpu_and_fails_with_one(void **
 static void test_hidden_gpus_name_cuda_visible_devices(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("cuda_unavailable");
 	assert_int_equal(r.cls, ML_FW_CUDA_UNAVAILABLE);
 	assert_non_null(strstr(r.detail, "No CUDA GPUs are available"));
@@ -359,6 +370,7 @@ static void test_hidden_gpus_name_cuda_visible_devices(void **state)
 static void test_driver_too_old_names_the_minimum(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("driver_too_old");
 	assert_int_equal(r.cls, ML_FW_DRIVER_TOO_OLD);
 	assert_non_null(strstr(r.cuda_error, "The NVIDIA driver on your system is too old"));
@@ -384,6 +396,7 @@ static void test_driver_too_old_names_the_minimum(void **state)
 static void test_out_of_memory_is_classified(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("oom");
 	assert_int_equal(r.cls, ML_FW_OOM);
 	const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "alloc");
@@ -404,6 +417,7 @@ static void test_out_of_memory_is_classified(void **state)
 static void test_wrong_results_are_caught_against_the_cpu(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("wrong_results");
 	assert_int_equal(r.cls, ML_FW_WRONG_RESULTS);
 	const ml_fw_check *c = fw_check(r.gpus[0].checks, r.gpus[0].n_checks, "fp32_matmul");
@@ -422,6 +436,7 @@ static void test_wrong_results_are_caught_against_the_cpu(void **state)
 static void test_import_errors_are_classified(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("import_error");
 	assert_int_equal(r.cls, ML_FW_IMPORT_ERROR);
 	assert_non_null(strstr(r.detail, "ImportError: libcudnn.so.9"));
@@ -456,6 +471,7 @@ static void test_missing_interpreter_is_an_error(void **state)
 static void test_interpreter_without_a_result_is_other_with_its_output(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY("runs /bin/false as the interpreter");
 	ml_framework_result r;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_smoke_framework(&r, "/bin/false", NULL, &err), 0);
@@ -472,6 +488,7 @@ static void test_interpreter_without_a_result_is_other_with_its_output(void **st
 static void test_hanging_interpreter_is_killed_after_the_timeout(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_SH);
 	char dir[] = "/tmp/mlsetup-fw.XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	char path[64];
@@ -519,6 +536,7 @@ static void hear(const ml_verify_step *s, void *data)
 static void test_steps_are_reported_in_order_with_their_outcome(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_SH);
 	struct heard h = {{{0}}, 0, NULL};
 	setenv("PYTHONPATH", stub_path, 1);
 	setenv("MLSETUP_STUB_TORCH", "healthy", 1);
@@ -576,6 +594,7 @@ static void fake_python(char *path, size_t sz, const char *dir, const char *body
 static void test_a_step_arrives_while_the_script_still_runs(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_SH);
 	/* The script waits, after beginning its step, until the callback has
 	 * heard that step (it creates `seen`), and ends the step only then: if
 	 * steps came only after the script exited, the step would end failed. */
@@ -608,6 +627,7 @@ static void test_a_step_arrives_while_the_script_still_runs(void **state)
 static void test_a_step_the_script_never_ended_fails_and_is_named(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_SH);
 	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64];
 	assert_non_null(mkdtemp(dir));
 	fake_python(path, sizeof(path), dir,
@@ -660,6 +680,7 @@ static void test_classifier_knows_torch_messages(void **state)
 static void test_framework_json_carries_classes_and_timings(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	ml_framework_result r = run_mode("oom");
 	cJSON *j = ml_framework_result_to_json(&r);
 	assert_non_null(j);
@@ -681,6 +702,7 @@ static void test_framework_json_carries_classes_and_timings(void **state)
 static void test_matmul_speed_is_tflops_per_dtype_without_the_warm_up(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	/* The stub's GPU clock runs every matmul at these rates, and charges
 	 * the first matmul of each dtype half a second more (cuBLAS set-up):
 	 * timing that first call would show here as a far lower rate. */
@@ -751,6 +773,7 @@ static void test_tflops_are_written_with_three_digits_and_no_exponent(void **sta
 static void test_bf16_failing_where_the_gpu_has_bf16_fails_with_its_diagnosis(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	setenv("MLSETUP_STUB_TORCH_DEVICES", "NVIDIA A100-SXM4-80GB=8.0;NVIDIA H100 80GB HBM3=9.0",
 	       1);
 	ml_framework_result r = run_mode("bf16_fails");
@@ -822,6 +845,7 @@ static const char BF16_ON_BOTH[] =
 static void test_bf16_failing_where_the_gpu_lacks_bf16_is_expected(void **state)
 {
 	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
 	/* The smoke script does not even try bf16 below 8.0. */
 	setenv("MLSETUP_STUB_TORCH_DEVICES", "Tesla V100-SXM2-16GB=7.0", 1);
 	ml_framework_result r = run_mode("bf16_fails");

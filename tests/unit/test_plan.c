@@ -11,6 +11,7 @@
  *
  * Tests run from the repository root (tests/run-tests.sh does that).
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,6 +232,15 @@ static void test_sizes_add_up_and_an_empty_cache_downloads_everything(void **sta
 	ml_plan_free(p);
 }
 
+/* Creates path if needed and makes it size bytes long (truncate -s). */
+static void resize(const char *path, off_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	close(fd);
+}
+
 static void test_a_wheel_already_in_the_cache_is_not_downloaded_again(void **state)
 {
 	fx *f = *state;
@@ -240,16 +250,18 @@ static void test_a_wheel_already_in_the_cache_is_not_downloaded_again(void **sta
 	 * the hash is checked when the file is used). Sparse: instant. */
 	char blob[4096];
 	assert_int_equal(ml_cache_blob_path(blob, sizeof(blob), f->cache, a->sha256), 0);
-	assert_int_equal(sh("mkdir -p \"$(dirname '%s')\" && truncate -s %lld '%s'", blob,
-	                    (long long)a->size, blob),
-	                 0);
+	char dir[4096];
+	ml_strlcpy(dir, blob, sizeof(dir));
+	*strrchr(dir, '/') = '\0';
+	assert_int_equal(ml_fs_mkdirs(dir, 0755), 0);
+	resize(blob, (off_t)a->size);
 	ml_plan *after = plan_for(f, "3.12", NULL);
 	assert_true(artifact(after, "numpy")->cached);
 	assert_false(artifact(after, "torch")->cached);
 	assert_int_equal(after->total_bytes, before->total_bytes);
 	assert_int_equal(after->download_bytes, before->download_bytes - (uint64_t)a->size);
 	/* The wrong size is not the cached file. */
-	assert_int_equal(sh("truncate -s 1 '%s'", blob), 0);
+	resize(blob, 1);
 	ml_plan *wrong = plan_for(f, "3.12", NULL);
 	assert_false(artifact(wrong, "numpy")->cached);
 	assert_int_equal(wrong->download_bytes, before->download_bytes);
