@@ -107,6 +107,11 @@ struct ml_win_stat {
 	time_t st_mtime;
 	time_t st_ctime;
 };
+/* mingw's ino_t is 16 bits and its dev_t 32: code that keeps a stat's
+ * st_ino / st_dev in them (the cache's "still the same file" checks) must
+ * get all 64 bits, or a different file matches and the same one does not. */
+#define ino_t uint64_t
+#define dev_t uint64_t
 int ml_win_stat(const char *path, struct ml_win_stat *st);
 int ml_win_lstat(const char *path, struct ml_win_stat *st);
 int ml_win_fstat(int fd, struct ml_win_stat *st);

@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#ifdef _WIN32
+#include <openssl/evp.h>
+#endif
 
 #include "env_testutil.h"
 #include "mlsetup/fetch.h"
@@ -62,9 +65,19 @@ static ml_cache *open_cache(const fx *f, ml_cache_mode mode)
 }
 
 /* The sha256 of a string (no quotes in it), in lower-case hex, from
- * sha256sum: independent of the code under test. */
+ * sha256sum (on Windows, which has none: OpenSSL's EVP_Digest()):
+ * independent of the code under test. */
 static void sha_of(char out[65], const char *data)
 {
+#ifdef _WIN32
+	unsigned char md[32];
+	unsigned int n = 0;
+	assert_int_equal(EVP_Digest(data, strlen(data), md, &n, EVP_sha256(), NULL), 1);
+	assert_int_equal(n, 32);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return;
+#endif
 	char *hex = capture(NULL, "printf '%%s' '%s' | sha256sum", data);
 	assert_true(strlen(hex) >= 64);
 	snprintf(out, 65, "%.64s", hex);
@@ -95,11 +108,9 @@ static void put(ml_cache *c, const char *data, const char *name, char sha[65], c
 /* Sets a file's modification time to `days` days ago. */
 static void age(const char *path, int days)
 {
-	struct timeval tv[2];
-	gettimeofday(&tv[0], NULL);
-	tv[0].tv_sec -= (time_t)days * 86400;
-	tv[1] = tv[0];
-	assert_int_equal(utimes(path, tv), 0);
+	time_t t = time(NULL) - (time_t)days * 86400;
+	const struct timespec ts[2] = {{.tv_sec = t}, {.tv_sec = t}};
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
 }
 
 static void test_open_creates_the_layout_and_names_its_root(void **state)
