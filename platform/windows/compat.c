@@ -568,11 +568,24 @@ int ml_win_mkdir(const char *path, unsigned mode)
 	if (!ok) {
 		/* "C:" and "\\server\share" cannot be created but exist. */
 		DWORD a = GetFileAttributesW(w);
-		free(w);
 		if (a != INVALID_FILE_ATTRIBUTES) {
+			free(w);
 			errno = EEXIST;
 			return -1;
 		}
+		/* POSIX says ENOTDIR when the parent is a file ("file/below"),
+		 * where Windows says the path was not found. */
+		wchar_t *sep = e == ERROR_PATH_NOT_FOUND ? wcsrchr(w, L'\\') : NULL;
+		if (sep) {
+			*sep = L'\0';
+			a = GetFileAttributesW(w);
+			if (a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY)) {
+				free(w);
+				errno = ENOTDIR;
+				return -1;
+			}
+		}
+		free(w);
 		return ml_win_errno(e);
 	}
 	free(w);
