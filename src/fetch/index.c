@@ -733,6 +733,11 @@ static int file_url_path(char **out, const char *url, ml_err *err)
 	char *path = percent_decode(p, strcspn(p, "?#"));
 	if (!path)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
+#ifdef _WIN32
+	/* "file:///C:/a" names C:/a */
+	if (path[0] == '/' && isalpha((unsigned char)path[1]) && path[2] == ':')
+		memmove(path, path + 1, strlen(path));
+#endif
 	*out = path;
 	return 0;
 }
@@ -966,10 +971,28 @@ static void project_filter(ml_project *p, const char *norm)
 static char *file_url_for(const char *abspath)
 {
 	ml_buf b = ML_BUF_INIT;
+#ifdef _WIN32
+	/* "C:\a b" -> "file:///C:/a%20b" (RFC 8089, E.2): the drive is part
+	 * of the path, never the host. */
+	char *fwd = strdup(abspath);
+	if (!fwd)
+		return NULL;
+	for (char *c = fwd; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	bool drive = isalpha((unsigned char)fwd[0]) && fwd[1] == ':';
+	int rc = ml_buf_puts(&b, drive ? "file:///" : "file://") || percent_encode_path(&b, fwd);
+	free(fwd);
+	if (rc) {
+		ml_buf_release(&b);
+		return NULL;
+	}
+#else
 	if (ml_buf_puts(&b, "file://") || percent_encode_path(&b, abspath)) {
 		ml_buf_release(&b);
 		return NULL;
 	}
+#endif
 	return ml_buf_detach(&b);
 }
 
