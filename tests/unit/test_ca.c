@@ -4,6 +4,10 @@
  * (src/core/git.c ml_git_init): the environment wins, a directory alone
  * is honoured, and otherwise a distribution's bundle is found.
  */
+#ifdef _WIN32
+#include "win_skip.h"
+ML_LINUX_ONLY_PROGRAM("CA bundle files; Windows' TLS (Schannel, WinHTTP) uses the system store")
+#else
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,3 +122,4 @@ int main(void)
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+#endif /* _WIN32 */

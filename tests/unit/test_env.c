@@ -6,6 +6,10 @@
  * target at every moment, an abort that leaves the old one
  * byte-identical, and the cleanup after crashed runs.
  */
+#ifdef _WIN32
+#include "win_skip.h"
+ML_LINUX_ONLY_PROGRAM("builds environments with a Linux CPython (fork, /bin/sh)")
+#else
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -435,3 +439,4 @@ int main(void)
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
+#endif /* _WIN32 */

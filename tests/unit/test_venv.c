@@ -9,6 +9,10 @@
  * activate script, quoting of hostile paths, and unpacking a
  * python-build-standalone style archive once.
  */
+#ifdef _WIN32
+#include "win_skip.h"
+ML_LINUX_ONLY_PROGRAM("builds environments with a Linux CPython (fork, /bin/sh)")
+#else
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -526,3 +530,4 @@ int main(void)
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
+#endif /* _WIN32 */
