@@ -33,7 +33,7 @@
 #include "env_testutil.h"
 #include "mlsetup/core.h"
 
-#define NOBODY 65534
+#define NOBODY      65534
 #define NO_SYMLINKS "symbolic links: wine 8's CreateSymbolicLinkW reports success and makes none"
 
 /* FIPS 180-4 examples (NIST CSRC "Examples with intermediate values"). */

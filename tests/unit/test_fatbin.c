@@ -1189,7 +1189,8 @@ static void test_wheel_members_are_read_in_place(void **state)
 static void test_directory_walk_reads_each_library_once(void **state)
 {
 	(void)state;
-	ML_LINUX_ONLY("symbolic links: wine 8's CreateSymbolicLinkW reports success and makes none");
+	ML_LINUX_ONLY(
+	        "symbolic links: wine 8's CreateSymbolicLinkW reports success and makes none");
 	char p[512], q[512];
 	snprintf(p, sizeof p, "%s/env", tmpdir);
 	assert_int_equal(mkdir(p, 0755), 0);

@@ -280,7 +280,8 @@ static void test_rejects_hash_that_is_not_64_hex_digits(void **state)
 	        "numpy==1.0 --hash=sha256:abc\n",
 	        "numpy==1.0 --hash=sha256:" HA "a\n",
 	        ("numpy==1.0 "
-	         "--hash=sha256:zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n"),
+	         "--hash=sha256:"
+	         "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n"),
 	        "numpy==1.0 --hash=sha256:\n",
 	};
 	(void)state;

@@ -450,7 +450,8 @@ static int dump_dir(const char *dir)
 static void test_agrees_with_tomllib_on_random_documents(void **state)
 {
 	(void)state;
-	ML_LINUX_ONLY("the oracle is a Linux python3 (tomllib) that runs this program as its dumper");
+	ML_LINUX_ONLY(
+	        "the oracle is a Linux python3 (tomllib) that runs this program as its dumper");
 	if (system("python3 -c 'import tomllib' >/dev/null 2>&1") != 0) {
 		printf("# python3 with tomllib (3.11+) is needed for the oracle\n");
 		skip();
@@ -466,7 +467,8 @@ static void test_agrees_with_tomllib_on_random_documents(void **state)
 static void test_agrees_with_tomllib_on_real_lock_files(void **state)
 {
 	(void)state;
-	ML_LINUX_ONLY("the oracle is a Linux python3 (tomllib) that runs this program as its dumper");
+	ML_LINUX_ONLY(
+	        "the oracle is a Linux python3 (tomllib) that runs this program as its dumper");
 	if (system("python3 -c 'import tomllib' >/dev/null 2>&1") != 0) {
 		printf("# python3 with tomllib (3.11+) is needed for the oracle\n");
 		skip();

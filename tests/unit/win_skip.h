@@ -31,7 +31,7 @@
 #define ML_LINUX_ONLY_PROGRAM(why)                                                                 \
 	int main(void)                                                                             \
 	{                                                                                          \
-		printf("1..0 # SKIP Linux only: %s\n", why);                                      \
+		printf("1..0 # SKIP Linux only: %s\n", why);                                       \
 		return 0;                                                                          \
 	}
 #else
