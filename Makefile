@@ -354,7 +354,7 @@ release-check: release $(SHIMS) shims-windows $(LAUNCHER_TEST) $(MKWINLAUNCHER)
 WIN_T := x86_64-windows-gnu
 WIN_UNIT_DIR := build/release/$(WIN_T)/unit
 WIN_UNIT_BIN := $(patsubst tests/unit/%.c,$(WIN_UNIT_DIR)/tests/%.exe,$(UNIT_SRC))
-WIN_LIB_OBJ := $(patsubst %.c,build/release/$(WIN_T)/obj/%.o,$(filter-out $(PLATFORM_SRC),$(LIB_SRC)) $(WIN_SRC))
+WIN_LIB_OBJ := $(filter-out $(patsubst %.c,build/release/$(WIN_T)/obj/%.o,$(CLI_SRC)),$(REL_OBJ_$(WIN_T)))
 
 $(WIN_UNIT_DIR)/tests/%.exe: tests/unit/%.c tests/unit/env_testutil.h $(WIN_LIB_OBJ) $(HDRS) $(WIN_HDRS)
 	$(if $(REL_PREFIX_$(WIN_T)),,$(error no Windows libraries (build/release/$(WIN_T)/deps.mk): run packaging/release/build-deps.sh $(WIN_T)))
