@@ -103,4 +103,12 @@ test_expect_success 'download: the wheels from the loopback mirror, verified, th
 	expect_eq 1 "$(requests web /files/$(wheel_file alpha 1.0))"
 '
 
+test_expect_success 'audit: a real PE DLL with an nvcc fatbin, read by mlsetup.exe' '
+	cp "$FIXTURES/fatbin/real_pe.dll" . &&
+	win "" audit --json --arch sm_120 real_pe.dll &&
+	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json out.json "d[\"files\"][0][\"sass\"]")" &&
+	expect_eq "[\"compute_120\"]" "$(json out.json "d[\"files\"][0][\"ptx\"]")" &&
+	expect_exit 5 win "" audit --arch sm_90 real_pe.dll
+'
+
 test_done
