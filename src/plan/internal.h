@@ -270,4 +270,16 @@ bool ml_version_valid(const char *v);
  * wheel does not install on the target the tags came from. */
 int ml_wheel_tag_rank(const ml_wheel_name *w, char *const *tags, size_t n);
 
+/* pyfind.c: the paths ml_python_find_system() tries, in order, for the
+ * PATH value path, appended to *list as NUL-terminated strings. POSIX:
+ * python3.19 .. python3.8 and python3 in each absolute PATH directory
+ * (split on ':'), then in /usr/local/bin and /usr/bin. windows: python.exe
+ * and python3.exe in each absolute PATH directory (split on ';'; a drive
+ * path or a UNC path), then python.org's install directories
+ * <local_appdata>/Programs/Python/Python3NN and <program_files>/Python3NN,
+ * joined with backslashes (NN 19 down to 8; either root may be NULL).
+ * Relative entries ("", ".") are never searched. Returns 0 or ML_ENOMEM. */
+int ml_python_candidates(ml_buf *list, const char *path, bool windows, const char *local_appdata,
+                         const char *program_files);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -568,6 +569,55 @@ static void test_a_manifest_that_does_not_exist_is_an_error(void **state)
 	assert_non_null(strstr(err.msg, "no-such-manifest.txt"));
 }
 
+/* The NUL-separated candidates of ml_python_candidates(), as one string
+ * with '|' between them. */
+static char *candidates(const char *path, bool windows, const char *lad, const char *pf)
+{
+	ml_buf b = ML_BUF_INIT;
+	assert_int_equal(0, ml_python_candidates(&b, path, windows, lad, pf));
+	for (size_t i = 0; i < b.len; i++)
+		if (b.data[i] == '\0')
+			b.data[i] = '|';
+	return ml_buf_detach(&b);
+}
+
+static void test_system_pythons_are_looked_for_on_path_then_in_the_usual_places(void **state)
+{
+	(void)state;
+	char *c = candidates("/opt/py/bin/:relative:::/usr/bin", false, NULL, NULL);
+	/* PATH first, newest minor first, trailing slash dropped; relative
+	 * entries never; then /usr/local/bin and /usr/bin */
+	assert_non_null(strstr(c, "/opt/py/bin/python3.19|/opt/py/bin/python3.18|"));
+	assert_non_null(strstr(c, "/opt/py/bin/python3.8|/opt/py/bin/python3|/usr/bin/python3.19|"));
+	assert_null(strstr(c, "relative"));
+	assert_non_null(strstr(c, "|/usr/local/bin/python3|/usr/bin/python3.19|"));
+	size_t l = strlen(c);
+	assert_true(l > 18 && !strcmp(c + l - 18, "|/usr/bin/python3|"));
+	assert_null(strstr(c, ".exe"));
+	free(c);
+}
+
+static void test_windows_pythons_are_python_exe_on_path_then_in_python_org_folders(void **state)
+{
+	(void)state;
+	char *c = candidates("C:\\Py312\\;.;scripts;\\\\srv\\py;Z:/tools;/unix/style", true,
+	                     "C:\\Users\\u\\AppData\\Local", "C:\\Program Files");
+	const char *want = "C:\\Py312\\python.exe|C:\\Py312\\python3.exe|"
+	                   "\\\\srv\\py\\python.exe|\\\\srv\\py\\python3.exe|"
+	                   "Z:/tools\\python.exe|Z:/tools\\python3.exe|"
+	                   "/unix/style\\python.exe|/unix/style\\python3.exe|"
+	                   "C:\\Users\\u\\AppData\\Local\\Programs\\Python\\Python319\\python.exe|";
+	assert_memory_equal(want, c, strlen(want));
+	assert_non_null(strstr(c, "|C:\\Program Files\\Python38\\python.exe|"));
+	assert_null(strstr(c, "scripts"));  /* relative: a planted python.exe */
+	assert_null(strstr(c, "python3.1")); /* no POSIX names */
+	free(c);
+	/* no roots: PATH alone */
+	c = candidates("D:\\p", true, NULL, NULL);
+	assert_string_equal("D:\\p\\python.exe|D:\\p\\python3.exe|", c);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +650,9 @@ int main(void)
 	        cmocka_unit_test(test_forcing_a_manifest_that_cannot_run_warns_loudly),
 	        cmocka_unit_test(test_unknown_compute_capability_is_a_warning_not_a_failure),
 	        cmocka_unit_test(test_a_manifest_that_does_not_exist_is_an_error),
+	        cmocka_unit_test(test_system_pythons_are_looked_for_on_path_then_in_the_usual_places),
+	        cmocka_unit_test(
+	                test_windows_pythons_are_python_exe_on_path_then_in_python_org_folders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
