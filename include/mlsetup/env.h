@@ -176,20 +176,53 @@ typedef struct ml_entry_points {
 
 /* --- environments: layout (src/env/wheel.c) --------------------------------- */
 
-/* Where an environment's files go. See "Paths" at the top of this file. */
+/* Which venv layout an environment has: CPython's own, per OS. */
+typedef enum ml_env_os {
+	/* sysconfig "posix_venv": bin/, lib/pythonX.Y/site-packages, links
+	 * to the interpreter, scripts with a "#!" line. */
+	ML_ENV_POSIX = 1,
+	/* sysconfig "nt" (venv on Windows): Scripts/, Lib/site-packages,
+	 * python.exe copied in, scripts as .exe launchers. */
+	ML_ENV_WINDOWS = 2,
+} ml_env_os;
+
+/* The layout of the OS this mlsetup is built for. */
+#ifdef _WIN32
+#define ML_ENV_OS_NATIVE ML_ENV_WINDOWS
+#else
+#define ML_ENV_OS_NATIVE ML_ENV_POSIX
+#endif
+
+/* Where an environment's files go. See "Paths" at the top of this file.
+ * Relative directories use '/' on every OS (Windows accepts it). */
 typedef struct ml_env_layout {
 	char root[ML_PATH_MAX];       /* where files are written now (staging dir) */
 	char final_root[ML_PATH_MAX]; /* where the environment will live */
 	char python_xy[16];           /* "3.11" */
-	char site_packages[64];       /* "lib/python3.11/site-packages", under root */
+	ml_env_os os;                 /* which layout */
+	/* "lib/python3.11/site-packages" (POSIX) or "Lib/site-packages"
+	 * (Windows), under root: purelib and platlib */
+	char site_packages[64];
+	char scripts[16]; /* "bin" (POSIX) or "Scripts" (Windows), under root */
+	/* The environment's interpreter, relative to root: "bin/python" or
+	 * "Scripts/python.exe". */
+	char python[32];
 } ml_env_layout;
 
-/* Fills *out for a POSIX venv of CPython python_xy ("3.11") staged at root
- * and living at final_root (both absolute; the same path when there is no
- * staging). Returns 0, or ML_EFAIL (a path is not absolute or too long,
- * python_xy is not "3.N"). */
+/* ml_env_layout_init_os() for the layout of the OS this mlsetup is built
+ * for (ML_ENV_OS_NATIVE). */
 int ml_env_layout_init(ml_env_layout *out, const char *root, const char *final_root,
                        const char *python_xy, ml_err *err);
+
+/* Fills *out for a venv of CPython python_xy ("3.11") in layout os, staged
+ * at root and living at final_root (both absolute; the same path when
+ * there is no staging; a Windows layout also takes "C:/..." or "C:\..."
+ * paths). Directories as CPython's sysconfig schemes name them: POSIX
+ * "posix_venv" (bin, lib/pythonX.Y/site-packages), Windows "nt" (Scripts,
+ * Lib/site-packages; data = the root). Returns 0, or ML_EFAIL (a path is
+ * not absolute or too long, python_xy is not "3.N", os unknown). */
+int ml_env_layout_init_os(ml_env_layout *out, const char *root, const char *final_root,
+                          const char *python_xy, ml_env_os os, ml_err *err);
 
 /* --- wheels: unpack once, link into environments (src/env/wheel.c) ------ */
 
