@@ -36,6 +36,7 @@
  *   ml_env_stage_begin(&stage, lock)             fresh dir beside target
  *   ml_env_layout_init(&env, stage->path, stage->target, py.xy)
  *   ml_venv_create(&env, &py, NULL)              pyvenv.cfg, bin/, lib/
+ *                                                (Windows: Scripts\, Lib\)
  *   ml_wheels_install_all(results, jobs, n, &env, &opts)
  *   ml_env_stage_commit(stage)                   swap into place
  *   ml_env_stage_abort(stage)                    (frees; removes if needed)
@@ -492,9 +493,20 @@ typedef struct ml_venv_opts {
  *   bin/Activate.ps1: VIRTUAL_ENV = final_root, bin/ first on PATH,
  *   PYTHONHOME unset, prompt "(prompt) ", `deactivate` undoes it all;
  *   .gitignore holding "*".
+ * A Windows layout (env->os ML_ENV_WINDOWS; CPython's venv on Windows)
+ * instead has: pyvenv.cfg as above with '\' separators; Scripts\python.exe
+ * and Scripts\pythonw.exe copied from the base interpreter's
+ * Lib\venv\scripts\nt\ (venvlauncher.exe / venvwlauncher.exe, 3.13 on;
+ * python.exe / pythonw.exe, 3.7.2 - 3.12), else its own python.exe,
+ * pythonw.exe and the *.dll files beside them; Lib\site-packages\,
+ * Include\; Scripts\activate.bat, Scripts\deactivate.bat (cmd.exe) and
+ * Scripts\Activate.ps1; .gitignore. py->executable may then be "C:\..."
+ * or "C:/...", and the base interpreter is read from py->base_prefix (its
+ * directory when empty).
  * py->xy must equal env->python_xy. opts may be NULL. Returns 0, ML_EFAIL
  * (not CPython 3, mismatched versions, a path a shell cannot quote: one
- * with a control character), ML_EIO. */
+ * with a control character, or in a Windows layout a '"'), ML_ENOENT (a
+ * Windows layout: the interpreter's python.exe is missing), ML_EIO. */
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err);
 

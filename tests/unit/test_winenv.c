@@ -3,7 +3,9 @@
  * venv.c; CPython's sysconfig "nt" scheme and its venv module on
  * Windows): the layout's directories, a wheel installed into Scripts\ and
  * Lib\site-packages with entry points and "#!python" scripts as .exe
- * launchers listed in RECORD. Pure file writing: runs on Linux (stand-in launcher
+ * launchers listed in RECORD, and ml_venv_create() with a fake
+ * interpreter tree (files of known bytes) for each way CPython's venv
+ * finds python.exe. Pure file writing: runs on Linux (stand-in launcher
  * programs) and under wine (make check-windows) alike.
  */
 #include <setjmp.h>
@@ -277,11 +279,192 @@ static void test_wheel_scripts_become_exe_launchers_in_scripts(void **state)
 	ml_buf_release(&winw);
 }
 
+/* --- ml_venv_create in the Windows layout ----------------------------------------------- */
+
+/* A fake interpreter tree at <tmp>/py-N (python.exe "PY", pythonw.exe
+ * "PYW", python3.dll, python3XY.dll, vcruntime140.dll, LICENSE.txt) and
+ * its probe answers. */
+static ml_python_info fake_python(fx *f, char *home, int minor)
+{
+	pf(home, "%s/py-%d", f->tmp, f->seq++);
+	char dll[64];
+	snprintf(dll, sizeof dll, "python3%d.dll", minor);
+	put(home, "python.exe", "PY");
+	put(home, "pythonw.exe", "PYW");
+	put(home, "python3.dll", "DLL3");
+	put(home, dll, "DLLXY");
+	put(home, "VCRUNTIME140.DLL", "VCR");
+	put(home, "LICENSE.txt", "license");
+	ml_python_info py;
+	memset(&py, 0, sizeof py);
+	snprintf(py.implementation, sizeof py.implementation, "cpython");
+	py.is_cpython = true;
+	py.major = 3;
+	py.minor = minor;
+	py.micro = 4;
+	snprintf(py.version, sizeof py.version, "3.%d.4", minor);
+	snprintf(py.xy, sizeof py.xy, "3.%d", minor);
+	pf(py.executable, "%s/python.exe", home);
+	pf(py.prefix, "%s", home);
+	pf(py.base_prefix, "%s", home);
+	return py;
+}
+
+static ml_env_layout win_env_xy(fx *f, const char *final_root, const char *xy)
+{
+	char root[4096];
+	pf(root, "%s/env-%d", f->tmp, f->seq++);
+	assert_int_equal(ml_fs_mkdirs(root, 0755), 0);
+	ml_env_layout env;
+	ml_err err = ML_ERR_INIT;
+	if (ml_env_layout_init_os(&env, root, final_root, xy, ML_ENV_WINDOWS, &err) != 0)
+		fail_msg("%s", err.msg);
+	return env;
+}
+
+static void backslashed(char *dst, const char *src)
+{
+	size_t i = 0;
+	for (; src[i]; i++)
+		dst[i] = src[i] == '/' ? '\\' : src[i];
+	dst[i] = '\0';
+}
+
+static void assert_text(const char *root, const char *rel, const char *want)
+{
+	char *s = file_in(root, rel, NULL);
+	if (strcmp(s, want) != 0)
+		fail_msg("%s is\n%s\nexpected\n%s", rel, s, want);
+	free(s);
+}
+
+static void venv(const ml_env_layout *env, const ml_python_info *py, const char *prompt)
+{
+	ml_venv_opts o = {.prompt = prompt};
+	ml_err err = ML_ERR_INIT;
+	if (ml_venv_create(env, py, &o, &err) != 0)
+		fail_msg("venv: %s", err.msg);
+}
+
+static void test_venv_313_copies_the_venv_launchers(void **state)
+{
+	fx *f = *state;
+	char home[4096], bs[4096], want[16384 + 512];
+	ml_python_info py = fake_python(f, home, 13);
+	put(home, "Lib/venv/scripts/nt/venvlauncher.exe", "VL");
+	put(home, "Lib/venv/scripts/nt/venvwlauncher.exe", "VWL");
+	put(home, "Lib/venv/scripts/nt/python.exe", "OLD");
+	ml_env_layout env = win_env_xy(f, "C:/envs/demo", "3.13");
+	venv(&env, &py, NULL);
+
+	backslashed(bs, home);
+	snprintf(want, sizeof want,
+	         "home = %s\n"
+	         "include-system-site-packages = false\n"
+	         "version = 3.13.4\n"
+	         "executable = %s\\python.exe\n"
+	         "command = %s\\python.exe -m venv --without-pip C:\\envs\\demo\n"
+	         "mlsetup = %s\n",
+	         bs, bs, bs, ML_VERSION);
+	assert_text(env.root, "pyvenv.cfg", want);
+	assert_text(env.root, "Scripts/python.exe", "VL");
+	assert_text(env.root, "Scripts/pythonw.exe", "VWL");
+	char path[4096];
+	assert_false(exists(pf(path, "%s/Scripts/python3.dll", env.root)));
+	assert_true(is_dir(env.root, "Lib/site-packages"));
+	assert_true(is_dir(env.root, "Include"));
+	assert_false(is_dir(env.root, "bin"));
+	assert_false(exists(pf(path, "%s/lib64", env.root)));
+	assert_text(env.root, ".gitignore", "# created by mlsetup: nothing here belongs in git\n*\n");
+
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "@echo off\r\n"));
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\envs\\demo\"\r\n"));
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV_PROMPT=(demo) \"\r\n"));
+	assert_non_null(strstr(bat, "set \"PATH=%VIRTUAL_ENV%\\Scripts;%PATH%\"\r\n"));
+	assert_non_null(strstr(bat, "set PYTHONHOME=\r\n"));
+	free(bat);
+	char *de = file_in(env.root, "Scripts/deactivate.bat", NULL);
+	assert_non_null(strstr(de, "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"));
+	assert_non_null(strstr(de, "set VIRTUAL_ENV=\r\n"));
+	free(de);
+	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
+	assert_non_null(strstr(ps, "$env:VIRTUAL_ENV = 'C:\\envs\\demo'\n"));
+	assert_non_null(strstr(ps, "(Join-Path $env:VIRTUAL_ENV 'Scripts')"));
+	assert_non_null(strstr(ps, "# Scripts/Activate.ps1 - "));
+	assert_null(strstr(ps, "'bin'"));
+	free(ps);
+}
+
+static void test_venv_312_copies_the_launchers_named_python_exe(void **state)
+{
+	fx *f = *state;
+	char home[4096];
+	ml_python_info py = fake_python(f, home, 12);
+	put(home, "Lib/venv/scripts/nt/python.exe", "NT-PY");
+	put(home, "Lib/venv/scripts/nt/pythonw.exe", "NT-PYW");
+	ml_env_layout env = win_env_xy(f, "C:/envs/demo", "3.12");
+	venv(&env, &py, NULL);
+	assert_text(env.root, "Scripts/python.exe", "NT-PY");
+	assert_text(env.root, "Scripts/pythonw.exe", "NT-PYW");
+	char path[4096];
+	assert_false(exists(pf(path, "%s/Scripts/python3.dll", env.root)));
+}
+
+static void test_venv_without_launchers_copies_the_interpreter_and_dlls(void **state)
+{
+	fx *f = *state;
+	char home[4096], path[4096];
+	ml_python_info py = fake_python(f, home, 11);
+	ml_env_layout env = win_env_xy(f, "C:/envs/old", "3.11");
+	venv(&env, &py, "work");
+	assert_text(env.root, "Scripts/python.exe", "PY");
+	assert_text(env.root, "Scripts/pythonw.exe", "PYW");
+	assert_text(env.root, "Scripts/python3.dll", "DLL3");
+	assert_text(env.root, "Scripts/python311.dll", "DLLXY");
+	assert_text(env.root, "Scripts/VCRUNTIME140.DLL", "VCR");
+	assert_false(exists(pf(path, "%s/Scripts/LICENSE.txt", env.root)));
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV_PROMPT=(work) \"\r\n"));
+	free(bat);
+}
+
+static void test_venv_paths_are_quoted_for_cmd_and_a_quote_is_refused(void **state)
+{
+	fx *f = *state;
+	char home[4096];
+	ml_python_info py = fake_python(f, home, 12);
+	ml_env_layout env = win_env_xy(f, "C:/a%PATH%b/it's", "3.12");
+	venv(&env, &py, NULL);
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\a%%PATH%%b\\it's\"\r\n"));
+	free(bat);
+	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
+	assert_non_null(strstr(ps, "$env:VIRTUAL_ENV = 'C:\\a%PATH%b\\it''s'\n"));
+	free(ps);
+
+	ml_env_layout env2 = win_env_xy(f, "C:/envs/q", "3.12");
+	ml_venv_opts o = {.prompt = "say \"hi\""};
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_venv_create(&env2, &py, &o, &err), ML_EFAIL);
+	assert_non_null(strstr(err.msg, "cmd.exe"));
+	/* A missing interpreter is named. */
+	ml_env_layout env3 = win_env_xy(f, "C:/envs/r", "3.12");
+	char gone[4096];
+	pf(gone, "%s/python.exe", home);
+	assert_int_equal(remove(gone), 0);
+	assert_int_equal(ml_venv_create(&env3, &py, NULL, &err), ML_ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_windows_layout_is_cpythons_nt_scheme),
 	        cmocka_unit_test(test_wheel_scripts_become_exe_launchers_in_scripts),
+	        cmocka_unit_test(test_venv_313_copies_the_venv_launchers),
+	        cmocka_unit_test(test_venv_312_copies_the_launchers_named_python_exe),
+	        cmocka_unit_test(test_venv_without_launchers_copies_the_interpreter_and_dlls),
+	        cmocka_unit_test(test_venv_paths_are_quoted_for_cmd_and_a_quote_is_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
