@@ -399,7 +399,7 @@ static const char activate_bat[] =
         "if defined PYTHONHOME set \"_OLD_VIRTUAL_PYTHONHOME=%PYTHONHOME%\"\r\n"
         "set PYTHONHOME=\r\n"
         "set \"_OLD_VIRTUAL_PATH=%PATH%\"\r\n"
-        "set \"PATH=%VIRTUAL_ENV%\\Scripts;%PATH%\"\r\n";
+        "set \"PATH=@ENV@\\Scripts;%PATH%\"\r\n";
 
 static const char deactivate_bat[] =
         "@echo off\r\n"

@@ -381,7 +381,7 @@ static void test_venv_313_copies_the_venv_launchers(void **state)
 	assert_non_null(strstr(bat, "@echo off\r\n"));
 	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\envs\\demo\"\r\n"));
 	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV_PROMPT=(demo) \"\r\n"));
-	assert_non_null(strstr(bat, "set \"PATH=%VIRTUAL_ENV%\\Scripts;%PATH%\"\r\n"));
+	assert_non_null(strstr(bat, "set \"PATH=C:\\envs\\demo\\Scripts;%PATH%\"\r\n"));
 	assert_non_null(strstr(bat, "set PYTHONHOME=\r\n"));
 	free(bat);
 	char *de = file_in(env.root, "Scripts/deactivate.bat", NULL);
@@ -438,6 +438,7 @@ static void test_venv_paths_are_quoted_for_cmd_and_a_quote_is_refused(void **sta
 	venv(&env, &py, NULL);
 	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
 	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\a%%PATH%%b\\it's\"\r\n"));
+	assert_non_null(strstr(bat, "set \"PATH=C:\\a%%PATH%%b\\it's\\Scripts;%PATH%\"\r\n"));
 	free(bat);
 	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
 	assert_non_null(strstr(ps, "$env:VIRTUAL_ENV = 'C:\\a%PATH%b\\it''s'\n"));
