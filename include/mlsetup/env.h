@@ -36,6 +36,7 @@
  *   ml_env_stage_begin(&stage, lock)             fresh dir beside target
  *   ml_env_layout_init(&env, stage->path, stage->target, py.xy)
  *   ml_venv_create(&env, &py, NULL)              pyvenv.cfg, bin/, lib/
+ *                                                (Windows: Scripts\, Lib\)
  *   ml_wheels_install_all(results, jobs, n, &env, &opts)
  *   ml_env_stage_commit(stage)                   swap into place
  *   ml_env_stage_abort(stage)                    (frees; removes if needed)
@@ -176,20 +177,53 @@ typedef struct ml_entry_points {
 
 /* --- environments: layout (src/env/wheel.c) --------------------------------- */
 
-/* Where an environment's files go. See "Paths" at the top of this file. */
+/* Which venv layout an environment has: CPython's own, per OS. */
+typedef enum ml_env_os {
+	/* sysconfig "posix_venv": bin/, lib/pythonX.Y/site-packages, links
+	 * to the interpreter, scripts with a "#!" line. */
+	ML_ENV_POSIX = 1,
+	/* sysconfig "nt" (venv on Windows): Scripts/, Lib/site-packages,
+	 * python.exe copied in, scripts as .exe launchers. */
+	ML_ENV_WINDOWS = 2,
+} ml_env_os;
+
+/* The layout of the OS this mlsetup is built for. */
+#ifdef _WIN32
+#define ML_ENV_OS_NATIVE ML_ENV_WINDOWS
+#else
+#define ML_ENV_OS_NATIVE ML_ENV_POSIX
+#endif
+
+/* Where an environment's files go. See "Paths" at the top of this file.
+ * Relative directories use '/' on every OS (Windows accepts it). */
 typedef struct ml_env_layout {
 	char root[ML_PATH_MAX];       /* where files are written now (staging dir) */
 	char final_root[ML_PATH_MAX]; /* where the environment will live */
 	char python_xy[16];           /* "3.11" */
-	char site_packages[64];       /* "lib/python3.11/site-packages", under root */
+	ml_env_os os;                 /* which layout */
+	/* "lib/python3.11/site-packages" (POSIX) or "Lib/site-packages"
+	 * (Windows), under root: purelib and platlib */
+	char site_packages[64];
+	char scripts[16]; /* "bin" (POSIX) or "Scripts" (Windows), under root */
+	/* The environment's interpreter, relative to root: "bin/python" or
+	 * "Scripts/python.exe". */
+	char python[32];
 } ml_env_layout;
 
-/* Fills *out for a POSIX venv of CPython python_xy ("3.11") staged at root
- * and living at final_root (both absolute; the same path when there is no
- * staging). Returns 0, or ML_EFAIL (a path is not absolute or too long,
- * python_xy is not "3.N"). */
+/* ml_env_layout_init_os() for the layout of the OS this mlsetup is built
+ * for (ML_ENV_OS_NATIVE). */
 int ml_env_layout_init(ml_env_layout *out, const char *root, const char *final_root,
                        const char *python_xy, ml_err *err);
+
+/* Fills *out for a venv of CPython python_xy ("3.11") in layout os, staged
+ * at root and living at final_root (both absolute; the same path when
+ * there is no staging; a Windows layout also takes "C:/..." or "C:\..."
+ * paths). Directories as CPython's sysconfig schemes name them: POSIX
+ * "posix_venv" (bin, lib/pythonX.Y/site-packages), Windows "nt" (Scripts,
+ * Lib/site-packages; data = the root). Returns 0, or ML_EFAIL (a path is
+ * not absolute or too long, python_xy is not "3.N", os unknown). */
+int ml_env_layout_init_os(ml_env_layout *out, const char *root, const char *final_root,
+                          const char *python_xy, ml_env_os os, ml_err *err);
 
 /* --- wheels: unpack once, link into environments (src/env/wheel.c) ------ */
 
@@ -459,9 +493,20 @@ typedef struct ml_venv_opts {
  *   bin/Activate.ps1: VIRTUAL_ENV = final_root, bin/ first on PATH,
  *   PYTHONHOME unset, prompt "(prompt) ", `deactivate` undoes it all;
  *   .gitignore holding "*".
+ * A Windows layout (env->os ML_ENV_WINDOWS; CPython's venv on Windows)
+ * instead has: pyvenv.cfg as above with '\' separators; Scripts\python.exe
+ * and Scripts\pythonw.exe copied from the base interpreter's
+ * Lib\venv\scripts\nt\ (venvlauncher.exe / venvwlauncher.exe, 3.13 on;
+ * python.exe / pythonw.exe, 3.7.2 - 3.12), else its own python.exe,
+ * pythonw.exe and the *.dll files beside them; Lib\site-packages\,
+ * Include\; Scripts\activate.bat, Scripts\deactivate.bat (cmd.exe) and
+ * Scripts\Activate.ps1; .gitignore. py->executable may then be "C:\..."
+ * or "C:/...", and the base interpreter is read from py->base_prefix (its
+ * directory when empty).
  * py->xy must equal env->python_xy. opts may be NULL. Returns 0, ML_EFAIL
  * (not CPython 3, mismatched versions, a path a shell cannot quote: one
- * with a control character), ML_EIO. */
+ * with a control character, or in a Windows layout a '"'), ML_ENOENT (a
+ * Windows layout: the interpreter's python.exe is missing), ML_EIO. */
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err);
 

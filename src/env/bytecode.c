@@ -14,7 +14,7 @@
 int ml_env_compile_bytecode(const ml_env_layout *env, ml_err *err)
 {
 	char py[ML_PATH_MAX + 16], site[ML_PATH_MAX + 80];
-	if (ml_pathf(py, sizeof(py), "%s/bin/python", env->root) ||
+	if (ml_pathf(py, sizeof(py), "%s/%s", env->root, env->python) ||
 	    ml_pathf(site, sizeof(site), "%s/%s", env->root, env->site_packages))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", env->root);
 	/* -s/-p record the final path in the .pyc files, not the staging one. */

@@ -318,14 +318,23 @@ int ml_record_parse(ml_record **out, const char *text, size_t len, ml_err *err);
  * .dist-info gets INSTALLER ("mlsetup"), REQUESTED when opts->requested,
  * and a new RECORD listing every installed path relative to site-packages
  * ("../../../bin/x" for scripts) with sha256 and size, and RECORD itself
- * without; the wheel's own bytecode (__pycache__/<name>.pyc, which
+ * without. A Windows layout (env->os ML_ENV_WINDOWS) puts scripts in
+ * Scripts/ instead, as pip does on Windows: a .data/scripts file whose
+ * first line is "#!python" ("#!pythonw") becomes <name>.exe (".py"-style
+ * extension dropped), a console (GUI) launcher from winlauncher.c running
+ * python.exe (pythonw.exe) named relative to the .exe's directory, and
+ * entry points become <name>.exe launchers the same way (gui_scripts:
+ * GUI, pythonw.exe); other scripts are copied as they are; RECORD lists
+ * the .exe files ("../../Scripts/x.exe") with their sha256 and size; a
+ * build without launcher programs fails with ML_ENOENT. The wheel's own bytecode (__pycache__/<name>.pyc, which
  * unpacking drops; trees unpacked before may hold it) is neither installed
  * nor listed. Directories are created 0755; a path another wheel placed is
  * replaced (n_overwritten). The unpacked tree's files are checked for type
  * and size against its RECORD (ML_EINTEGRITY when the cache was tampered
  * with: remove the directory and unpack again).
  * opts may be NULL. Fills *out (cache_hit / bytes_extracted left 0).
- * Returns 0, ML_EINTEGRITY, ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM. */
+ * Returns 0, ML_EINTEGRITY, ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM,
+ * ML_ENOENT (see above). */
 int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
                               const ml_env_layout *env, const ml_wheel_install_opts *opts,
                               ml_err *err);
@@ -354,6 +363,13 @@ typedef enum ml_winlauncher_kind {
  * build has none; err says so) or ML_EFAIL (bad kind). */
 int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,
                         ml_err *err);
+
+/* Tests only: makes ml_winlauncher_base() return data (len bytes, kept
+ * by the caller until it is reset) for kind instead of the embedded
+ * program, so a build without them (Linux) can write a Windows layout;
+ * data NULL goes back to the embedded one. Not thread-safe: call it while
+ * no environment is being written. */
+void ml_winlauncher_set_base(ml_winlauncher_kind kind, const void *data, size_t len);
 
 /* Builds a script's .exe into out (its contents are replaced, only on
  * success): the launcher program base (base_len bytes, a Windows

@@ -1,7 +1,10 @@
 /*
  * venv.c - PEP 405 virtual environments: pyvenv.cfg, the bin/python links
  * to the base interpreter, the site-packages directory, and activate
- * scripts for bash/zsh, fish, csh/tcsh and PowerShell.
+ * scripts for bash/zsh, fish, csh/tcsh and PowerShell; and the Windows
+ * layout (Scripts\python.exe and pythonw.exe copied from the interpreter's
+ * venv launchers, Lib\site-packages, activate.bat, deactivate.bat,
+ * Activate.ps1), which CPython's venv module writes on Windows.
  *
  * The environment is written in env->root (the staging directory) but
  * every path written into a file names env->final_root, where the
@@ -9,6 +12,7 @@
  * own; each quotes the environment path for its shell's single-quote
  * rules, so no path can break out of its string.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +73,22 @@ static int quote_ps(ml_buf *b, const char *s)
 	return rc ? rc : ml_buf_puts(b, "'");
 }
 
-/* Appends tmpl with @ENV@ and @PROMPT@ replaced by the quoted values and
- * @PATH@ by the raw environment path (comments only). */
+/* cmd.exe, inside set "NAME=...": the value is taken literally but for
+ * %, written %% in a batch file; a '"' cannot be carried (the caller
+ * refuses it first). */
+static int quote_bat(ml_buf *b, const char *s)
+{
+	int rc = 0;
+	for (; *s && !rc; s++)
+		rc = *s == '%' ? ml_buf_puts(b, "%%") : ml_buf_add(b, s, 1);
+	return rc;
+}
+
+/* Appends tmpl with @ENV@ and @PROMPT@ replaced by the quoted values,
+ * @PATH@ by the raw environment path (comments only) and @SCRIPTS@ by the
+ * scripts directory ("bin", "Scripts"). */
 static int expand(ml_buf *out, const char *tmpl, int (*quote)(ml_buf *, const char *),
-                  const char *env, const char *prompt)
+                  const char *env, const char *prompt, const char *scripts)
 {
 	const char *p = tmpl;
 	int rc = 0;
@@ -92,6 +108,9 @@ static int expand(ml_buf *out, const char *tmpl, int (*quote)(ml_buf *, const ch
 		} else if (strncmp(at, "@PATH@", 6) == 0) {
 			rc = ml_buf_puts(out, env);
 			p = at + 6;
+		} else if (strncmp(at, "@SCRIPTS@", 9) == 0) {
+			rc = ml_buf_puts(out, scripts);
+			p = at + 9;
 		} else {
 			rc = ml_buf_add(out, "@", 1);
 			p = at + 1;
@@ -246,8 +265,8 @@ static const char activate_csh[] =
         "rehash\n";
 
 static const char activate_ps1[] =
-        "# bin/Activate.ps1 - enter the Python environment at @PATH@.\n"
-        "# Use it from PowerShell by dot-sourcing it:  . bin/Activate.ps1\n"
+        "# @SCRIPTS@/Activate.ps1 - enter the Python environment at @PATH@.\n"
+        "# Use it from PowerShell by dot-sourcing it:  . @SCRIPTS@/Activate.ps1\n"
         "# Written by mlsetup.\n"
         "\n"
         "function global:deactivate([switch] $NonDestructive) {\n"
@@ -275,7 +294,7 @@ static const char activate_ps1[] =
         "$env:VIRTUAL_ENV = @ENV@\n"
         "$env:VIRTUAL_ENV_PROMPT = @PROMPT@\n"
         "$global:_OLD_VIRTUAL_PATH = $env:PATH\n"
-        "$env:PATH = (Join-Path $env:VIRTUAL_ENV 'bin') + [System.IO.Path]::PathSeparator + "
+        "$env:PATH = (Join-Path $env:VIRTUAL_ENV '@SCRIPTS@') + [System.IO.Path]::PathSeparator + "
         "$env:PATH\n"
         "\n"
         "if (Test-Path env:PYTHONHOME) {\n"
@@ -290,6 +309,10 @@ static const char activate_ps1[] =
         "        _mlsetup_old_prompt\n"
         "    }\n"
         "}\n";
+
+static int script_at(const ml_env_layout *env, const char *rel, const char *tmpl,
+                     int (*quote)(ml_buf *, const char *), const char *root, const char *prompt,
+                     ml_err *err);
 
 /* --- creating the environment ---------------------------------------------------------- */
 
@@ -330,8 +353,15 @@ static int ln(const ml_env_layout *env, const char *target, const char *rel, ml_
 static int script(const ml_env_layout *env, const char *rel, const char *tmpl,
                   int (*quote)(ml_buf *, const char *), const char *prompt, ml_err *err)
 {
+	return script_at(env, rel, tmpl, quote, env->final_root, prompt, err);
+}
+
+static int script_at(const ml_env_layout *env, const char *rel, const char *tmpl,
+                     int (*quote)(ml_buf *, const char *), const char *root, const char *prompt,
+                     ml_err *err)
+{
 	ml_buf b = ML_BUF_INIT;
-	if (expand(&b, tmpl, quote, env->final_root, prompt)) {
+	if (expand(&b, tmpl, quote, root, prompt, env->scripts)) {
 		ml_buf_release(&b);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
@@ -348,6 +378,208 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* --- the Windows layout ----------------------------------------------------------------- */
+
+static const char activate_bat[] =
+        "@echo off\r\n"
+        "rem Scripts\\activate.bat - enter the Python environment at @PATH@.\r\n"
+        "rem Use it from cmd.exe:  Scripts\\activate.bat   Written by mlsetup.\r\n"
+        "\r\n"
+        "rem leave whatever environment is active first\r\n"
+        "if defined _OLD_VIRTUAL_PROMPT set \"PROMPT=%_OLD_VIRTUAL_PROMPT%\"\r\n"
+        "if defined _OLD_VIRTUAL_PYTHONHOME set \"PYTHONHOME=%_OLD_VIRTUAL_PYTHONHOME%\"\r\n"
+        "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"
+        "\r\n"
+        "set \"VIRTUAL_ENV=@ENV@\"\r\n"
+        "set \"VIRTUAL_ENV_PROMPT=@PROMPT@\"\r\n"
+        "if not defined PROMPT set \"PROMPT=$P$G\"\r\n"
+        "set \"_OLD_VIRTUAL_PROMPT=%PROMPT%\"\r\n"
+        "set \"PROMPT=%VIRTUAL_ENV_PROMPT%%PROMPT%\"\r\n"
+        "set _OLD_VIRTUAL_PYTHONHOME=\r\n"
+        "if defined PYTHONHOME set \"_OLD_VIRTUAL_PYTHONHOME=%PYTHONHOME%\"\r\n"
+        "set PYTHONHOME=\r\n"
+        "set \"_OLD_VIRTUAL_PATH=%PATH%\"\r\n"
+        "set \"PATH=@ENV@\\Scripts;%PATH%\"\r\n";
+
+static const char deactivate_bat[] =
+        "@echo off\r\n"
+        "rem Scripts\\deactivate.bat - leave the Python environment at @PATH@.\r\n"
+        "rem Written by mlsetup.\r\n"
+        "\r\n"
+        "if defined _OLD_VIRTUAL_PROMPT set \"PROMPT=%_OLD_VIRTUAL_PROMPT%\"\r\n"
+        "set _OLD_VIRTUAL_PROMPT=\r\n"
+        "if defined _OLD_VIRTUAL_PYTHONHOME set \"PYTHONHOME=%_OLD_VIRTUAL_PYTHONHOME%\"\r\n"
+        "set _OLD_VIRTUAL_PYTHONHOME=\r\n"
+        "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"
+        "set _OLD_VIRTUAL_PATH=\r\n"
+        "set VIRTUAL_ENV=\r\n"
+        "set VIRTUAL_ENV_PROMPT=\r\n";
+
+static bool win_absolute(const char *p)
+{
+	return ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+	       (p[2] == '/' || p[2] == '\\');
+}
+
+/* The last separator of path: '/', and in a Windows layout also '\'. */
+static const char *last_sep(const char *path, bool win)
+{
+	const char *s = strrchr(path, '/');
+	if (win) {
+		const char *b = strrchr(path, '\\');
+		if (b && (!s || b > s))
+			s = b;
+	}
+	return s;
+}
+
+/* dst = src with '/' written '\' (Windows' own spelling, for the files
+ * cmd.exe and people read). */
+static void backslashes(char *dst, size_t dstsz, const char *src)
+{
+	size_t i = 0;
+	for (; src[i] && i + 1 < dstsz; i++)
+		dst[i] = src[i] == '/' ? '\\' : src[i];
+	dst[i] = '\0';
+}
+
+/* Copies the regular file src to <root>/rel. ML_ENOENT when src is
+ * missing (err set). */
+static int copy_in(const ml_env_layout *env, const char *src, const char *rel, ml_err *err)
+{
+	char *data = NULL;
+	size_t n = 0;
+	int rc = ml_os_read_file(&data, &n, NULL, src, (size_t)256 << 20, err);
+	if (rc)
+		return rc;
+	rc = put(env, rel, data, n, 0755, err);
+	free(data);
+	return rc;
+}
+
+/* ".dll" in any case. */
+static bool ends_dll(const char *s)
+{
+	return s[0] == '.' && (s[1] | 0x20) == 'd' && (s[2] | 0x20) == 'l' && (s[3] | 0x20) == 'l';
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Scripts\python.exe and pythonw.exe as CPython's venv makes them on
+ * Windows (Lib/venv/__init__.py, setup_python): the redirecting launchers
+ * the interpreter ships in Lib\venv\scripts\nt\ - venvlauncher.exe and
+ * venvwlauncher.exe from 3.13 on, python.exe and pythonw.exe (the same
+ * programs under their final names) before - which start the base
+ * interpreter named by pyvenv.cfg's home. An interpreter without them
+ * (older venv's way): copies of its own python.exe and pythonw.exe with
+ * the DLLs beside them. */
+static int windows_pythons(const ml_env_layout *env, const char *base, const char *home,
+                           ml_err *err)
+{
+	static const char *const pairs[][2] = {
+	        {"venvlauncher.exe", "venvwlauncher.exe"},
+	        {"python.exe", "pythonw.exe"},
+	};
+	char src[ML_PATH_MAX], srcw[ML_PATH_MAX];
+	for (size_t i = 0; i < 2; i++) {
+		if (ml_pathf(src, sizeof src, "%s/Lib/venv/scripts/nt/%s", base, pairs[i][0]) ||
+		    ml_pathf(srcw, sizeof srcw, "%s/Lib/venv/scripts/nt/%s", base, pairs[i][1]))
+			return ml_err_set(err, ML_EFAIL, "path too long: '%s'", base);
+		if (!is_file(src))
+			continue;
+		int rc = copy_in(env, src, "Scripts/python.exe", err);
+		if (!rc && is_file(srcw))
+			rc = copy_in(env, srcw, "Scripts/pythonw.exe", err);
+		return rc;
+	}
+	/* No venv launcher: the interpreter itself, and its DLLs. */
+	int rc;
+	if (ml_pathf(src, sizeof src, "%s/python.exe", home))
+		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", home);
+	if ((rc = copy_in(env, src, "Scripts/python.exe", err)))
+		return rc;
+	if (ml_pathf(srcw, sizeof srcw, "%s/pythonw.exe", home) == 0 && is_file(srcw) &&
+	    (rc = copy_in(env, srcw, "Scripts/pythonw.exe", err)))
+		return rc;
+	DIR *d = opendir(home);
+	if (!d)
+		return ml_err_set(err, ML_EIO, "cannot list '%s': %s", home, strerror(errno));
+	struct dirent *de;
+	while (!rc && (de = readdir(d)) != NULL) {
+		const char *name = de->d_name;
+		size_t n = strlen(name);
+		if (n < 5 || !ends_dll(name + n - 4))
+			continue;
+		char rel[1100];
+		if (ml_pathf(src, sizeof src, "%s/%s", home, name) || !is_file(src) ||
+		    n > 1000)
+			continue;
+		snprintf(rel, sizeof rel, "Scripts/%s", name);
+		rc = copy_in(env, src, rel, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The Windows venv (CPython's "nt" scheme): pyvenv.cfg, Scripts\ with
+ * python.exe, pythonw.exe, activate.bat, deactivate.bat, Activate.ps1,
+ * Lib\site-packages\, Include\. Paths written into files use '\'. */
+static int create_windows(const ml_env_layout *env, const ml_python_info *py, const char *prompt,
+                          ml_err *err)
+{
+	if (strchr(env->final_root, '"') || strchr(prompt, '"'))
+		return ml_err_set(err, ML_EFAIL,
+		                  "cannot write a venv at '%s' with prompt '%s': cmd.exe cannot "
+		                  "carry a '\"' in it",
+		                  env->final_root, prompt);
+	/* home_fs: the interpreter's directory as given, to read from;
+	 * home: as written into pyvenv.cfg. */
+	char home_fs[ML_PATH_MAX], home[ML_PATH_MAX], root[ML_PATH_MAX], exe[ML_PATH_MAX];
+	const char *sep = last_sep(py->executable, true);
+	snprintf(home_fs, sizeof home_fs, "%.*s", (int)(sep - py->executable), py->executable);
+	if (strlen(home_fs) == 2) /* "C:" -> "C:/" */
+		strcat(home_fs, "/");
+	backslashes(home, sizeof home, home_fs);
+	backslashes(exe, sizeof exe, py->executable);
+	backslashes(root, sizeof root, env->final_root);
+	const char *base = py->base_prefix[0] ? py->base_prefix : home_fs;
+
+	int rc;
+	if ((rc = mk(env, "Scripts", err)) || (rc = mk(env, "Include", err)) ||
+	    (rc = mk(env, "Lib/site-packages", err)))
+		return rc;
+	ml_buf cfg = ML_BUF_INIT;
+	if (ml_buf_printf(&cfg,
+	                  "home = %s\n"
+	                  "include-system-site-packages = false\n"
+	                  "version = %s\n"
+	                  "executable = %s\n"
+	                  "command = %s -m venv --without-pip %s\n"
+	                  "mlsetup = %s\n",
+	                  home, py->version, exe, exe, root, ML_VERSION)) {
+		ml_buf_release(&cfg);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	rc = put(env, "pyvenv.cfg", cfg.data, cfg.len, 0644, err);
+	ml_buf_release(&cfg);
+	if (rc || (rc = windows_pythons(env, base, home_fs, err)))
+		return rc;
+	static const char gitignore[] = "# created by mlsetup: nothing here belongs in git\n*\n";
+	if ((rc = put(env, ".gitignore", gitignore, sizeof gitignore - 1, 0644, err)) ||
+	    (rc = script_at(env, "Scripts/activate.bat", activate_bat, quote_bat, root, prompt,
+	                    err)) ||
+	    (rc = script_at(env, "Scripts/deactivate.bat", deactivate_bat, quote_bat, root, prompt,
+	                    err)) ||
+	    (rc = script_at(env, "Scripts/Activate.ps1", activate_ps1, quote_ps, root, prompt,
+	                    err)))
+		return rc;
+	return 0;
+}
+
 int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_venv_opts *opts,
                    ml_err *err)
 {
@@ -358,18 +590,22 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 		return ml_err_set(err, ML_EFAIL,
 		                  "interpreter is Python %s but the layout is for Python %s",
 		                  py->xy, env->python_xy);
-	if (py->executable[0] != '/' || has_control(py->executable) || has_control(env->final_root))
+	bool win = env->os == ML_ENV_WINDOWS;
+	if (!(py->executable[0] == '/' || (win && win_absolute(py->executable))) ||
+	    has_control(py->executable) || has_control(env->final_root))
 		return ml_err_set(err, ML_EFAIL, "cannot write a venv for '%s' at '%s'",
 		                  py->executable, env->final_root);
 	char prompt[300];
 	const char *name = opts && opts->prompt ? opts->prompt : NULL;
 	if (!name) {
-		const char *s = strrchr(env->final_root, '/');
+		const char *s = last_sep(env->final_root, win);
 		name = s && s[1] ? s + 1 : env->final_root;
 	}
 	if (has_control(name))
 		return ml_err_set(err, ML_EFAIL, "prompt '%s' contains a control character", name);
 	snprintf(prompt, sizeof prompt, "(%.280s) ", name);
+	if (win)
+		return create_windows(env, py, prompt, err);
 
 	char home[ML_PATH_MAX], rel[128];
 	const char *base;

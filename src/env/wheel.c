@@ -62,12 +62,33 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* An absolute path: "/..." anywhere; "X:/..." or "X:\\..." in a Windows
+ * layout. */
+static bool is_absolute(const char *p, ml_env_os os)
+{
+	if (!p)
+		return false;
+	if (p[0] == '/')
+		return true;
+	return os == ML_ENV_WINDOWS &&
+	       ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+	       (p[2] == '/' || p[2] == '\\');
+}
+
 int ml_env_layout_init(ml_env_layout *out, const char *root, const char *final_root,
                        const char *python_xy, ml_err *err)
 {
+	return ml_env_layout_init_os(out, root, final_root, python_xy, ML_ENV_OS_NATIVE, err);
+}
+
+int ml_env_layout_init_os(ml_env_layout *out, const char *root, const char *final_root,
+                          const char *python_xy, ml_env_os os, ml_err *err)
+{
 	ml_env_layout l;
 	memset(&l, 0, sizeof l);
-	if (!root || root[0] != '/' || !final_root || final_root[0] != '/')
+	if (os != ML_ENV_POSIX && os != ML_ENV_WINDOWS)
+		return ml_err_set(err, ML_EFAIL, "unknown environment layout %d", (int)os);
+	if (!is_absolute(root, os) || !is_absolute(final_root, os))
 		return ml_err_set(err, ML_EFAIL, "environment paths must be absolute ('%s', '%s')",
 		                  root ? root : "", final_root ? final_root : "");
 	if (has_control(root) || has_control(final_root))
@@ -90,7 +111,17 @@ int ml_env_layout_init(ml_env_layout *out, const char *root, const char *final_r
 		return ml_err_set(err, ML_EFAIL, "'%s' is not a Python 3.N version",
 		                  python_xy ? python_xy : "");
 	snprintf(l.python_xy, sizeof l.python_xy, "%s", python_xy);
-	snprintf(l.site_packages, sizeof l.site_packages, "lib/python%s/site-packages", python_xy);
+	l.os = os;
+	if (os == ML_ENV_WINDOWS) {
+		snprintf(l.site_packages, sizeof l.site_packages, "Lib/site-packages");
+		snprintf(l.scripts, sizeof l.scripts, "Scripts");
+		snprintf(l.python, sizeof l.python, "Scripts/python.exe");
+	} else {
+		snprintf(l.site_packages, sizeof l.site_packages, "lib/python%s/site-packages",
+		         python_xy);
+		snprintf(l.scripts, sizeof l.scripts, "bin");
+		snprintf(l.python, sizeof l.python, "bin/python");
+	}
 	*out = l;
 	return 0;
 }
@@ -833,6 +864,45 @@ static int launcher(ml_buf *out, const char *python, const char *module, const c
 	return 0;
 }
 
+/* A Windows layout's .data/scripts file sub (already read: data, n bytes)
+ * whose first line is "#!python" or "#!pythonw" becomes <name>.exe, a
+ * launcher (console or GUI) running the environment's python.exe or
+ * pythonw.exe, as pip does on Windows; rel and recp (ML_PATH_MAX bytes)
+ * get the .exe's name. The interpreter is named relative to the .exe's
+ * directory ("python.exe", "../python.exe" one level down), so it is
+ * right in the staging directory and once in place, wherever that is.
+ * Any other file is installed as it is. */
+static int windows_script(ml_buf *out, char *rel, char *recp, const char *data, size_t n,
+                          const char *sub, ml_err *err)
+{
+	ml_winlauncher_kind kind;
+	if (!ml_winlauncher_script_kind(data, n, &kind))
+		return ml_buf_add(out, data, n) ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+	char interp[ML_PATH_MAX] = "", exe[300];
+	for (const char *p = sub; *p; p++)
+		if (*p == '/' && strlen(interp) + 3 < sizeof interp - 16)
+			strcat(interp, "../");
+	strcat(interp, kind == ML_WINLAUNCHER_GUI ? "pythonw.exe" : "python.exe");
+	const char *b = strrchr(sub, '/');
+	b = b ? b + 1 : sub;
+	const unsigned char *base = NULL;
+	size_t base_len = 0;
+	int rc;
+	if ((rc = ml_winlauncher_base(&base, &base_len, kind, err)) ||
+	    (rc = ml_winlauncher_script(out, base, base_len, interp, data, n, err)) ||
+	    (rc = ml_winlauncher_exe_name(exe, sizeof exe, b, err)))
+		return rc;
+	/* rel and recp end with sub: swap its last component for exe. */
+	size_t bl = strlen(b);
+	char *r = rel + strlen(rel) - bl, *q = recp + strlen(recp) - bl;
+	if ((size_t)(r - rel) + strlen(exe) >= ML_PATH_MAX ||
+	    (size_t)(q - recp) + strlen(exe) >= ML_PATH_MAX)
+		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", sub);
+	strcpy(r, exe);
+	strcpy(q, exe);
+	return 0;
+}
+
 static bool script_name_ok(const char *s)
 {
 	if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || strlen(s) > 255)
@@ -931,10 +1001,29 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 		                               err)))
 			break;
 		b.len = 0;
-		if ((rc = launcher(&b, python, module, attr, err)))
-			break;
-		snprintf(rel, sizeof rel, "bin/%s", p->name);
-		snprintf(recp, sizeof recp, "%sbin/%s", up, p->name);
+		char name[300];
+		if (pl->env->os == ML_ENV_WINDOWS) {
+			/* pip's way on Windows: Scripts\<name>.exe, console
+			 * entry points run python.exe, GUI ones pythonw.exe. */
+			bool gui = strcmp(p->group, "gui_scripts") == 0;
+			const unsigned char *base = NULL;
+			size_t base_len = 0;
+			if ((rc = ml_winlauncher_base(&base, &base_len,
+			                              gui ? ML_WINLAUNCHER_GUI
+			                                  : ML_WINLAUNCHER_CONSOLE,
+			                              err)) ||
+			    (rc = ml_winlauncher_entry_point(&b, base, base_len,
+			                                     gui ? "pythonw.exe" : "python.exe",
+			                                     module, attr, err)) ||
+			    (rc = ml_winlauncher_exe_name(name, sizeof name, p->name, err)))
+				break;
+		} else {
+			if ((rc = launcher(&b, python, module, attr, err)))
+				break;
+			snprintf(name, sizeof name, "%s", p->name);
+		}
+		snprintf(rel, sizeof rel, "%s/%s", pl->env->scripts, name);
+		snprintf(recp, sizeof recp, "%s%s/%s", up, pl->env->scripts, name);
 		rc = emit(pl, ro, rel, recp, b.data, b.len, 0755);
 	}
 	ml_buf_release(&b);
@@ -977,8 +1066,8 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 		if (*p == '/')
 			strcat(up, "../");
 	strcat(up, "../");
-	char python[ML_PATH_MAX + 16];
-	snprintf(python, sizeof python, "%s/bin/python", env->final_root);
+	char python[ML_PATH_MAX + 40];
+	snprintf(python, sizeof python, "%s/%s", env->final_root, env->python);
 	char data[400];
 	snprintf(data, sizeof data, "%.*s.data/", (int)(strlen(u.dist_info) - 10), u.dist_info);
 	size_t dl = strlen(data);
@@ -1045,7 +1134,7 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 				kind = SITE;
 			} else if (sn == 7 && !strncmp(scheme, "scripts", 7)) {
 				kind = SCRIPT;
-				snprintf(rel, ML_PATH_MAX, "bin/%s", sub);
+				snprintf(rel, ML_PATH_MAX, "%s/%s", env->scripts, sub);
 			} else if (sn == 7 && !strncmp(scheme, "headers", 7)) {
 				kind = OTHER;
 				snprintf(rel, ML_PATH_MAX, "include/site/python%s/%s/%s",
@@ -1070,7 +1159,10 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 			script.len = 0;
 			if ((rc = read_small(&txt, &sl, src, MAX_SCRIPT, err)))
 				goto out;
-			rc = rewrite_script(&script, txt, sl, python, err);
+			if (env->os == ML_ENV_WINDOWS)
+				rc = windows_script(&script, rel, recp, txt, sl, sub, err);
+			else
+				rc = rewrite_script(&script, txt, sl, python, err);
 			free(txt);
 			txt = NULL;
 			if (rc || (rc = emit(&pl, &ro, rel, recp, script.data ? script.data : "",

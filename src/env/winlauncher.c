@@ -38,11 +38,28 @@ static const char *const launcher_names[] = {
         [ML_WINLAUNCHER_GUI] = "launcher-gui.exe",
 };
 
+/* ml_winlauncher_set_base(): programs standing in for the embedded ones. */
+static const unsigned char *override_data[2];
+static size_t override_len[2];
+
+void ml_winlauncher_set_base(ml_winlauncher_kind kind, const void *data, size_t len)
+{
+	if (kind != ML_WINLAUNCHER_CONSOLE && kind != ML_WINLAUNCHER_GUI)
+		return;
+	override_data[kind] = data;
+	override_len[kind] = data ? len : 0;
+}
+
 int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,
                         ml_err *err)
 {
 	if (kind != ML_WINLAUNCHER_CONSOLE && kind != ML_WINLAUNCHER_GUI)
 		return ml_err_set(err, ML_EFAIL, "unknown launcher kind %d", (int)kind);
+	if (override_data[kind]) {
+		*data = override_data[kind];
+		*len = override_len[kind];
+		return 0;
+	}
 	const ml_embedded_file *f = ml_embedded_find(launcher_names[kind]);
 	if (!f)
 		return ml_err_set(err, ML_ENOENT,

@@ -1,0 +1,471 @@
+/*
+ * test_winenv.c - specs for the Windows venv layout (src/env/wheel.c,
+ * venv.c; CPython's sysconfig "nt" scheme and its venv module on
+ * Windows): the layout's directories, a wheel installed into Scripts\ and
+ * Lib\site-packages with entry points and "#!python" scripts as .exe
+ * launchers listed in RECORD, and ml_venv_create() with a fake
+ * interpreter tree (files of known bytes) for each way CPython's venv
+ * finds python.exe. Pure file writing: runs on Linux (stand-in launcher
+ * programs) and under wine (make check-windows) alike.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "env_testutil.h"
+#include "mlsetup/env.h"
+#include "../../src/env/internal.h"
+
+/* Stand-ins for the launcher programs: "MZ" and a filler per kind. */
+static unsigned char g_console[64], g_gui[80];
+
+typedef struct fx {
+	char *tmp;
+	int seq;
+} fx;
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof *f);
+	f->tmp = tmpdir_new("winenv");
+	if (!f->tmp)
+		return -1;
+	memset(g_console, 0xcc, sizeof g_console);
+	memset(g_gui, 0xdd, sizeof g_gui);
+	g_console[0] = g_gui[0] = 'M';
+	g_console[1] = g_gui[1] = 'Z';
+	ml_winlauncher_set_base(ML_WINLAUNCHER_CONSOLE, g_console, sizeof g_console);
+	ml_winlauncher_set_base(ML_WINLAUNCHER_GUI, g_gui, sizeof g_gui);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	ml_winlauncher_set_base(ML_WINLAUNCHER_CONSOLE, NULL, 0);
+	ml_winlauncher_set_base(ML_WINLAUNCHER_GUI, NULL, 0);
+	rm_rf(f->tmp);
+	free(f->tmp);
+	free(f);
+	return 0;
+}
+
+/* Writes text to <dir>/<rel>, making directories. */
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[4096], parent[4096];
+	const char *base;
+	pf(path, "%s/%s", dir, rel);
+	assert_int_equal(ml_fs_split_path(parent, sizeof parent, &base, path), 0);
+	assert_int_equal(ml_fs_mkdirs(parent, 0755), 0);
+	assert_int_equal(ml_fs_write_file(path, text, strlen(text), 0644, false, false), 0);
+}
+
+static char *file_in(const char *root, const char *rel, size_t *len)
+{
+	char path[4096];
+	char *s = slurp(pf(path, "%s/%s", root, rel), len);
+	if (!s)
+		fail_msg("missing %s", path);
+	return s;
+}
+
+/* The file's bytes equal b's. */
+static void assert_file_is(const char *root, const char *rel, const ml_buf *b)
+{
+	size_t n = 0;
+	char *s = file_in(root, rel, &n);
+	if (n != b->len || memcmp(s, b->data, n) != 0)
+		fail_msg("%s: %zu bytes, expected %zu", rel, n, b->len);
+	free(s);
+}
+
+static bool is_dir(const char *root, const char *rel)
+{
+	char path[4096];
+	struct stat st;
+	return stat(pf(path, "%s/%s", root, rel), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static ml_env_layout win_env(fx *f, const char *final_root)
+{
+	char root[4096];
+	pf(root, "%s/env-%d", f->tmp, f->seq++);
+	assert_int_equal(ml_fs_mkdirs(root, 0755), 0);
+	ml_env_layout env;
+	ml_err err = ML_ERR_INIT;
+	if (ml_env_layout_init_os(&env, root, final_root ? final_root : root, "3.12",
+	                          ML_ENV_WINDOWS, &err) != 0)
+		fail_msg("%s", err.msg);
+	return env;
+}
+
+/* --- the layout ------------------------------------------------------------------------- */
+
+static void test_windows_layout_is_cpythons_nt_scheme(void **state)
+{
+	(void)state;
+	ml_env_layout env;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_env_layout_init_os(&env, "C:/s/.venv.stage", "C:\\w\\.venv", "3.12",
+	                                       ML_ENV_WINDOWS, &err),
+	                 0);
+	assert_int_equal(env.os, ML_ENV_WINDOWS);
+	assert_string_equal(env.site_packages, "Lib/site-packages");
+	assert_string_equal(env.scripts, "Scripts");
+	assert_string_equal(env.python, "Scripts/python.exe");
+	assert_string_equal(env.root, "C:/s/.venv.stage");
+	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w", "3.12", ML_ENV_WINDOWS, &err),
+	                 0);
+
+	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w/", "3.11", ML_ENV_POSIX, &err), 0);
+	assert_int_equal(env.os, ML_ENV_POSIX);
+	assert_string_equal(env.site_packages, "lib/python3.11/site-packages");
+	assert_string_equal(env.scripts, "bin");
+	assert_string_equal(env.python, "bin/python");
+	assert_string_equal(env.final_root, "/w");
+	/* A drive letter is absolute only to Windows. */
+	assert_int_equal(ml_env_layout_init_os(&env, "C:/s", "C:/w", "3.11", ML_ENV_POSIX, &err),
+	                 ML_EFAIL);
+	assert_int_equal(ml_env_layout_init_os(&env, "C:s", "C:/w", "3.11", ML_ENV_WINDOWS, &err),
+	                 ML_EFAIL);
+	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w", "3.11", (ml_env_os)7, &err),
+	                 ML_EFAIL);
+
+	/* The native one follows the build. */
+	assert_int_equal(ml_env_layout_init(&env, "/s", "/w", "3.11", &err), 0);
+#ifdef _WIN32
+	assert_int_equal(env.os, ML_ENV_WINDOWS);
+#else
+	assert_int_equal(env.os, ML_ENV_POSIX);
+#endif
+}
+
+/* --- a wheel in the Windows layout -------------------------------------------------------- */
+
+/* A hand-made unpacked wheel "demo 1.0" (what ml_wheel_unpack leaves in
+ * the cache: a marker and tree/): a package, an extra purelib module,
+ * console and GUI entry points, "#!python" and "#!pythonw" scripts, a
+ * plain .cmd script, a header and a data file. */
+static void make_unpacked(const char *dir)
+{
+	static const char *const files[][2] = {
+	        {"demo/__init__.py", "def main():\n    return 0\n"},
+	        {"demo/gui.py", "def run():\n    return 0\n"},
+	        {"demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"},
+	        {"demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"},
+	        {"demo-1.0.dist-info/entry_points.txt",
+	         "[console_scripts]\ndemo-cli = demo:main\n[gui_scripts]\ndemo-gui = demo.gui:run\n"},
+	        {"demo-1.0.data/purelib/demo_extra.py", "X = 1\n"},
+	        {"demo-1.0.data/scripts/demo-tool.py", "#!python\nprint('tool')\n"},
+	        {"demo-1.0.data/scripts/winw", "#!pythonw\nimport demo\n"},
+	        {"demo-1.0.data/scripts/plain.cmd", "@echo plain\r\n"},
+	        {"demo-1.0.data/headers/demo.h", "#define DEMO 1\n"},
+	        {"demo-1.0.data/data/share/demo/readme.txt", "read me\n"},
+	};
+	char tree[4096];
+	pf(tree, "%s/tree", dir);
+	ml_buf rec = ML_BUF_INIT;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		put(tree, files[i][0], files[i][1]);
+		assert_int_equal(ml_buf_printf(&rec, "%s,sha256=AAAA,%zu\n", files[i][0],
+		                               strlen(files[i][1])),
+		                 0);
+	}
+	assert_int_equal(ml_buf_puts(&rec, "demo-1.0.dist-info/RECORD,,\n"), 0);
+	assert_int_equal(ml_buf_add(&rec, "", 1), 0);
+	put(tree, "demo-1.0.dist-info/RECORD", rec.data);
+	ml_buf_release(&rec);
+	put(dir, "unpacked.json",
+	    "{\"schema\":\"mlsetup.unpacked/1\",\"wheel\":\"demo-1.0-py3-none-any.whl\","
+	    "\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"name\":\"demo\",\"version\":\"1.0\",\"dist_info\":\"demo-1.0.dist-info\","
+	    "\"root_is_purelib\":true,\"files\":11,\"bytes\":0}\n");
+}
+
+/* RECORD's row for an installed file of these bytes. */
+static void assert_recorded(const char *record, const char *path, const ml_buf *b)
+{
+	uint8_t d[32];
+	char b64[64], row[4200];
+	assert_int_equal(ml_sha256_buf(d, b->data, b->len), 0);
+	assert_int_equal(mle_b64url(b64, sizeof b64, d, 32), 0);
+	snprintf(row, sizeof row, "%s,sha256=%s,%zu\n", path, b64, b->len);
+	if (!strstr(record, row))
+		fail_msg("RECORD lacks '%s':\n%s", row, record);
+}
+
+static void test_wheel_scripts_become_exe_launchers_in_scripts(void **state)
+{
+	fx *f = *state;
+	char dir[4096];
+	pf(dir, "%s/unpacked", f->tmp);
+	make_unpacked(dir);
+	ml_env_layout env = win_env(f, "C:/envs/demo");
+	ml_wheel_result r;
+	ml_err err = ML_ERR_INIT;
+	if (ml_wheel_install_unpacked(&r, dir, &env, NULL, &err) != 0)
+		fail_msg("install: %s", err.msg);
+	assert_string_equal(r.name, "demo");
+
+	const char *sp = "Lib/site-packages";
+	char rel[4096];
+	size_t n = 0;
+	char *s = file_in(env.root, pf(rel, "%s/demo/__init__.py", sp), NULL);
+	free(s);
+	s = file_in(env.root, pf(rel, "%s/demo_extra.py", sp), NULL);
+	assert_string_equal(s, "X = 1\n");
+	free(s);
+	s = file_in(env.root, "include/site/python3.12/demo/demo.h", NULL);
+	assert_string_equal(s, "#define DEMO 1\n");
+	free(s);
+	s = file_in(env.root, "share/demo/readme.txt", NULL);
+	free(s);
+	s = file_in(env.root, "Scripts/plain.cmd", &n);
+	assert_string_equal(s, "@echo plain\r\n");
+	free(s);
+	assert_false(is_dir(env.root, "bin"));
+	assert_false(exists(pf(rel, "%s/Scripts/demo-tool.py", env.root)));
+	assert_false(exists(pf(rel, "%s/Scripts/winw", env.root)));
+	assert_false(exists(pf(rel, "%s/Scripts/demo-cli", env.root)));
+
+	/* The same bytes as winlauncher.c makes for each: console entry
+	 * points and "#!python" run python.exe, GUI ones and "#!pythonw"
+	 * pythonw.exe, named relative to Scripts\. */
+	ml_buf cli = ML_BUF_INIT, gui = ML_BUF_INIT, tool = ML_BUF_INIT, winw = ML_BUF_INIT;
+	static const char tool_py[] = "#!python\nprint('tool')\n", winw_py[] = "#!pythonw\nimport demo\n";
+	assert_int_equal(ml_winlauncher_entry_point(&cli, g_console, sizeof g_console, "python.exe",
+	                                            "demo", "main", &err),
+	                 0);
+	assert_int_equal(ml_winlauncher_entry_point(&gui, g_gui, sizeof g_gui, "pythonw.exe",
+	                                            "demo.gui", "run", &err),
+	                 0);
+	assert_int_equal(ml_winlauncher_script(&tool, g_console, sizeof g_console, "python.exe",
+	                                       tool_py, sizeof tool_py - 1, &err),
+	                 0);
+	assert_int_equal(ml_winlauncher_script(&winw, g_gui, sizeof g_gui, "pythonw.exe", winw_py,
+	                                       sizeof winw_py - 1, &err),
+	                 0);
+	assert_file_is(env.root, "Scripts/demo-cli.exe", &cli);
+	assert_file_is(env.root, "Scripts/demo-gui.exe", &gui);
+	assert_file_is(env.root, "Scripts/demo-tool.exe", &tool);
+	assert_file_is(env.root, "Scripts/winw.exe", &winw);
+
+	/* RECORD names them from site-packages, with hash and size. */
+	char *record = file_in(env.root, pf(rel, "%s/demo-1.0.dist-info/RECORD", sp), NULL);
+	assert_recorded(record, "../../Scripts/demo-cli.exe", &cli);
+	assert_recorded(record, "../../Scripts/demo-gui.exe", &gui);
+	assert_recorded(record, "../../Scripts/demo-tool.exe", &tool);
+	assert_recorded(record, "../../Scripts/winw.exe", &winw);
+	ml_buf plain = ML_BUF_INIT;
+	assert_int_equal(ml_buf_puts(&plain, "@echo plain\r\n"), 0);
+	assert_recorded(record, "../../Scripts/plain.cmd", &plain);
+	ml_buf_release(&plain);
+	assert_non_null(strstr(record, "demo/__init__.py,sha256=AAAA,"));
+	assert_non_null(strstr(record, "../../include/site/python3.12/demo/demo.h,"));
+	assert_non_null(strstr(record, "../../share/demo/readme.txt,"));
+	assert_null(strstr(record, "bin/"));
+	assert_null(strstr(record, "demo-tool.py"));
+	free(record);
+	ml_buf_release(&cli);
+	ml_buf_release(&gui);
+	ml_buf_release(&tool);
+	ml_buf_release(&winw);
+}
+
+/* --- ml_venv_create in the Windows layout ----------------------------------------------- */
+
+/* A fake interpreter tree at <tmp>/py-N (python.exe "PY", pythonw.exe
+ * "PYW", python3.dll, python3XY.dll, vcruntime140.dll, LICENSE.txt) and
+ * its probe answers. */
+static ml_python_info fake_python(fx *f, char *home, int minor)
+{
+	pf(home, "%s/py-%d", f->tmp, f->seq++);
+	char dll[64];
+	snprintf(dll, sizeof dll, "python3%d.dll", minor);
+	put(home, "python.exe", "PY");
+	put(home, "pythonw.exe", "PYW");
+	put(home, "python3.dll", "DLL3");
+	put(home, dll, "DLLXY");
+	put(home, "VCRUNTIME140.DLL", "VCR");
+	put(home, "LICENSE.txt", "license");
+	ml_python_info py;
+	memset(&py, 0, sizeof py);
+	snprintf(py.implementation, sizeof py.implementation, "cpython");
+	py.is_cpython = true;
+	py.major = 3;
+	py.minor = minor;
+	py.micro = 4;
+	snprintf(py.version, sizeof py.version, "3.%d.4", minor);
+	snprintf(py.xy, sizeof py.xy, "3.%d", minor);
+	pf(py.executable, "%s/python.exe", home);
+	pf(py.prefix, "%s", home);
+	pf(py.base_prefix, "%s", home);
+	return py;
+}
+
+static ml_env_layout win_env_xy(fx *f, const char *final_root, const char *xy)
+{
+	char root[4096];
+	pf(root, "%s/env-%d", f->tmp, f->seq++);
+	assert_int_equal(ml_fs_mkdirs(root, 0755), 0);
+	ml_env_layout env;
+	ml_err err = ML_ERR_INIT;
+	if (ml_env_layout_init_os(&env, root, final_root, xy, ML_ENV_WINDOWS, &err) != 0)
+		fail_msg("%s", err.msg);
+	return env;
+}
+
+static void backslashed(char *dst, const char *src)
+{
+	size_t i = 0;
+	for (; src[i]; i++)
+		dst[i] = src[i] == '/' ? '\\' : src[i];
+	dst[i] = '\0';
+}
+
+static void assert_text(const char *root, const char *rel, const char *want)
+{
+	char *s = file_in(root, rel, NULL);
+	if (strcmp(s, want) != 0)
+		fail_msg("%s is\n%s\nexpected\n%s", rel, s, want);
+	free(s);
+}
+
+static void venv(const ml_env_layout *env, const ml_python_info *py, const char *prompt)
+{
+	ml_venv_opts o = {.prompt = prompt};
+	ml_err err = ML_ERR_INIT;
+	if (ml_venv_create(env, py, &o, &err) != 0)
+		fail_msg("venv: %s", err.msg);
+}
+
+static void test_venv_313_copies_the_venv_launchers(void **state)
+{
+	fx *f = *state;
+	char home[4096], bs[4096], want[16384 + 512];
+	ml_python_info py = fake_python(f, home, 13);
+	put(home, "Lib/venv/scripts/nt/venvlauncher.exe", "VL");
+	put(home, "Lib/venv/scripts/nt/venvwlauncher.exe", "VWL");
+	put(home, "Lib/venv/scripts/nt/python.exe", "OLD");
+	ml_env_layout env = win_env_xy(f, "C:/envs/demo", "3.13");
+	venv(&env, &py, NULL);
+
+	backslashed(bs, home);
+	snprintf(want, sizeof want,
+	         "home = %s\n"
+	         "include-system-site-packages = false\n"
+	         "version = 3.13.4\n"
+	         "executable = %s\\python.exe\n"
+	         "command = %s\\python.exe -m venv --without-pip C:\\envs\\demo\n"
+	         "mlsetup = %s\n",
+	         bs, bs, bs, ML_VERSION);
+	assert_text(env.root, "pyvenv.cfg", want);
+	assert_text(env.root, "Scripts/python.exe", "VL");
+	assert_text(env.root, "Scripts/pythonw.exe", "VWL");
+	char path[4096];
+	assert_false(exists(pf(path, "%s/Scripts/python3.dll", env.root)));
+	assert_true(is_dir(env.root, "Lib/site-packages"));
+	assert_true(is_dir(env.root, "Include"));
+	assert_false(is_dir(env.root, "bin"));
+	assert_false(exists(pf(path, "%s/lib64", env.root)));
+	assert_text(env.root, ".gitignore", "# created by mlsetup: nothing here belongs in git\n*\n");
+
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "@echo off\r\n"));
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\envs\\demo\"\r\n"));
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV_PROMPT=(demo) \"\r\n"));
+	assert_non_null(strstr(bat, "set \"PATH=C:\\envs\\demo\\Scripts;%PATH%\"\r\n"));
+	assert_non_null(strstr(bat, "set PYTHONHOME=\r\n"));
+	free(bat);
+	char *de = file_in(env.root, "Scripts/deactivate.bat", NULL);
+	assert_non_null(strstr(de, "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"));
+	assert_non_null(strstr(de, "set VIRTUAL_ENV=\r\n"));
+	free(de);
+	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
+	assert_non_null(strstr(ps, "$env:VIRTUAL_ENV = 'C:\\envs\\demo'\n"));
+	assert_non_null(strstr(ps, "(Join-Path $env:VIRTUAL_ENV 'Scripts')"));
+	assert_non_null(strstr(ps, "# Scripts/Activate.ps1 - "));
+	assert_null(strstr(ps, "'bin'"));
+	free(ps);
+}
+
+static void test_venv_312_copies_the_launchers_named_python_exe(void **state)
+{
+	fx *f = *state;
+	char home[4096];
+	ml_python_info py = fake_python(f, home, 12);
+	put(home, "Lib/venv/scripts/nt/python.exe", "NT-PY");
+	put(home, "Lib/venv/scripts/nt/pythonw.exe", "NT-PYW");
+	ml_env_layout env = win_env_xy(f, "C:/envs/demo", "3.12");
+	venv(&env, &py, NULL);
+	assert_text(env.root, "Scripts/python.exe", "NT-PY");
+	assert_text(env.root, "Scripts/pythonw.exe", "NT-PYW");
+	char path[4096];
+	assert_false(exists(pf(path, "%s/Scripts/python3.dll", env.root)));
+}
+
+static void test_venv_without_launchers_copies_the_interpreter_and_dlls(void **state)
+{
+	fx *f = *state;
+	char home[4096], path[4096];
+	ml_python_info py = fake_python(f, home, 11);
+	ml_env_layout env = win_env_xy(f, "C:/envs/old", "3.11");
+	venv(&env, &py, "work");
+	assert_text(env.root, "Scripts/python.exe", "PY");
+	assert_text(env.root, "Scripts/pythonw.exe", "PYW");
+	assert_text(env.root, "Scripts/python3.dll", "DLL3");
+	assert_text(env.root, "Scripts/python311.dll", "DLLXY");
+	assert_text(env.root, "Scripts/VCRUNTIME140.DLL", "VCR");
+	assert_false(exists(pf(path, "%s/Scripts/LICENSE.txt", env.root)));
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV_PROMPT=(work) \"\r\n"));
+	free(bat);
+}
+
+static void test_venv_paths_are_quoted_for_cmd_and_a_quote_is_refused(void **state)
+{
+	fx *f = *state;
+	char home[4096];
+	ml_python_info py = fake_python(f, home, 12);
+	ml_env_layout env = win_env_xy(f, "C:/a%PATH%b/it's", "3.12");
+	venv(&env, &py, NULL);
+	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
+	assert_non_null(strstr(bat, "set \"VIRTUAL_ENV=C:\\a%%PATH%%b\\it's\"\r\n"));
+	assert_non_null(strstr(bat, "set \"PATH=C:\\a%%PATH%%b\\it's\\Scripts;%PATH%\"\r\n"));
+	free(bat);
+	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
+	assert_non_null(strstr(ps, "$env:VIRTUAL_ENV = 'C:\\a%PATH%b\\it''s'\n"));
+	free(ps);
+
+	ml_env_layout env2 = win_env_xy(f, "C:/envs/q", "3.12");
+	ml_venv_opts o = {.prompt = "say \"hi\""};
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_venv_create(&env2, &py, &o, &err), ML_EFAIL);
+	assert_non_null(strstr(err.msg, "cmd.exe"));
+	/* A missing interpreter is named. */
+	ml_env_layout env3 = win_env_xy(f, "C:/envs/r", "3.12");
+	char gone[4096];
+	pf(gone, "%s/python.exe", home);
+	assert_int_equal(remove(gone), 0);
+	assert_int_equal(ml_venv_create(&env3, &py, NULL, &err), ML_ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_windows_layout_is_cpythons_nt_scheme),
+	        cmocka_unit_test(test_wheel_scripts_become_exe_launchers_in_scripts),
+	        cmocka_unit_test(test_venv_313_copies_the_venv_launchers),
+	        cmocka_unit_test(test_venv_312_copies_the_launchers_named_python_exe),
+	        cmocka_unit_test(test_venv_without_launchers_copies_the_interpreter_and_dlls),
+	        cmocka_unit_test(test_venv_paths_are_quoted_for_cmd_and_a_quote_is_refused),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
