@@ -212,6 +212,7 @@ build/shims-windows/nvcuda.dll: tests/shims/fake_cuda.c tests/shims/fake_common.
 		tests/shims/fake_cuda.c tests/shims/fake_common.c $(WIN_CJSON)/cJSON.c
 
 build/shims-windows/win_probe.exe: tests/shims/win_probe.c
+	@mkdir -p $(dir $@)
 	$(WIN_CC) -std=c11 -O1 -Wall -Wextra -Werror -o $@ $< -lshell32
 
 launchers: $(LAUNCHERS)
