@@ -270,6 +270,12 @@ bool ml_version_valid(const char *v);
  * wheel does not install on the target the tags came from. */
 int ml_wheel_tag_rank(const ml_wheel_name *w, char *const *tags, size_t n);
 
+/* manifest.c: the OS mlsetup was built for, as detect names it
+ * (ml_machine.os.name: "linux", "windows" or "darwin"); a static string.
+ * Whose shipped manifests a name means, and whose rules the remedies
+ * (ml_manifest_covering, ml_shipped_build_range) use. */
+const char *ml_plan_build_os(void);
+
 /* pyfind.c: the paths ml_python_find_system() tries, in order, for the
  * PATH value path, appended to *list as NUL-terminated strings. POSIX:
  * python3.19 .. python3.8 and python3 in each absolute PATH directory

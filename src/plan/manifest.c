@@ -567,8 +567,7 @@ static int open_embedded(ml_manifest *mf, const char *data, size_t size, unsigne
 	return rc;
 }
 
-/* The OS mlsetup was built for, as detect names it (ml_machine.os.name). */
-static const char *build_os(void)
+const char *ml_plan_build_os(void)
 {
 #if defined(_WIN32)
 	return "windows";
@@ -597,12 +596,12 @@ static const ml_embedded_file *find_shipped(const char *name, const char *os)
 
 int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 {
-	return ml_manifest_open_os(out, name_or_path, build_os(), 0, err);
+	return ml_manifest_open_os(out, name_or_path, ml_plan_build_os(), 0, err);
 }
 
 int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags, ml_err *err)
 {
-	return ml_manifest_open_os(out, name_or_path, build_os(), flags, err);
+	return ml_manifest_open_os(out, name_or_path, ml_plan_build_os(), flags, err);
 }
 
 int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os,

@@ -36,19 +36,6 @@ typedef struct fit {
 	bool cpu_only;          /* torch has no CUDA code on this platform */
 } fit;
 
-/* The OS mlsetup was built for, as detect names it: whose rules the
- * remedies (ml_manifest_covering, ml_shipped_build_range) use. */
-static const char *build_os(void)
-{
-#if defined(_WIN32)
-	return "windows";
-#elif defined(__APPLE__)
-	return "darwin";
-#else
-	return "linux";
-#endif
-}
-
 /* Loads the rules for OS os: selection.json's "os" entry for it (its own
  * preference and no_gpu; its manifests in manifests/<os>/) when there is
  * one, else the top-level preference and no_gpu. */
@@ -586,7 +573,7 @@ int ml_manifest_covering(ml_manifest **out, int major, int minor, const char *ex
 {
 	*out = NULL;
 	rules r;
-	int rc = rules_load(&r, build_os(), err);
+	int rc = rules_load(&r, ml_plan_build_os(), err);
 	if (rc)
 		return rc;
 	const char *skip = except ? strrchr(except, '/') : NULL;
@@ -652,7 +639,7 @@ int ml_shipped_build_range(ml_build_range *out, int major, int minor, ml_err *er
 	memset(out, 0, sizeof(*out));
 	out->fit = ML_BUILDS_GAP;
 	rules r;
-	int rc = rules_load(&r, build_os(), err);
+	int rc = rules_load(&r, ml_plan_build_os(), err);
 	if (rc)
 		return rc;
 	int newest = -1, oldest = -1;
