@@ -469,6 +469,30 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+
+/* Writes pyvenv.cfg (PEP 405) for an environment living at root, made
+ * from the interpreter exe (version) in directory home: the keys
+ * CPython's own venv writes, with the equivalent `python -m venv`
+ * command, and the mlsetup version. */
+static int pyvenv_cfg(const ml_env_layout *env, const char *home, const char *version,
+                      const char *exe, const char *root, ml_err *err)
+{
+	ml_buf cfg = ML_BUF_INIT;
+	if (ml_buf_printf(&cfg,
+	                  "home = %s\n"
+	                  "include-system-site-packages = false\n"
+	                  "version = %s\n"
+	                  "executable = %s\n"
+	                  "command = %s -m venv --without-pip %s\n"
+	                  "mlsetup = %s\n",
+	                  home, version, exe, exe, root, ML_VERSION)) {
+		ml_buf_release(&cfg);
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	}
+	int rc = put(env, "pyvenv.cfg", cfg.data, cfg.len, 0644, err);
+	ml_buf_release(&cfg);
+	return rc;
+}
 /* Scripts\python.exe and pythonw.exe as CPython's venv makes them on
  * Windows (Lib/venv/__init__.py, setup_python): the redirecting launchers
  * the interpreter ships in Lib\venv\scripts\nt\ - venvlauncher.exe and
@@ -552,21 +576,8 @@ static int create_windows(const ml_env_layout *env, const ml_python_info *py, co
 	if ((rc = mk(env, "Scripts", err)) || (rc = mk(env, "Include", err)) ||
 	    (rc = mk(env, "Lib/site-packages", err)))
 		return rc;
-	ml_buf cfg = ML_BUF_INIT;
-	if (ml_buf_printf(&cfg,
-	                  "home = %s\n"
-	                  "include-system-site-packages = false\n"
-	                  "version = %s\n"
-	                  "executable = %s\n"
-	                  "command = %s -m venv --without-pip %s\n"
-	                  "mlsetup = %s\n",
-	                  home, py->version, exe, exe, root, ML_VERSION)) {
-		ml_buf_release(&cfg);
-		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	}
-	rc = put(env, "pyvenv.cfg", cfg.data, cfg.len, 0644, err);
-	ml_buf_release(&cfg);
-	if (rc || (rc = windows_pythons(env, base, home_fs, err)))
+	if ((rc = pyvenv_cfg(env, home, py->version, exe, root, err)) ||
+	    (rc = windows_pythons(env, base, home_fs, err)))
 		return rc;
 	static const char gitignore[] = "# created by mlsetup: nothing here belongs in git\n*\n";
 	if ((rc = put(env, ".gitignore", gitignore, sizeof gitignore - 1, 0644, err)) ||
@@ -621,22 +632,7 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 
 	/* PEP 405: the interpreter finds pyvenv.cfg next to (or one level
 	 * above) the executable it was started as. */
-	ml_buf cfg = ML_BUF_INIT;
-	if (ml_buf_printf(&cfg,
-	                  "home = %s\n"
-	                  "include-system-site-packages = false\n"
-	                  "version = %s\n"
-	                  "executable = %s\n"
-	                  "command = %s -m venv --without-pip %s\n"
-	                  "mlsetup = %s\n",
-	                  home, py->version, py->executable, py->executable, env->final_root,
-	                  ML_VERSION)) {
-		ml_buf_release(&cfg);
-		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	}
-	rc = put(env, "pyvenv.cfg", cfg.data, cfg.len, 0644, err);
-	ml_buf_release(&cfg);
-	if (rc)
+	if ((rc = pyvenv_cfg(env, home, py->version, py->executable, env->final_root, err)))
 		return rc;
 
 	char pyxy[32];
