@@ -19,6 +19,14 @@
 
 #define ML_VERSION "0.1.0"
 
+/* An environment's interpreter, relative to its root, in the venv layout
+ * of the OS this mlsetup is built for (ml_env_layout.python in env.h). */
+#ifdef _WIN32
+#define ML_ENV_PYTHON_NATIVE "Scripts/python.exe"
+#else
+#define ML_ENV_PYTHON_NATIVE "bin/python"
+#endif
+
 /* Error codes. Few, only those a caller branches on; each maps to one
  * process exit code through ml_exit_code(). */
 enum {
@@ -354,8 +362,10 @@ void ml_os_dlclose(void *handle);
  * arguments quoted for CommandLineToArgvW) with stdin from /dev/null, capturing
  * at most max_bytes of stdout into *out (caller frees). Stops waiting after
  * timeout_s seconds and kills the child. *status gets the exit status, or
- * -1 when killed/signalled. Returns 0 when the program ran (whatever its
- * status), ML_ENOENT when it could not be started, ML_EFAIL on timeout. */
+ * -1 when killed/signalled. On Windows, CR LF line ends in *out are read
+ * as LF (text mode's line ends; universal newlines). Returns 0 when the
+ * program ran (whatever its status), ML_ENOENT when it could not be
+ * started, ML_EFAIL on timeout. */
 int ml_os_run_capture(char **out, int *status, const char *const *argv, size_t max_bytes,
                       int timeout_s, ml_err *err);
 

@@ -444,6 +444,16 @@ typedef struct ml_python_info {
 	char base_prefix[ML_PATH_MAX]; /* sys.base_prefix */
 } ml_python_info;
 
+/* Where a python-build-standalone install_only archive keeps its
+ * interpreter, relative to the directory it is unpacked in: POSIX
+ * "python/bin/python3", Windows "python/python.exe" (FACTS.md "Python
+ * packaging"). */
+#ifdef _WIN32
+#define ML_PYTHON_ARCHIVE_EXE "python/python.exe"
+#else
+#define ML_PYTHON_ARCHIVE_EXE "python/bin/python3"
+#endif
+
 /* Runs `python -I -c <probe>` (at most 30 s) and fills *out. Returns 0;
  * ML_ENOENT when it cannot be started; ML_EFAIL when it fails, times out
  * or answers something unreadable (err has its output). */
@@ -459,14 +469,14 @@ int ml_python_dir(char *dst, size_t dstsz, const char *override);
 /* Unpacks a python-build-standalone "install_only" / "install_only_stripped"
  * archive (tar.gz or tar.zst whose root directory is python/) to
  * <dest_root>/<name>/ and writes its interpreter path,
- * <dest_root>/<name>/python/bin/python3, into out (out_sz bytes).
+ * <dest_root>/<name>/ML_PYTHON_ARCHIVE_EXE, into out (out_sz bytes).
  * Idempotent: when <dest_root>/<name>/.mlsetup-complete exists it is reused
  * without reading the archive. Otherwise, under an flock on
  * <dest_root>/.<name>.lock: the archive's sha256 is checked (ML_EINTEGRITY;
  * sha256 NULL skips this, for callers that verified it themselves), it is
  * extracted with ml_archive_extract (kind ML_ARCHIVE_INTERPRETER: in-tree
  * relative links only, chains resolved) into <dest_root>/.<name>.stage-<random>,
- * python/bin/python3 must exist, the tree is synced, the marker written
+ * ML_PYTHON_ARCHIVE_EXE must exist (and be executable, on POSIX), the tree is synced, the marker written
  * and the directory renamed into place. dest_root is created when missing;
  * name must be a single path component. Returns 0, ML_EINTEGRITY,
  * ML_ENOENT, ML_EIO, ML_EFAIL (name not a plain name; a directory without

@@ -270,6 +270,18 @@ static int find_program(char *dst, size_t dstsz, const char *name)
 	return -1;
 }
 
+/* Reads "\r\n" as "\n" in place (universal newlines): a Windows
+ * program's text mode - CPython's print() among them - ends its lines
+ * with CR LF, and every caller parses lines. */
+static void crlf_to_lf(char *s)
+{
+	char *w = s;
+	for (const char *r = s; *r; r++)
+		if (!(r[0] == '\r' && r[1] == '\n'))
+			*w++ = *r;
+	*w = '\0';
+}
+
 static int run_child(char **out, int *status, const char *const *argv, size_t max_bytes,
                      int timeout_s, bool with_stderr, struct lines *lines, ml_err *err)
 {
@@ -398,6 +410,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 	*out = ml_buf_detach(&b);
 	if (!*out)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	crlf_to_lf(*out);
 	return 0;
 }
 

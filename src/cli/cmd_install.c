@@ -240,9 +240,21 @@ static void print_summary(const ml_install_result *r, int rc)
 		snprintf(times + strlen(times), sizeof(times) - strlen(times), "%s%s %.1f s",
 		         i ? ", " : "", ml_install_stage_name(i), r->seconds[i]);
 	ml_say("%sstages%s       %s", b, e, times);
+#ifdef _WIN32
+	char t[sizeof(r->target)]; /* as Windows writes paths */
+	ml_strlcpy(t, r->target, sizeof(t));
+	for (char *c = t; *c; c++)
+		if (*c == '/')
+			*c = '\\';
+	if (!rc)
+		ml_say("%senvironment%s  %s (activate: %s\\Scripts\\activate.bat, or in "
+		       "PowerShell %s\\Scripts\\Activate.ps1)",
+		       b, e, t, t, t);
+#else
 	if (!rc)
 		ml_say("%senvironment%s  %s (activate: . %s/bin/activate)", b, e, r->target,
 		       r->target);
+#endif
 }
 
 static int run(ml_ctx *ctx, void *args, ml_err *err)

@@ -199,9 +199,16 @@ void ml_cli_print_machine(const ml_machine *m)
 	if (m->driver.cuda_version > 0)
 		snprintf(cuda, sizeof(cuda), " (CUDA %d.%d)", m->driver.cuda_version / 1000,
 		         m->driver.cuda_version % 1000 / 10);
-	ml_say("%smachine%s   %s-%s, %s %s, driver %s%s; %s", ml_c("bold"), ml_c("reset"),
-	       m->os.name, m->os.arch, m->os.libc_kind, m->os.libc_version,
-	       m->driver.version[0] ? m->driver.version : "none", cuda,
+	/* "glibc 2.36"; where there is no libc to name (Windows), the OS */
+	char sys[160];
+	if (m->os.libc_kind[0])
+		snprintf(sys, sizeof(sys), "%s %s", m->os.libc_kind, m->os.libc_version);
+	else
+		snprintf(sys, sizeof(sys), "%s",
+		         m->os.distro_pretty[0] ? m->os.distro_pretty : m->os.kernel);
+	ml_say("%smachine%s   %s-%s, %s, driver %s%s; %s", ml_c("bold"), ml_c("reset"),
+	       m->os.name, m->os.arch, sys, m->driver.version[0] ? m->driver.version : "none",
+	       cuda,
 	       m->n_gpus ? gpus : "no NVIDIA GPU");
 }
 

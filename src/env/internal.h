@@ -23,6 +23,10 @@
  * Returns 0 or ML_EFAIL when it does not fit. */
 int mle_b64url(char *dst, size_t dstsz, const uint8_t *d, size_t n);
 
+/* True when p is an absolute path: "/..." anywhere; "X:/..." or "X:\\..."
+ * in a Windows layout too (src/env/wheel.c). */
+bool mle_is_absolute(const char *p, ml_env_os os);
+
 /* --- the lock of a cache directory (fsutil.c) ------------------------------ */
 
 /* Creates dir (mkdir -p, 0755) and takes the exclusive lock lock_path in

@@ -71,7 +71,7 @@ int ml_python_probe(ml_python_info *out, const char *python, ml_err *err)
 	            ml_strlcpy(info.base_prefix, lines[6], sizeof info.base_prefix) <
 	                    sizeof info.base_prefix;
 	free(text);
-	if (!fits || info.major < 2 || info.executable[0] != '/')
+	if (!fits || info.major < 2 || !mle_is_absolute(info.executable, ML_ENV_OS_NATIVE))
 		return ml_err_set(err, ML_EFAIL,
 		                  "'%s' answered the probe with something unreadable", python);
 	*out = info;
@@ -104,7 +104,7 @@ int ml_python_dir(char *dst, size_t dstsz, const char *override)
 static int interpreter_path(char *out, size_t out_sz, const char *dir, ml_err *err)
 {
 	char p[ML_PATH_MAX];
-	int n = snprintf(p, sizeof p, "%s/python/bin/python3", dir);
+	int n = snprintf(p, sizeof p, "%s/" ML_PYTHON_ARCHIVE_EXE, dir);
 	if (n < 0 || (size_t)n >= sizeof p || ml_strlcpy(out, p, out_sz) >= out_sz)
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", dir);
 	return 0;
@@ -177,11 +177,16 @@ int ml_python_unpack(char *out, size_t out_sz, const char *archive_path, const c
 		stage[0] = '\0'; /* removed by the extractor */
 		goto out;
 	}
-	ml_pathf(probe, sizeof probe, "%s/python/bin/python3", stage);
-	if (stat(probe, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+	ml_pathf(probe, sizeof probe, "%s/" ML_PYTHON_ARCHIVE_EXE, stage);
+	bool runnable = stat(probe, &st) == 0 && S_ISREG(st.st_mode);
+#ifndef _WIN32
+	runnable = runnable && (st.st_mode & 0111); /* Windows: python.exe has no such bit */
+#endif
+	if (!runnable) {
 		rc = ml_err_set(err, ML_EINTEGRITY,
-		                "interpreter archive '%s' has no python/bin/python3 (expected a "
-		                "python-build-standalone install_only archive)",
+		                "interpreter archive '%s' has no " ML_PYTHON_ARCHIVE_EXE
+		                " (expected a python-build-standalone install_only archive "
+		                "for this OS)",
 		                archive_path);
 		goto out;
 	}

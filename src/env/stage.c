@@ -289,6 +289,31 @@ int ml_env_stage_begin(ml_env_stage **out, const ml_envlock *lock, ml_err *err)
 	return ML_EIO;
 }
 
+/* The old environment at target could not be moved aside (errno e).
+ * Windows refuses to rename a directory while a process holds a file in
+ * it open - a python.exe, a script launcher, a loaded .pyd or DLL - and
+ * says "access denied" (EACCES here) or "sharing violation"; say that
+ * plainly, with what to close. Returns ML_EIO (in use: ML_EFAIL). */
+static int aside_failed(const char *target, int e, ml_err *err)
+{
+#ifdef _WIN32
+	bool in_use = e == EACCES || e == EBUSY;
+#else
+	bool in_use = e == EBUSY;
+#endif
+	if (!in_use)
+		return ml_err_set(err, ML_EIO, "cannot move '%s' aside: %s", target, strerror(e));
+	ml_err_set(err, ML_EFAIL,
+	           "the environment at '%s' is in use: a running program holds one of its "
+	           "files open (%s)",
+	           target, strerror(e));
+	ml_err_hint(err,
+	            "close what runs from it - python.exe, its scripts, notebooks and Jupyter "
+	            "kernels, an editor's language server - and run mlsetup again; the "
+	            "environment is unchanged");
+	return ML_EFAIL;
+}
+
 int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 {
 	if (s->committed)
@@ -352,8 +377,7 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 		ml_random_hex(rnd, 6);
 		snprintf(old, sizeof old, ".%s.mlsetup-old-%s", base, rnd);
 		if (renameat(pfd, base, pfd, old) != 0) {
-			rc = ml_err_set(err, ML_EIO, "cannot move '%s' aside: %s", s->target,
-			                strerror(errno));
+			rc = aside_failed(s->target, errno, err);
 			goto out;
 		}
 		if (renameat(pfd, sbase, pfd, base) != 0) {

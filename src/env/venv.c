@@ -415,12 +415,6 @@ static const char deactivate_bat[] =
         "set VIRTUAL_ENV=\r\n"
         "set VIRTUAL_ENV_PROMPT=\r\n";
 
-static bool win_absolute(const char *p)
-{
-	return ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
-	       (p[2] == '/' || p[2] == '\\');
-}
-
 /* The last separator of path: '/', and in a Windows layout also '\'. */
 static const char *last_sep(const char *path, bool win)
 {
@@ -602,7 +596,7 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 		                  "interpreter is Python %s but the layout is for Python %s",
 		                  py->xy, env->python_xy);
 	bool win = env->os == ML_ENV_WINDOWS;
-	if (!(py->executable[0] == '/' || (win && win_absolute(py->executable))) ||
+	if (!mle_is_absolute(py->executable, env->os) ||
 	    has_control(py->executable) || has_control(env->final_root))
 		return ml_err_set(err, ML_EFAIL, "cannot write a venv for '%s' at '%s'",
 		                  py->executable, env->final_root);

@@ -62,9 +62,7 @@ static bool has_control(const char *s)
 	return false;
 }
 
-/* An absolute path: "/..." anywhere; "X:/..." or "X:\\..." in a Windows
- * layout. */
-static bool is_absolute(const char *p, ml_env_os os)
+bool mle_is_absolute(const char *p, ml_env_os os)
 {
 	if (!p)
 		return false;
@@ -88,7 +86,7 @@ int ml_env_layout_init_os(ml_env_layout *out, const char *root, const char *fina
 	memset(&l, 0, sizeof l);
 	if (os != ML_ENV_POSIX && os != ML_ENV_WINDOWS)
 		return ml_err_set(err, ML_EFAIL, "unknown environment layout %d", (int)os);
-	if (!is_absolute(root, os) || !is_absolute(final_root, os))
+	if (!mle_is_absolute(root, os) || !mle_is_absolute(final_root, os))
 		return ml_err_set(err, ML_EFAIL, "environment paths must be absolute ('%s', '%s')",
 		                  root ? root : "", final_root ? final_root : "");
 	if (has_control(root) || has_control(final_root))

@@ -282,15 +282,6 @@ static int pipeline(mli_run *r, ml_err *err)
 	int rc = mli_detect_and_plan(r, err);
 	if (rc)
 		return rc;
-#ifdef _WIN32
-	/* The environment's layout (bin/ vs Scripts\, python.exe, script
-	 * launchers) and the interpreters' (python/bin/python3) are POSIX's
-	 * throughout src/env; planning works, building does not yet. */
-	return ml_err_set(err, ML_EUNSUPPORTED,
-	                  "installing an environment is not supported on Windows yet (planned "
-	                  "for '%s')",
-	                  res->plan->target);
-#endif
 	const ml_plan *p = res->plan;
 	r->lock = o->lock;
 	if (!r->lock && (rc = ml_env_lock(&r->own_lock, p->target, !o->no_wait, err)) != 0)

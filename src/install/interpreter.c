@@ -114,7 +114,7 @@ bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz)
 	return !pp->path && pp->pin_name && ml_python_dir(dir, sizeof(dir), NULL) == 0 &&
 	       ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ==
 	               0 &&
-	       ml_pathf(path, sz, "%s/%s/python/bin/python3", dir, pp->pin_name) == 0 &&
+	       ml_pathf(path, sz, "%s/%s/" ML_PYTHON_ARCHIVE_EXE, dir, pp->pin_name) == 0 &&
 	       stat(marker, &st) == 0 && stat(path, &st) == 0;
 }
 
@@ -194,7 +194,7 @@ static int managed_paths(char *dir, size_t dir_sz, bool *installed, mli_run *r, 
 		return ml_err_set(err, ML_EFAIL,
 		                  "no directory for interpreters: set XDG_DATA_HOME or HOME");
 	if (ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ||
-	    ml_pathf(r->interpreter, sizeof(r->interpreter), "%s/%s/python/bin/python3", dir,
+	    ml_pathf(r->interpreter, sizeof(r->interpreter), "%s/%s/" ML_PYTHON_ARCHIVE_EXE, dir,
 	             pp->pin_name))
 		return ml_err_set(err, ML_EFAIL, "interpreter directory path too long: '%s'", dir);
 	struct stat st;

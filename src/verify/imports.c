@@ -114,7 +114,7 @@ static int add_dist_modules(ml_import_check *c, size_t *cap, const char *site,
 static int run_imports(ml_import_check *c, const char *env_root)
 {
 	char py[4200];
-	if (ml_pathf(py, sizeof(py), "%s/bin/python", env_root))
+	if (ml_pathf(py, sizeof(py), "%s/" ML_ENV_PYTHON_NATIVE, env_root))
 		return ml_err_set(&c->run_err, ML_EFAIL, "path too long: '%s'", env_root);
 	const char **argv = calloc(c->n_modules + 4, sizeof(*argv));
 	if (!argv)

@@ -116,7 +116,7 @@ static int verify_into(ml_verification *v, const ml_machine *m, const ml_verify_
 		ml_err_hint(err, "give --target DIR of an environment, or --python PATH");
 		return ML_ENOENT;
 	}
-	if (ml_pathf(v->python, sizeof(v->python), "%s/bin/python", target))
+	if (ml_pathf(v->python, sizeof(v->python), "%s/" ML_ENV_PYTHON_NATIVE, target))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", target);
 
 	/* Static audit (which GPUs could the environment's CUDA code run on?)
@@ -155,12 +155,6 @@ static int verify_into(ml_verification *v, const ml_machine *m, const ml_verify_
 int ml_verify_env(ml_verification **out, const ml_machine *m, const ml_verify_env_opts *o,
                   ml_err *err)
 {
-#ifdef _WIN32
-	/* The environment's interpreter is <env>/bin/python here. */
-	(void)out, (void)m, (void)o;
-	return ml_err_set(err, ML_EUNSUPPORTED,
-	                  "verifying an environment is not supported on Windows yet");
-#endif
 	ml_verification *v = calloc(1, sizeof(*v));
 	if (!v)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");

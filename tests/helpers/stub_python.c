@@ -13,12 +13,23 @@
  *
  * then sleeps STUB_PYTHON_SLEEP milliseconds (default 0) and exits with
  * the number in STUB_PYTHON_EXIT (default 0). Text is written as UTF-8.
+ *
+ * One exception, for the Windows install test (t0931): started as
+ * `python.exe -I -c <source>` with mlsetup's interpreter probe
+ * (src/env/python.c, the source that prints sys.base_prefix), it answers
+ * as CPython STUB_PYTHON_VERSION (default 3.12.8) would, one value per
+ * line in text mode (CR LF, as CPython's print() on Windows): "cpython",
+ * major, minor, micro, its own path, sys.prefix, sys.base_prefix. A copy
+ * in a venv's Scripts\ (a pyvenv.cfg one folder up) has the venv as
+ * prefix and pyvenv.cfg's "home" as base prefix, as CPython's venv
+ * launcher arranges; any other copy has its own folder as both.
  */
 #include <windows.h>
 
 #include <shellapi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void put(FILE *f, const char *key, const wchar_t *w)
 {
@@ -26,6 +37,49 @@ static void put(FILE *f, const char *key, const wchar_t *w)
 	int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, buf, sizeof buf, NULL, NULL);
 
 	fprintf(f, "%s=[%s]\n", key, n > 0 ? buf : "?");
+}
+
+/* The folder part of path (cut at its last '\\' or '/'), in place. */
+static void cut_dir(char *path)
+{
+	char *a = strrchr(path, '\\'), *b = strrchr(path, '/');
+	char *e = a > b ? a : b;
+	if (e)
+		*e = '\0';
+}
+
+/* Answers mlsetup's interpreter probe (see the top of this file). */
+static int answer_probe(void)
+{
+	static wchar_t wself[32768];
+	static char self[32768], prefix[32768], base[32768], cfg[32800], line[32768];
+	const char *ver = getenv("STUB_PYTHON_VERSION");
+	int major = 3, minor = 12, micro = 8;
+
+	if (ver && sscanf(ver, "%d.%d.%d", &major, &minor, &micro) != 3)
+		return 121;
+	GetModuleFileNameW(NULL, wself, sizeof wself / sizeof wself[0]);
+	if (WideCharToMultiByte(CP_UTF8, 0, wself, -1, self, sizeof self, NULL, NULL) <= 0)
+		return 122;
+	snprintf(prefix, sizeof prefix, "%s", self);
+	cut_dir(prefix); /* ...\Scripts, or the interpreter's own folder */
+	snprintf(base, sizeof base, "%s", prefix);
+	snprintf(cfg, sizeof cfg, "%s", prefix);
+	cut_dir(cfg);
+	size_t n = strlen(cfg);
+	snprintf(cfg + n, sizeof cfg - n, "\\pyvenv.cfg");
+	FILE *f = fopen(cfg, "r");
+	if (f) {
+		cut_dir(prefix); /* the venv */
+		while (fgets(line, sizeof line, f))
+			if (strncmp(line, "home = ", 7) == 0) {
+				line[strcspn(line, "\r\n")] = '\0';
+				snprintf(base, sizeof base, "%s", line + 7);
+			}
+		fclose(f);
+	}
+	printf("cpython\n%d\n%d\n%d\n%s\n%s\n%s\n", major, minor, micro, self, prefix, base);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -39,6 +93,9 @@ int main(int argc, char **argv)
 	int wargc = 0;
 	char key[32];
 
+	if (argc == 4 && strcmp(argv[1], "-I") == 0 && strcmp(argv[2], "-c") == 0 &&
+	    strstr(argv[3], "base_prefix"))
+		return answer_probe();
 	if (!f)
 		return 120;
 	GetModuleFileNameW(NULL, self, sizeof self / sizeof self[0]);
