@@ -23,72 +23,13 @@
 #include <unistd.h>
 
 #include "mlsetup/core.h"
+#include "../os_common.h"
 
 extern char **environ;
 
 int ml_os_init(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	return 0;
-}
-
-int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path)
-{
-	int n;
-	if (!root || !*root || strcmp(root, "/") == 0) {
-		n = snprintf(dst, dstsz, "%s", path);
-	} else {
-		bool root_slash = root[strlen(root) - 1] == '/';
-		bool path_slash = path[0] == '/';
-		n = snprintf(dst, dstsz, "%s%s%s", root, (!root_slash && !path_slash) ? "/" : "",
-		             (root_slash && path_slash) ? path + 1 : path);
-	}
-	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
-}
-
-int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
-                    size_t max_bytes, ml_err *err)
-{
-	char full[PATH_MAX];
-	if (ml_os_rooted(full, sizeof(full), root, path))
-		return ml_err_set(err, ML_EIO, "path too long: '%s'", path);
-	int fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return ml_err_set(err, e == ENOENT || e == ENOTDIR ? ML_ENOENT : ML_EIO,
-		                  "cannot open '%s': %s", full, strerror(e));
-	}
-	ml_buf b = ML_BUF_INIT;
-	char chunk[4096];
-	int rc = 0;
-	while (b.len < max_bytes) {
-		size_t want = max_bytes - b.len < sizeof(chunk) ? max_bytes - b.len : sizeof(chunk);
-		ssize_t n = read(fd, chunk, want);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = ml_err_set(err, ML_EIO, "cannot read '%s': %s", full, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		if (ml_buf_add(&b, chunk, (size_t)n)) {
-			rc = ml_err_set(err, ML_ENOMEM, "out of memory reading '%s'", full);
-			break;
-		}
-	}
-	close(fd);
-	if (rc) {
-		ml_buf_release(&b);
-		return rc;
-	}
-	size_t len = b.len;
-	char *data = ml_buf_detach(&b);
-	if (!data)
-		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	*out = data;
-	if (out_len)
-		*out_len = len;
 	return 0;
 }
 
@@ -130,29 +71,8 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A child's output cut into lines for an ml_os_line_fn. */
-struct lines {
-	ml_os_line_fn fn;
-	void *data;
-	char line[1024];
-	size_t len;
-};
-
-static void feed_lines(struct lines *l, const char *chunk, size_t n)
-{
-	for (size_t i = 0; l->fn && i < n; i++) {
-		if (chunk[i] == '\n') {
-			l->line[l->len] = '\0';
-			l->fn(l->line, l->data);
-			l->len = 0;
-		} else if (l->len + 1 < sizeof(l->line)) {
-			l->line[l->len++] = chunk[i];
-		}
-	}
-}
-
 static int run_child(char **out, int *status, const char *const *argv, size_t max_bytes,
-                     int timeout_s, bool with_stderr, struct lines *lines, ml_err *err)
+                     int timeout_s, bool with_stderr, struct ml_os_lines *lines, ml_err *err)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -202,7 +122,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 		if (n <= 0)
 			break;
 		if (lines)
-			feed_lines(lines, chunk, (size_t)n);
+			ml_os_lines_feed(lines, chunk, (size_t)n);
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
@@ -214,7 +134,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 	}
 	close(pfd[0]);
 	if (lines && lines->len && !rc)
-		feed_lines(lines, "\n", 1);
+		ml_os_lines_feed(lines, "\n", 1);
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
@@ -232,7 +152,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
                     int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err)
 {
-	struct lines l = {on_line, data, "", 0};
+	struct ml_os_lines l = {on_line, data, "", 0};
 	return run_child(out, status, argv, max_bytes, timeout_s, true, &l, err);
 }
 

@@ -12,72 +12,10 @@
 #include <shellapi.h>
 
 #include "mlsetup/core.h"
+#include "../os_common.h"
 
 /* compat.h renamed these; the C runtime's are wanted for descriptors. */
 #undef close
-
-int ml_os_rooted(char *dst, size_t dstsz, const char *root, const char *path)
-{
-	int n;
-	if (!root || !*root || strcmp(root, "/") == 0) {
-		n = snprintf(dst, dstsz, "%s", path);
-	} else {
-		char last = root[strlen(root) - 1];
-		bool root_slash = last == '/' || last == '\\';
-		bool path_slash = path[0] == '/' || path[0] == '\\';
-		n = snprintf(dst, dstsz, "%s%s%s", root, (!root_slash && !path_slash) ? "/" : "",
-		             (root_slash && path_slash) ? path + 1 : path);
-	}
-	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
-}
-
-int ml_os_read_file(char **out, size_t *out_len, const char *root, const char *path,
-                    size_t max_bytes, ml_err *err)
-{
-	char full[PATH_MAX];
-	if (ml_os_rooted(full, sizeof(full), root, path))
-		return ml_err_set(err, ML_EIO, "path too long: '%s'", path);
-	int fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return ml_err_set(err, e == ENOENT || e == ENOTDIR ? ML_ENOENT : ML_EIO,
-		                  "cannot open '%s': %s", full, strerror(e));
-	}
-	ml_buf b = ML_BUF_INIT;
-	char chunk[4096];
-	int rc = 0;
-	while (b.len < max_bytes) {
-		size_t want = max_bytes - b.len < sizeof(chunk) ? max_bytes - b.len : sizeof(chunk);
-		int n = _read(fd, chunk, (unsigned)want);
-		if (n < 0) {
-			if (errno == EISDIR || errno == EBADF)
-				rc = ml_err_set(err, ML_EIO, "cannot read '%s': is a directory", full);
-			else
-				rc = ml_err_set(err, ML_EIO, "cannot read '%s': %s", full,
-				                strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		if (ml_buf_add(&b, chunk, (size_t)n)) {
-			rc = ml_err_set(err, ML_ENOMEM, "out of memory reading '%s'", full);
-			break;
-		}
-	}
-	ml_win_close(fd);
-	if (rc) {
-		ml_buf_release(&b);
-		return rc;
-	}
-	size_t len = b.len;
-	char *data = ml_buf_detach(&b);
-	if (!data)
-		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	*out = data;
-	if (out_len)
-		*out_len = len;
-	return 0;
-}
 
 /* --- loading DLLs ----------------------------------------------------------- */
 
@@ -176,29 +114,6 @@ void ml_os_dlclose(void *handle)
 
 /* --- running programs ------------------------------------------------------- */
 
-/* A child's output cut into lines for an ml_os_line_fn. */
-struct lines {
-	ml_os_line_fn fn;
-	void *data;
-	char line[1024];
-	size_t len;
-};
-
-static void feed_lines(struct lines *l, const char *chunk, size_t n)
-{
-	for (size_t i = 0; l->fn && i < n; i++) {
-		if (chunk[i] == '\n') {
-			if (l->len && l->line[l->len - 1] == '\r')
-				l->len--;
-			l->line[l->len] = '\0';
-			l->fn(l->line, l->data);
-			l->len = 0;
-		} else if (l->len + 1 < sizeof(l->line)) {
-			l->line[l->len++] = chunk[i];
-		}
-	}
-}
-
 /* Appends arg to cmd quoted as CommandLineToArgvW and the C runtime
  * split it again: backslashes are literal except before a '"', where
  * they and the quote are escaped. */
@@ -283,7 +198,7 @@ static void crlf_to_lf(char *s)
 }
 
 static int run_child(char **out, int *status, const char *const *argv, size_t max_bytes,
-                     int timeout_s, bool with_stderr, struct lines *lines, ml_err *err)
+                     int timeout_s, bool with_stderr, struct ml_os_lines *lines, ml_err *err)
 {
 	char prog[PATH_MAX];
 	if (find_program(prog, sizeof prog, argv[0]))
@@ -385,7 +300,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 		    n == 0)
 			break;
 		if (lines)
-			feed_lines(lines, chunk, (size_t)n);
+			ml_os_lines_feed(lines, chunk, (size_t)n);
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
@@ -397,7 +312,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 	}
 	CloseHandle(rd);
 	if (lines && lines->len && !rc)
-		feed_lines(lines, "\n", 1);
+		ml_os_lines_feed(lines, "\n", 1);
 	WaitForSingleObject(pi.hProcess, rc ? 5000 : INFINITE);
 	DWORD code = 0;
 	GetExitCodeProcess(pi.hProcess, &code);
@@ -417,7 +332,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
                     int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err)
 {
-	struct lines l = {.fn = on_line, .data = data, .line = "", .len = 0};
+	struct ml_os_lines l = {.fn = on_line, .data = data, .line = "", .len = 0};
 	return run_child(out, status, argv, max_bytes, timeout_s, true, &l, err);
 }
 
