@@ -385,6 +385,17 @@ typedef void (*ml_os_line_fn)(const char *line, void *data);
 int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
                     int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err);
 
+/* Looks under dir (at most 16 levels deep, not through links) for a
+ * program, library or extension module (*.exe, *.dll, *.pyd) that a
+ * running process holds open: Windows refuses to move a directory that
+ * holds one, and to replace the file. A file counts as held when opening
+ * it with no sharing at all fails with a sharing violation (CreateFileW,
+ * dwShareMode 0). On success writes its path relative to dir ('/'
+ * separators) into which (which_sz bytes) and returns true. Returns false
+ * when none is found or dir cannot be read; always false on Linux, which
+ * moves and replaces files in use. */
+bool ml_os_in_use(char *which, size_t which_sz, const char *dir);
+
 /* Free space available to unprivileged users at path, in MiB. Walks up to
  * the nearest existing parent when path does not exist yet. Returns 0 or
  * ML_EIO. */

@@ -350,6 +350,80 @@ int ml_os_run_output(char **out, int *status, const char *const *argv, size_t ma
 
 /* --- the machine -------------------------------------------------------------- */
 
+/* ml_os_in_use() below dir (wide, no trailing separator), rel its
+ * path from the top ('/'-separated, UTF-8). */
+static bool in_use_below(char *which, size_t which_sz, const wchar_t *dir, const char *rel,
+                         int depth)
+{
+	size_t dn = wcslen(dir);
+	wchar_t *pat = malloc((dn + 3) * sizeof(wchar_t));
+	if (!pat)
+		return false;
+	memcpy(pat, dir, dn * sizeof(wchar_t));
+	wcscpy(pat + dn, L"\\*");
+	WIN32_FIND_DATAW fd;
+	HANDLE h = FindFirstFileExW(pat, FindExInfoBasic, &fd, FindExSearchNameMatch, NULL, 0);
+	free(pat);
+	if (h == INVALID_HANDLE_VALUE)
+		return false;
+	bool found = false;
+	do {
+		const wchar_t *n = fd.cFileName;
+		if (!wcscmp(n, L".") || !wcscmp(n, L"..") ||
+		    (fd.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT))
+			continue;
+		bool is_dir = (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+		size_t nl = wcslen(n);
+		const wchar_t *ext = nl > 4 ? n + nl - 4 : L"";
+		if (!is_dir && _wcsicmp(ext, L".exe") && _wcsicmp(ext, L".dll") &&
+		    _wcsicmp(ext, L".pyd"))
+			continue;
+		if (is_dir && depth >= 16)
+			continue;
+		wchar_t *path = malloc((dn + nl + 2) * sizeof(wchar_t));
+		char *name = ml_win_utf8(n);
+		char sub[PATH_MAX];
+		bool ok = path && name &&
+		          snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", name) <
+		                  (int)sizeof sub;
+		if (ok) {
+			memcpy(path, dir, dn * sizeof(wchar_t));
+			path[dn] = L'\\';
+			wcscpy(path + dn + 1, n);
+			if (is_dir) {
+				found = in_use_below(which, which_sz, path, sub, depth + 1);
+			} else {
+				HANDLE f = CreateFileW(path, GENERIC_READ, 0, NULL, OPEN_EXISTING,
+				                       FILE_ATTRIBUTE_NORMAL, NULL);
+				DWORD e = f == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+				if (f != INVALID_HANDLE_VALUE)
+					CloseHandle(f);
+				if (e == ERROR_SHARING_VIOLATION || e == ERROR_LOCK_VIOLATION) {
+					ml_strlcpy(which, sub, which_sz);
+					found = true;
+				}
+			}
+		}
+		free(path);
+		free(name);
+	} while (!found && FindNextFileW(h, &fd));
+	FindClose(h);
+	return found;
+}
+
+bool ml_os_in_use(char *which, size_t which_sz, const char *dir)
+{
+	wchar_t *w = ml_win_wpath(dir);
+	if (!w)
+		return false;
+	size_t n = wcslen(w);
+	while (n > 1 && (w[n - 1] == L'\\' || w[n - 1] == L'/'))
+		w[--n] = L'\0';
+	bool found = in_use_below(which, which_sz, w, "", 0);
+	free(w);
+	return found;
+}
+
 int ml_os_disk_free_mib(uint64_t *out, const char *path, ml_err *err)
 {
 	char p[PATH_MAX];

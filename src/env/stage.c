@@ -289,6 +289,10 @@ int ml_env_stage_begin(ml_env_stage **out, const ml_envlock *lock, ml_err *err)
 	return ML_EIO;
 }
 
+static const char in_use_hint[] =
+        "close what runs from it - python.exe, its scripts, notebooks and Jupyter kernels, "
+        "an editor's language server - and run mlsetup again; the environment is unchanged";
+
 /* The old environment at target could not be moved aside (errno e).
  * Windows refuses to rename a directory while a process holds a file in
  * it open - a python.exe, a script launcher, a loaded .pyd or DLL - and
@@ -307,10 +311,7 @@ static int aside_failed(const char *target, int e, ml_err *err)
 	           "the environment at '%s' is in use: a running program holds one of its "
 	           "files open (%s)",
 	           target, strerror(e));
-	ml_err_hint(err,
-	            "close what runs from it - python.exe, its scripts, notebooks and Jupyter "
-	            "kernels, an editor's language server - and run mlsetup again; the "
-	            "environment is unchanged");
+	ml_err_hint(err, "%s", in_use_hint);
 	return ML_EFAIL;
 }
 
@@ -344,6 +345,7 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 	if (rc)
 		goto out;
 	struct stat st;
+	char busy[ML_PATH_MAX];
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		if (errno != ENOENT) {
 			rc = ml_err_set(err, ML_EIO, "cannot inspect '%s': %s", s->target,
@@ -363,6 +365,16 @@ int ml_env_stage_commit(ml_env_stage *s, ml_err *err)
 	} else if (!S_ISDIR(st.st_mode)) {
 		rc = ml_err_set(err, ML_EFAIL, "'%s' exists and is not a directory", s->target);
 		ml_err_hint(err, "remove it or choose another --target");
+		goto out;
+	} else if (ml_os_in_use(busy, sizeof busy, s->target)) {
+		/* Windows: a running program holds a file of it; moving the
+		 * environment aside would fail, or leave a half-removed one */
+		ml_err_set(err, ML_EFAIL,
+		           "the environment at '%s' is in use: a running program holds '%s' "
+		           "open",
+		           s->target, busy);
+		ml_err_hint(err, "%s", in_use_hint);
+		rc = ML_EFAIL;
 		goto out;
 	} else if (do_renameat2(pfd, sbase, pfd, base, RENAME_EXCHANGE) == 0) {
 		/* 3b. Swapped atomically: the old environment is now at the

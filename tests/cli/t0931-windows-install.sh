@@ -195,6 +195,25 @@ test_expect_success 'a reinstall builds a new environment in its place' '
 	test -z "$(ls -a | grep "^\.env\.mlsetup-\(stage\|old\)")"
 '
 
+test_expect_success 'a reinstall while a program holds a launcher open says so and changes nothing' '
+	tree_sum env >before &&
+	rm -f held.log &&
+	STUB_PYTHON_HOLD="env\\Scripts\\purepkg-hello.exe" STUB_PYTHON_LOG=held.log \
+		STUB_PYTHON_SLEEP=30000 wine env/Scripts/python.exe &
+	holder=$!
+	i=0
+	while [ ! -s held.log ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	expect_exit 1 inst --reinstall;
+	rc=$?
+	kill $holder 2>/dev/null; wait $holder 2>/dev/null
+	test $rc -eq 0 &&
+	grep -q "is in use: a running program holds .Scripts/purepkg-hello.exe. open" err &&
+	grep -q "close what runs from it" err &&
+	tree_sum env >after &&
+	cmp before after &&
+	test -z "$(ls -a | grep "^\.env\.mlsetup-\(stage\|old\)")"
+'
+
 test_expect_success 'verify without a driver: nvcuda.dll is looked for in System32 only' '
 	expect_exit 5 win verify --target env --json &&
 	json out "d[\"driver_smoke\"][\"detail\"]" >detail &&

@@ -11,7 +11,9 @@
  *   argv[i]=[<the C runtime's argv[i]>]          for each i
  *   wargv[i]=[<CommandLineToArgvW's argv[i]>]    for each i
  *
- * then sleeps STUB_PYTHON_SLEEP milliseconds (default 0) and exits with
+ * then, when STUB_PYTHON_HOLD names a file, opens it without sharing (as
+ * a running program holds its own .exe or a loaded .pyd), then sleeps
+ * STUB_PYTHON_SLEEP milliseconds (default 0) and exits with
  * the number in STUB_PYTHON_EXIT (default 0). Text is written as UTF-8.
  *
  * One exception, for the Windows install test (t0931): started as
@@ -96,8 +98,15 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "-I") == 0 && strcmp(argv[2], "-c") == 0 &&
 	    strstr(argv[3], "base_prefix"))
 		return answer_probe();
+	const char *hold = getenv("STUB_PYTHON_HOLD");
+	HANDLE held = INVALID_HANDLE_VALUE;
 	if (!f)
 		return 120;
+	if (hold && *hold) {
+		held = CreateFileA(hold, GENERIC_READ, 0, NULL, OPEN_EXISTING, 0, NULL);
+		if (held == INVALID_HANDLE_VALUE)
+			return 123;
+	}
 	GetModuleFileNameW(NULL, self, sizeof self / sizeof self[0]);
 	put(f, "exe", self);
 	put(f, "cmdline", GetCommandLineW());
@@ -114,5 +123,7 @@ int main(int argc, char **argv)
 		fclose(f);
 	if (sleep_ms)
 		Sleep((DWORD)atoi(sleep_ms));
+	if (held != INVALID_HANDLE_VALUE)
+		CloseHandle(held);
 	return code ? atoi(code) : 0;
 }
