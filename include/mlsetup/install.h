@@ -339,6 +339,7 @@ void ml_install_download_result_release(ml_install_download_result *res);
 
 typedef struct ml_install_lock_opts {
 	const char *input;          /* loose requirements (INPUT.in; required) */
+	const char *name;           /* what messages call the input; NULL: input */
 	const char *output;         /* the manifest to write (required) */
 	const char *resolver;       /* interpreter whose pip resolves; NULL: python3 */
 	const char *const *pythons; /* target X.Y versions; none: the input's header */

@@ -851,6 +851,7 @@ typedef struct ml_lock_pip_opts {
 	const char *input_path;  /* the loose requirements (INPUT.in) */
 	char *const *index_args; /* extra pip arguments: --index-url URL ... */
 	size_t n_index_args;
+	const char *name; /* what messages call the input; NULL: input_path */
 } ml_lock_pip_opts;
 
 /* Resolves the input for target t with pip's own resolver: `python -m pip

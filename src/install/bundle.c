@@ -254,17 +254,28 @@ static int download(bundle *b, plan_run *r, const char *path, const char *files)
  * path, credentials or index URLs. Returns 0 or what ml_install_lock()
  * returns (ML_EFAIL: pip could not resolve it for a target, or a package
  * has no wheel for it). */
-static int lock_manifest(bundle *b, size_t m, const char *xy, ml_err *err)
+static int lock_manifest(bundle *b, size_t m, const ml_manifest *mf, const char *xy,
+                         ml_err *err)
 {
 	const ml_install_bundle_opts *o = b->o;
 	const char *given = b->manifests[m];
-	char dir[ML_PATH_MAX], out[ML_PATH_MAX];
+	char dir[ML_PATH_MAX], out[ML_PATH_MAX], in[ML_PATH_MAX];
 	if (ml_pathf(dir, sizeof(dir), "%s/.locked", b->stage) ||
-	    ml_pathf(out, sizeof(out), "%s/%s", dir, base_name(given)))
+	    ml_pathf(out, sizeof(out), "%s/%s", dir, base_name(given)) ||
+	    ml_pathf(in, sizeof(in), "%s.in", out))
 		return ml_err_set(err, ML_EIO, "path too long: '%s'", b->stage);
 	int e = ml_fs_mkdirs(dir, 0755);
 	if (e)
 		return ml_err_set(err, ML_EIO, "cannot create '%s': %s", dir, strerror(-e));
+	/* A shipped manifest without hashes (the Windows set) is no file
+	 * here: pip reads a copy of the embedded text. */
+	const ml_embedded_file *ef =
+	        mf->embedded ? ml_embedded_find(mf->embedded_name ? mf->embedded_name : mf->name)
+	                     : NULL;
+	if (mf->embedded && !ef)
+		return ml_err_set(err, ML_EFAIL, "no shipped manifest '%s' in this build", mf->name);
+	if (ef && (e = ml_fs_write_file(in, ef->data, ef->size, 0644, false, false)) != 0)
+		return ml_err_set(err, ML_EIO, "cannot write '%s': %s", in, strerror(-e));
 	const char *const *pys = o->n_pythons ? o->pythons : &xy;
 	size_t n_pys = o->n_pythons ? o->n_pythons : 1;
 	const char *platform = b->res->platform;
@@ -289,7 +300,8 @@ static int lock_manifest(bundle *b, size_t m, const char *xy, ml_err *err)
 	        "carries the lock",
 	        given, ml_buf_cstr(&pyl), platform);
 	ml_install_lock_opts lo = ML_INSTALL_LOCK_OPTS_INIT;
-	lo.input = given;
+	lo.input = ef ? in : given;
+	lo.name = given;
 	lo.output = out;
 	lo.resolver = o->resolver;
 	lo.pythons = pys;
@@ -328,7 +340,8 @@ static int plan_one(bundle *b, plan_run *r, size_t m, const char *files, ml_err 
 	}
 	if (!b->locks[m].path && !b->locks[m].rc) {
 		b->locks[m].err = (ml_err)ML_ERR_INIT;
-		b->locks[m].rc = lock_manifest(b, m, r->dl.plan->python.xy, &b->locks[m].err);
+		b->locks[m].rc = lock_manifest(b, m, r->dl.plan->selection->manifest,
+		                               r->dl.plan->python.xy, &b->locks[m].err);
 	}
 	if (b->locks[m].rc == ML_EFAIL) { /* not for this platform: left out */
 		r->err = b->locks[m].err;

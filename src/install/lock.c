@@ -43,9 +43,14 @@ static int resolve_and_hash(ml_lock *lk, const ml_requirements *in, const ml_ins
 		mli_say(ev, ML_EV_DETAIL, "index from %s", cfg->origin ? cfg->origin : "nowhere");
 		rc = pip_args(&args, &n_args, cfg, err);
 	}
-	ml_lock_pip_opts po = {o->resolver, o->input, args, n_args};
+	const char *name = o->name ? o->name : o->input;
+	ml_lock_pip_opts po = {.python = o->resolver,
+	                       .input_path = o->input,
+	                       .index_args = args,
+	                       .n_index_args = n_args,
+	                       .name = name};
 	for (size_t t = 0; !rc && t < lk->n_targets; t++) {
-		mli_say(ev, ML_EV_STEP, "resolving %s for CPython %d.%d on %s with pip", o->input,
+		mli_say(ev, ML_EV_STEP, "resolving %s for CPython %d.%d on %s with pip", name,
 		        lk->targets[t].py_major, lk->targets[t].py_minor, lk->targets[t].platform);
 		rc = ml_lock_resolve(lk, t, &po, err);
 	}

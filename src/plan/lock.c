@@ -297,7 +297,7 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 		const char *tailp = len > 1500 ? output + len - 1500 : output;
 		rc = ml_err_set(err, ML_EFAIL,
 		                "pip could not resolve '%s' for CPython %s on %s:\n%s",
-		                o->input_path, pyver, tg->platform, tailp);
+		                o->name ? o->name : o->input_path, pyver, tg->platform, tailp);
 		ml_err_hint(err, "fix the input requirements or the index options; pip's own "
 		                 "message is above");
 	}
