@@ -629,6 +629,9 @@ typedef struct placer {
 	char lastdir[ML_PATH_MAX];
 	ml_wheel_result *res;
 	ml_err *err;
+	/* Windows layout: the Scripts/NAME.exe paths this wheel's launchers
+	 * took (entry points first, then "#!python" scripts) */
+	mle_map launchers;
 } placer;
 
 /* Creates the parent directories of dst. */
@@ -871,7 +874,7 @@ static int launcher(ml_buf *out, const char *python, const char *module, const c
  * right in the staging directory and once in place, wherever that is.
  * Any other file is installed as it is. */
 static int windows_script(ml_buf *out, char *rel, char *recp, const char *data, size_t n,
-                          const char *sub, ml_err *err)
+                          const char *sub, mle_map *taken, ml_err *err)
 {
 	ml_winlauncher_kind kind;
 	if (!ml_winlauncher_script_kind(data, n, &kind))
@@ -886,16 +889,28 @@ static int windows_script(ml_buf *out, char *rel, char *recp, const char *data, 
 	const unsigned char *base = NULL;
 	size_t base_len = 0;
 	int rc;
-	if ((rc = ml_winlauncher_base(&base, &base_len, kind, err)) ||
-	    (rc = ml_winlauncher_script(out, base, base_len, interp, data, n, err)) ||
-	    (rc = ml_winlauncher_exe_name(exe, sizeof exe, b, err)))
+	if ((rc = ml_winlauncher_exe_name(exe, sizeof exe, b, err)))
 		return rc;
-	/* rel and recp end with sub: swap its last component for exe. */
+	/* rel and recp end with sub: its last component becomes exe. */
 	size_t bl = strlen(b);
 	char *r = rel + strlen(rel) - bl, *q = recp + strlen(recp) - bl;
+	char exe_rel[ML_PATH_MAX];
 	if ((size_t)(r - rel) + strlen(exe) >= ML_PATH_MAX ||
 	    (size_t)(q - recp) + strlen(exe) >= ML_PATH_MAX)
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", sub);
+	snprintf(exe_rel, sizeof exe_rel, "%.*s%s", (int)(r - rel), rel, exe);
+	/* An entry point or another script of this wheel has that .exe
+	 * ("foo" and "foo.py"): this one stays a plain script under its own
+	 * name, as pip leaves every script on Windows, and nothing is
+	 * overwritten. */
+	int put = mle_map_put(taken, exe_rel, 0, NULL);
+	if (put < 0)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (put == 0)
+		return ml_buf_add(out, data, n) ? ml_err_set(err, ML_ENOMEM, "out of memory") : 0;
+	if ((rc = ml_winlauncher_base(&base, &base_len, kind, err)) ||
+	    (rc = ml_winlauncher_script(out, base, base_len, interp, data, n, err)))
+		return rc;
 	strcpy(r, exe);
 	strcpy(q, exe);
 	return 0;
@@ -1022,6 +1037,10 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 		}
 		snprintf(rel, sizeof rel, "%s/%s", pl->env->scripts, name);
 		snprintf(recp, sizeof recp, "%s%s/%s", up, pl->env->scripts, name);
+		if (pl->env->os == ML_ENV_WINDOWS && mle_map_put(&pl->launchers, rel, 0, NULL) < 0) {
+			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+			break;
+		}
 		rc = emit(pl, ro, rel, recp, b.data, b.len, 0755);
 	}
 	ml_buf_release(&b);
@@ -1044,7 +1063,7 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 	ml_wheel_result *res = calloc(1, sizeof *res);
 	char *tree = malloc(ML_PATH_MAX), *src = malloc(ML_PATH_MAX), *dst = malloc(ML_PATH_MAX);
 	char *rel = malloc(ML_PATH_MAX), *recp = malloc(ML_PATH_MAX);
-	placer pl = {env, o.link, false, false, "", res, err};
+	placer pl = {env, o.link, false, false, "", res, err, MLE_MAP_INIT};
 	rec_out ro = {{NULL, 0}, 0};
 	ml_record *rec = NULL;
 	char *txt = NULL;
@@ -1070,6 +1089,10 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 	snprintf(data, sizeof data, "%.*s.data/", (int)(strlen(u.dist_info) - 10), u.dist_info);
 	size_t dl = strlen(data);
 
+	/* Entry points first: on Windows a script whose .exe one of them
+	 * takes stays a plain script (windows_script). */
+	if ((rc = install_launchers(&pl, &ro, tree, u.dist_info, up, python, err)))
+		goto out;
 	size_t len = 0;
 	snprintf(src, ML_PATH_MAX, "%s/%s/RECORD", tree, u.dist_info);
 	if ((rc = read_small(&txt, &len, src, MAX_META, err)))
@@ -1158,7 +1181,8 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 			if ((rc = read_small(&txt, &sl, src, MAX_SCRIPT, err)))
 				goto out;
 			if (env->os == ML_ENV_WINDOWS)
-				rc = windows_script(&script, rel, recp, txt, sl, sub, err);
+				rc = windows_script(&script, rel, recp, txt, sl, sub, &pl.launchers,
+				                    err);
 			else
 				rc = rewrite_script(&script, txt, sl, python, err);
 			free(txt);
@@ -1179,8 +1203,6 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 			goto out;
 		}
 	}
-	if ((rc = install_launchers(&pl, &ro, tree, u.dist_info, up, python, err)))
-		goto out;
 
 	/* The installer's own files in .dist-info (PEP 376). */
 	char relp[ML_PATH_MAX], recn[600];
@@ -1210,6 +1232,7 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 	*out = *res;
 out:
 	ml_buf_release(&script);
+	mle_map_release(&pl.launchers);
 	rec_release(&ro);
 	ml_record_free(rec);
 	free(txt);

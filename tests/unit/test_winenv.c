@@ -279,6 +279,95 @@ static void test_wheel_scripts_become_exe_launchers_in_scripts(void **state)
 	ml_buf_release(&winw);
 }
 
+/* "clash" 1.0: a console entry point "clash" and two "#!python" scripts,
+ * "clash.py" and "tool" / "tool.py", whose .exe names collide. */
+static void make_clashing(const char *dir)
+{
+	static const char *const files[][2] = {
+	        {"clash/__init__.py", "def main():\n    return 0\n"},
+	        {"clash-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: clash\nVersion: 1.0\n"},
+	        {"clash-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"},
+	        {"clash-1.0.dist-info/entry_points.txt", "[console_scripts]\nclash = clash:main\n"},
+	        {"clash-1.0.data/scripts/clash.py", "#!python\nprint('script')\n"},
+	        {"clash-1.0.data/scripts/tool", "#!python\nprint('tool')\n"},
+	        {"clash-1.0.data/scripts/tool.py", "#!python\nprint('tool.py')\n"},
+	};
+	char tree[4096];
+	pf(tree, "%s/tree", dir);
+	ml_buf rec = ML_BUF_INIT;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		put(tree, files[i][0], files[i][1]);
+		assert_int_equal(ml_buf_printf(&rec, "%s,sha256=AAAA,%zu\n", files[i][0],
+		                               strlen(files[i][1])),
+		                 0);
+	}
+	assert_int_equal(ml_buf_puts(&rec, "clash-1.0.dist-info/RECORD,,\n"), 0);
+	assert_int_equal(ml_buf_add(&rec, "", 1), 0);
+	put(tree, "clash-1.0.dist-info/RECORD", rec.data);
+	ml_buf_release(&rec);
+	put(dir, "unpacked.json",
+	    "{\"schema\":\"mlsetup.unpacked/1\",\"wheel\":\"clash-1.0-py3-none-any.whl\","
+	    "\"sha256\":\"1111111111111111111111111111111111111111111111111111111111111111\","
+	    "\"name\":\"clash\",\"version\":\"1.0\",\"dist_info\":\"clash-1.0.dist-info\","
+	    "\"root_is_purelib\":true,\"files\":7,\"bytes\":0}\n");
+}
+
+/* Times RECORD names path. */
+static int rows_of(const char *record, const char *path)
+{
+	int n = 0;
+	size_t pl = strlen(path);
+	for (const char *l = record; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+		n += strncmp(l, path, pl) == 0 && l[pl] == ',';
+	return n;
+}
+
+static void test_scripts_whose_exe_is_taken_stay_plain_scripts(void **state)
+{
+	fx *f = *state;
+	char dir[4096], rel[4096];
+	pf(dir, "%s/clash", f->tmp);
+	make_clashing(dir);
+	ml_env_layout env = win_env(f, "C:/envs/clash");
+	ml_wheel_result r;
+	ml_err err = ML_ERR_INIT;
+	if (ml_wheel_install_unpacked(&r, dir, &env, NULL, &err) != 0)
+		fail_msg("install: %s", err.msg);
+
+	/* clash.exe is the entry point's launcher, not the script's */
+	ml_buf cli = ML_BUF_INIT, tool = ML_BUF_INIT;
+	static const char tool_src[] = "#!python\nprint('tool')\n";
+	assert_int_equal(ml_winlauncher_entry_point(&cli, g_console, sizeof g_console, "python.exe",
+	                                            "clash", "main", &err),
+	                 0);
+	assert_file_is(env.root, "Scripts/clash.exe", &cli);
+	/* the first of "tool" and "tool.py" (RECORD's order) has tool.exe */
+	assert_int_equal(ml_winlauncher_script(&tool, g_console, sizeof g_console, "python.exe",
+	                                       tool_src, sizeof tool_src - 1, &err),
+	                 0);
+	assert_file_is(env.root, "Scripts/tool.exe", &tool);
+	/* the others stay as they came, under their own names */
+	char *s = file_in(env.root, "Scripts/clash.py", NULL);
+	assert_string_equal(s, "#!python\nprint('script')\n");
+	free(s);
+	s = file_in(env.root, "Scripts/tool.py", NULL);
+	assert_string_equal(s, "#!python\nprint('tool.py')\n");
+	free(s);
+	assert_false(exists(pf(rel, "%s/Scripts/tool", env.root)));
+
+	/* one RECORD row per installed file */
+	char *record = file_in(env.root, "Lib/site-packages/clash-1.0.dist-info/RECORD", NULL);
+	assert_recorded(record, "../../Scripts/clash.exe", &cli);
+	assert_recorded(record, "../../Scripts/tool.exe", &tool);
+	assert_int_equal(rows_of(record, "../../Scripts/clash.exe"), 1);
+	assert_int_equal(rows_of(record, "../../Scripts/tool.exe"), 1);
+	assert_int_equal(rows_of(record, "../../Scripts/clash.py"), 1);
+	assert_int_equal(rows_of(record, "../../Scripts/tool.py"), 1);
+	free(record);
+	ml_buf_release(&cli);
+	ml_buf_release(&tool);
+}
+
 /* --- ml_venv_create in the Windows layout ----------------------------------------------- */
 
 /* A fake interpreter tree at <tmp>/py-N (python.exe "PY", pythonw.exe
@@ -462,6 +551,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_windows_layout_is_cpythons_nt_scheme),
 	        cmocka_unit_test(test_wheel_scripts_become_exe_launchers_in_scripts),
+	        cmocka_unit_test(test_scripts_whose_exe_is_taken_stay_plain_scripts),
 	        cmocka_unit_test(test_venv_313_copies_the_venv_launchers),
 	        cmocka_unit_test(test_venv_312_copies_the_launchers_named_python_exe),
 	        cmocka_unit_test(test_venv_without_launchers_copies_the_interpreter_and_dlls),
