@@ -8,10 +8,9 @@
  * python3.exe in every PATH directory, then the interpreters registered
  * under HKCU and HKLM\Software\Python as PEP 514 describes, then
  * python.org's per-user and all-users install directories); each
- * candidate is asked (python
- * -I -c) what it is, and only real CPython 3 installations are kept (not
- * a virtual environment's python, which cannot host another venv), once
- * per executable behind the links.
+ * candidate is asked (python -I -c) what it is, and only real CPython 3
+ * installations are kept (not a virtual environment's python, which
+ * cannot host another venv), once per executable behind the links.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +123,7 @@ static void add_registry(ml_buf *list, bool *oom, const ml_python_reg *reg, size
 {
 	for (size_t i = 0; i < n; i++) {
 		const ml_python_reg *r = &reg[i];
-		/* PEP 514: "the PyLauncher key ... is not an interpreter" */
+		/* PEP 514: PyLauncher is py.exe's key, not an interpreter's */
 		if (r->company && !strcasecmp(r->company, "PyLauncher"))
 			continue;
 		if (r->executable_path && r->executable_path[0]) {
@@ -232,6 +231,7 @@ static void reg_read_tag(reg_found *r, HKEY key, const wchar_t *company, const w
 	if (RegOpenKeyExW(key, L"InstallPath", 0, KEY_READ | view, &ip) != ERROR_SUCCESS)
 		return;
 	ml_python_reg *e = &r->v[r->n];
+	size_t mark = r->n_owned;
 	memset(e, 0, sizeof(*e));
 	e->company = reg_keep(r, company);
 	e->tag = reg_keep(r, tag);
@@ -242,6 +242,9 @@ static void reg_read_tag(reg_found *r, HKEY key, const wchar_t *company, const w
 	RegCloseKey(ip);
 	if (e->company && e->tag && (e->executable_path || e->install_path))
 		r->n++;
+	else /* not kept: nor are its strings (r->owned holds 4 per entry) */
+		while (r->n_owned > mark)
+			free(r->owned[--r->n_owned]);
 }
 
 /* Reads root\Software\Python\<company>\<tag> in one registry view

@@ -119,5 +119,28 @@ test_expect_success 'a relative ExecutablePath is never run' '
 	expect_exit 6 plan_system
 '
 
+# many_reg: writes many.reg: 300 tags whose InstallPath key has no value,
+# then one with the user folder as InstallPath's default value.
+many_reg() {
+	python3 - "$W" >many.reg <<'EOF'
+import sys
+key = "HKEY_CURRENT_USER\\Software\\Python\\MlsetupTestCo\\"
+lines = ["REGEDIT4", ""]
+for i in range(100, 400):
+    lines += ["[%s%d\\InstallPath]" % (key, i), ""]
+user = (sys.argv[1] + "\\user").replace("\\", "\\\\")
+lines += ["[%s999\\InstallPath]" % key, '@="%s"' % user, ""]
+sys.stdout.write("\r\n".join(lines))
+EOF
+}
+
+test_expect_success 'tags without a path do not use up the room for the one that has it' '
+	test_when_finished unregister &&
+	many_reg &&
+	wine reg import many.reg >/dev/null 2>&1 &&
+	plan_system || { cat err; false; } &&
+	expect_eq "system $W\\user\\python.exe" "$(planned)"
+'
+
 unregister
 test_done
