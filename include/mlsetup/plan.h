@@ -703,9 +703,12 @@ typedef struct ml_python_found {
 
 /* Looks for the CPython 3 interpreters on this machine (src/plan/pyfind.c):
  * python3.19 .. python3.8 and python3 in every absolute PATH directory,
- * then /usr/local/bin and /usr/bin; each is asked (python -I -c, 20 s)
- * and kept when it is CPython 3 and not a virtual environment, once per
- * real executable, in the order found. Caller frees *out with free().
+ * then /usr/local/bin and /usr/bin (Windows: python.exe and python3.exe in
+ * every absolute PATH directory, then the interpreters registered under
+ * HKCU, then HKLM (64-bit, then 32-bit view) \Software\Python as PEP 514
+ * describes, then python.org's install directories); each is asked
+ * (python -I -c, 20 s) and kept when it is CPython 3 and not a virtual
+ * environment, once per real executable, in the order found. Caller frees *out with free().
  * Returns 0 (also when none is found: *n_out 0) or ML_ENOMEM. */
 int ml_python_find_system(ml_python_found **out, size_t *n_out, ml_err *err);
 

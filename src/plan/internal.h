@@ -276,16 +276,33 @@ int ml_wheel_tag_rank(const ml_wheel_name *w, char *const *tags, size_t n);
  * (ml_manifest_covering, ml_shipped_build_range) use. */
 const char *ml_plan_build_os(void);
 
+/* One installation a PEP 514 registry key describes
+ * (Software\Python\<company>\<tag>), as read from the registry: UTF-8
+ * strings the caller owns; a value that is missing is NULL. */
+typedef struct ml_python_reg {
+	const char *company;         /* "PythonCore", "ContinuumAnalytics", "PyLauncher" */
+	const char *tag;             /* "3.12", "3.12-32" */
+	const char *executable_path; /* InstallPath\ExecutablePath */
+	const char *install_path;    /* InstallPath\(Default), a directory */
+} ml_python_reg;
+
 /* pyfind.c: the paths ml_python_find_system() tries, in order, for the
  * PATH value path, appended to *list as NUL-terminated strings. POSIX:
  * python3.19 .. python3.8 and python3 in each absolute PATH directory
  * (split on ':'), then in /usr/local/bin and /usr/bin. windows: python.exe
  * and python3.exe in each absolute PATH directory (split on ';'; a drive
- * path or a UNC path), then python.org's install directories
- * <local_appdata>/Programs/Python/Python3NN and <program_files>/Python3NN,
- * joined with backslashes (NN 19 down to 8; either root may be NULL).
- * Relative entries ("", ".") are never searched. Returns 0 or ML_ENOMEM. */
-int ml_python_candidates(ml_buf *list, const char *path, bool windows, const char *local_appdata,
-                         const char *program_files);
+ * path or a UNC path), then the interpreters the registry names (reg[0..
+ * n_reg), in the order given: PEP 514 "Backwards Compatibility" and
+ * "Sample Code" read HKCU before HKLM), then python.org's install
+ * directories <local_appdata>/Programs/Python/Python3NN and
+ * <program_files>/Python3NN, joined with backslashes (NN 19 down to 8;
+ * either root may be NULL). From the registry (PEP 514 "InstallPath"): a
+ * key's ExecutablePath, or when it has none, <install_path>\python.exe;
+ * the "PyLauncher" company is skipped (PEP 514: it is not an
+ * interpreter), and so is an entry whose path is not absolute. reg is
+ * ignored on POSIX and may be NULL when n_reg is 0. Relative entries ("",
+ * ".") are never searched. Returns 0 or ML_ENOMEM. */
+int ml_python_candidates(ml_buf *list, const char *path, bool windows, const ml_python_reg *reg,
+                         size_t n_reg, const char *local_appdata, const char *program_files);
 
 #endif

@@ -515,10 +515,15 @@ static int python_cands(cand_list *l, const ml_plan_opts *o, const ml_machine *m
 	else if (!rc && managed_ok)
 		rc = managed_cands(l, m, o->python_pins, err);
 	if (!rc && l->n == 0) {
+#ifdef _WIN32
+		const char *looked = "PATH, the registry (PEP 514), python.org's folders";
+#else
+		const char *looked = "PATH, /usr/local/bin, /usr/bin";
+#endif
 		ml_err_set(err, ML_EUNSUPPORTED,
-		           "no CPython%s%s found on this machine (PATH, /usr/local/bin, /usr/bin), "
+		           "no CPython%s%s found on this machine (%s), "
 		           "and --python-preference only-system never downloads one",
-		           o->python ? " " : "", o->python ? o->python : "");
+		           o->python ? " " : "", o->python ? o->python : "", looked);
 		ml_err_hint(err, "install one with the system's package manager, or use "
 		                 "--python-preference managed");
 		rc = ML_EUNSUPPORTED;

@@ -5,21 +5,30 @@
  * interpreter cannot be fetched for a network reason. Looked for as uv
  * and the test suite do: python3.N and python3 in every PATH directory,
  * then in /usr/local/bin and /usr/bin (on Windows: python.exe and
- * python3.exe in every PATH directory, then python.org's per-user and
- * all-users install directories); each candidate is asked (python
- * -I -c) what it is, and only real CPython 3 installations are kept (not
- * a virtual environment's python, which cannot host another venv), once
- * per executable behind the links.
+ * python3.exe in every PATH directory, then the interpreters registered
+ * under HKCU and HKLM\Software\Python as PEP 514 describes, then
+ * python.org's per-user and all-users install directories); each
+ * candidate is asked (python -I -c) what it is, and only real CPython 3
+ * installations are kept (not a virtual environment's python, which
+ * cannot host another venv), once per executable behind the links.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
+
 #define MAX_FOUND 64
+/* registry entries read, all views together */
+#define MAX_REG 64
 
 static const char probe_py[] =
         "import os, sys\n"
@@ -100,8 +109,36 @@ static bool absolute_dir(const char *d, bool windows)
 	                   (d[0] == '\\' && d[1] == '\\'));
 }
 
-int ml_python_candidates(ml_buf *list, const char *path, bool windows, const char *local_appdata,
-                         const char *program_files)
+/* A path from the registry that can be run as it is: "C:\..." or
+ * "\\server\share\..." (not "\dir" or "/dir", which depend on the
+ * current drive, nor a relative one). */
+static bool registry_absolute(const char *p)
+{
+	return p && p[0] != '/' && absolute_dir(p, true);
+}
+
+/* Appends the interpreters reg[0..n) name, in order (PEP 514
+ * "InstallPath"). */
+static void add_registry(ml_buf *list, bool *oom, const ml_python_reg *reg, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const ml_python_reg *r = &reg[i];
+		/* PEP 514: PyLauncher is py.exe's key, not an interpreter's */
+		if (r->company && !strcasecmp(r->company, "PyLauncher"))
+			continue;
+		if (r->executable_path && r->executable_path[0]) {
+			/* a relative one would be looked up from the current
+			 * directory: a planted python.exe */
+			if (registry_absolute(r->executable_path))
+				add_candidate(list, oom, r->executable_path, "", "");
+		} else if (registry_absolute(r->install_path)) {
+			add_candidate(list, oom, r->install_path, "\\", "python.exe");
+		}
+	}
+}
+
+int ml_python_candidates(ml_buf *list, const char *path, bool windows, const ml_python_reg *reg,
+                         size_t n_reg, const char *local_appdata, const char *program_files)
 {
 	char *copy = strdup(path ? path : "");
 	if (!copy)
@@ -138,8 +175,11 @@ int ml_python_candidates(ml_buf *list, const char *path, bool windows, const cha
 		}
 		return oom ? ML_ENOMEM : 0;
 	}
-	/* Not on PATH (the installer's default leaves it off): python.org's
-	 * per-user then all-users install directories, newest first. */
+	add_registry(list, &oom, reg, n_reg);
+	/* Neither on PATH (the installer's default leaves it off) nor
+	 * registered (PEP 514; an unpacked embeddable one is not):
+	 * python.org's per-user then all-users install directories, newest
+	 * first. */
 	const char *roots[] = {local_appdata, program_files};
 	const char *subs[] = {"Programs\\Python\\Python3", "Python3"};
 	for (size_t k = 0; k < 2; k++) {
@@ -155,15 +195,113 @@ int ml_python_candidates(ml_buf *list, const char *path, bool windows, const cha
 	return oom ? ML_ENOMEM : 0;
 }
 
+#ifdef _WIN32
+/* What the registry says of the installed interpreters (PEP 514), as
+ * UTF-8 copies this struct owns. */
+typedef struct reg_found {
+	ml_python_reg v[MAX_REG];
+	char *owned[4 * MAX_REG];
+	size_t n, n_owned;
+} reg_found;
+
+/* A new UTF-8 copy of w kept in r->owned; NULL when out of memory. */
+static const char *reg_keep(reg_found *r, const wchar_t *w)
+{
+	char *s = ml_win_utf8(w);
+	if (s)
+		r->owned[r->n_owned++] = s;
+	return s;
+}
+
+/* The REG_SZ value name of key (NULL: its default value) into w, wn
+ * characters; false when it is missing, empty or of another type. */
+static bool reg_string(wchar_t *w, DWORD wn, HKEY key, const wchar_t *name)
+{
+	DWORD sz = wn * sizeof(wchar_t);
+	return RegGetValueW(key, NULL, name, RRF_RT_REG_SZ, NULL, w, &sz) == ERROR_SUCCESS &&
+	       w[0] != 0;
+}
+
+/* Reads one tag key (<company>\<tag>, open in key) into r. */
+static void reg_read_tag(reg_found *r, HKEY key, const wchar_t *company, const wchar_t *tag,
+                         REGSAM view)
+{
+	wchar_t w[4096]; /* a longer path is no candidate */
+	HKEY ip;
+	if (RegOpenKeyExW(key, L"InstallPath", 0, KEY_READ | view, &ip) != ERROR_SUCCESS)
+		return;
+	ml_python_reg *e = &r->v[r->n];
+	size_t mark = r->n_owned;
+	memset(e, 0, sizeof(*e));
+	e->company = reg_keep(r, company);
+	e->tag = reg_keep(r, tag);
+	if (reg_string(w, sizeof(w) / sizeof(w[0]), ip, L"ExecutablePath"))
+		e->executable_path = reg_keep(r, w);
+	if (reg_string(w, sizeof(w) / sizeof(w[0]), ip, NULL))
+		e->install_path = reg_keep(r, w);
+	RegCloseKey(ip);
+	if (e->company && e->tag && (e->executable_path || e->install_path))
+		r->n++;
+	else /* not kept: nor are its strings (r->owned holds 4 per entry) */
+		while (r->n_owned > mark)
+			free(r->owned[--r->n_owned]);
+}
+
+/* Reads root\Software\Python\<company>\<tag> in one registry view
+ * (KEY_WOW64_64KEY, KEY_WOW64_32KEY, or 0 for HKCU, which both share)
+ * into r, in the order RegEnumKeyExW gives. */
+static void reg_read_view(reg_found *r, HKEY root, REGSAM view)
+{
+	HKEY py, co, tk;
+	wchar_t company[256], tag[256];
+	if (RegOpenKeyExW(root, L"Software\\Python", 0, KEY_READ | view, &py) != ERROR_SUCCESS)
+		return;
+	for (DWORD i = 0; r->n < MAX_REG; i++) {
+		DWORD len = sizeof(company) / sizeof(company[0]);
+		LONG rc = RegEnumKeyExW(py, i, company, &len, NULL, NULL, NULL, NULL);
+		if (rc == ERROR_NO_MORE_ITEMS)
+			break;
+		if (rc != ERROR_SUCCESS ||
+		    RegOpenKeyExW(py, company, 0, KEY_READ | view, &co) != ERROR_SUCCESS)
+			continue;
+		for (DWORD j = 0; r->n < MAX_REG; j++) {
+			len = sizeof(tag) / sizeof(tag[0]);
+			rc = RegEnumKeyExW(co, j, tag, &len, NULL, NULL, NULL, NULL);
+			if (rc == ERROR_NO_MORE_ITEMS)
+				break;
+			if (rc != ERROR_SUCCESS ||
+			    RegOpenKeyExW(co, tag, 0, KEY_READ | view, &tk) != ERROR_SUCCESS)
+				continue;
+			reg_read_tag(r, tk, company, tag, view);
+			RegCloseKey(tk);
+		}
+		RegCloseKey(co);
+	}
+	RegCloseKey(py);
+}
+
+static void reg_found_release(reg_found *r)
+{
+	for (size_t i = 0; i < r->n_owned; i++)
+		free(r->owned[i]);
+}
+#endif
+
 int ml_python_find_system(ml_python_found **out, size_t *n_out, ml_err *err)
 {
 	ml_python_found *found = calloc(MAX_FOUND, sizeof(*found));
 	ml_buf list = ML_BUF_INIT;
 #ifdef _WIN32
-	int rc = ml_python_candidates(&list, getenv("PATH"), true, getenv("LOCALAPPDATA"),
-	                              getenv("ProgramFiles"));
+	/* PEP 514: HKCU first, then HKLM in the 64-bit and the 32-bit view */
+	reg_found reg = {.n = 0};
+	reg_read_view(&reg, HKEY_CURRENT_USER, 0);
+	reg_read_view(&reg, HKEY_LOCAL_MACHINE, KEY_WOW64_64KEY);
+	reg_read_view(&reg, HKEY_LOCAL_MACHINE, KEY_WOW64_32KEY);
+	int rc = ml_python_candidates(&list, getenv("PATH"), true, reg.v, reg.n,
+	                              getenv("LOCALAPPDATA"), getenv("ProgramFiles"));
+	reg_found_release(&reg);
 #else
-	int rc = ml_python_candidates(&list, getenv("PATH"), false, NULL, NULL);
+	int rc = ml_python_candidates(&list, getenv("PATH"), false, NULL, 0, NULL, NULL);
 #endif
 	if (!found || rc) {
 		free(found);

@@ -25,10 +25,21 @@
  * in a venv's Scripts\ (a pyvenv.cfg one folder up) has the venv as
  * prefix and pyvenv.cfg's "home" as base prefix, as CPython's venv
  * launcher arranges; any other copy has its own folder as both.
+ *
+ * Two more, for the registry test (t0932), which plans with the stub as
+ * a system interpreter; both SIMULATE CPython STUB_PYTHON_VERSION's
+ * answers, recognised by the source text given to -c:
+ *  - `-I -c <source>` with the probe of mlsetup's search for the
+ *    machine's interpreters (src/plan/pyfind.c, the source that compares
+ *    sys.prefix == sys.base_prefix): one line, "cpython 3.12.8 <1, or 0
+ *    for a copy in a venv as above> <its own path>";
+ *  - `-c <source>` with plan's version question (src/plan/plan.c
+ *    choose_python, the source that prints sys.version_info[:3]): "3.12.8".
  */
 #include <windows.h>
 
 #include <shellapi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +61,21 @@ static void cut_dir(char *path)
 		*e = '\0';
 }
 
-/* Answers mlsetup's interpreter probe (see the top of this file). */
-static int answer_probe(void)
+/* Answers plan's version question (see the top of this file). */
+static int answer_version(void)
+{
+	const char *ver = getenv("STUB_PYTHON_VERSION");
+	int major = 3, minor = 12, micro = 8;
+
+	if (ver && sscanf(ver, "%d.%d.%d", &major, &minor, &micro) != 3)
+		return 121;
+	printf("%d.%d.%d\n", major, minor, micro);
+	return 0;
+}
+
+/* Answers mlsetup's interpreter probe, or with one_line pyfind.c's (see
+ * the top of this file). */
+static int answer_probe(bool one_line)
 {
 	static wchar_t wself[32768];
 	static char self[32768], prefix[32768], base[32768], cfg[32800], line[32768];
@@ -80,7 +104,12 @@ static int answer_probe(void)
 			}
 		fclose(f);
 	}
-	printf("cpython\n%d\n%d\n%d\n%s\n%s\n%s\n", major, minor, micro, self, prefix, base);
+	if (one_line)
+		printf("cpython %d.%d.%d %d %s\n", major, minor, micro, strcmp(prefix, base) == 0,
+		       self);
+	else
+		printf("cpython\n%d\n%d\n%d\n%s\n%s\n%s\n", major, minor, micro, self, prefix,
+		       base);
 	return 0;
 }
 
@@ -96,8 +125,13 @@ int main(int argc, char **argv)
 	char key[32];
 
 	if (argc == 4 && strcmp(argv[1], "-I") == 0 && strcmp(argv[2], "-c") == 0 &&
+	    strstr(argv[3], "sys.prefix == sys.base_prefix"))
+		return answer_probe(true);
+	if (argc == 4 && strcmp(argv[1], "-I") == 0 && strcmp(argv[2], "-c") == 0 &&
 	    strstr(argv[3], "base_prefix"))
-		return answer_probe();
+		return answer_probe(false);
+	if (argc == 3 && strcmp(argv[1], "-c") == 0 && strstr(argv[2], "sys.version_info[:3]"))
+		return answer_version();
 	const char *hold = getenv("STUB_PYTHON_HOLD");
 	HANDLE held = INVALID_HANDLE_VALUE;
 	if (!f)

@@ -570,15 +570,22 @@ static void test_a_manifest_that_does_not_exist_is_an_error(void **state)
 }
 
 /* The NUL-separated candidates of ml_python_candidates(), as one string
- * with '|' between them. */
-static char *candidates(const char *path, bool windows, const char *lad, const char *pf)
+ * with '|' between them, for these registry entries. */
+static char *candidates_reg(const char *path, bool windows, const ml_python_reg *reg, size_t n,
+                            const char *lad, const char *pf)
 {
 	ml_buf b = ML_BUF_INIT;
-	assert_int_equal(0, ml_python_candidates(&b, path, windows, lad, pf));
+	assert_int_equal(0, ml_python_candidates(&b, path, windows, reg, n, lad, pf));
 	for (size_t i = 0; i < b.len; i++)
 		if (b.data[i] == '\0')
 			b.data[i] = '|';
 	return ml_buf_detach(&b);
+}
+
+/* The same with nothing in the registry. */
+static char *candidates(const char *path, bool windows, const char *lad, const char *pf)
+{
+	return candidates_reg(path, windows, NULL, 0, lad, pf);
 }
 
 static void test_system_pythons_are_looked_for_on_path_then_in_the_usual_places(void **state)
@@ -618,6 +625,60 @@ static void test_windows_pythons_are_python_exe_on_path_then_in_python_org_folde
 	free(c);
 }
 
+static void
+test_windows_registry_pythons_follow_path_in_pep514_order_without_pylauncher(void **state)
+{
+	(void)state;
+	/* as ml_python_find_system() reads them: HKCU, then HKLM 64-bit,
+	 * then HKLM 32-bit */
+	const ml_python_reg reg[] = {
+	        {.company = "TestCo",
+	         .tag = "3.12",
+	         .executable_path = "C:\\Users\\u\\py\\bin\\python.exe",
+	         .install_path = "C:\\Users\\u\\py"},
+	        /* PEP 514: PyLauncher is not an interpreter (keys are
+	         * case-insensitive) */
+	        {.company = "PyLauncher", .tag = "3.12", .install_path = "C:\\Windows\\launch"},
+	        {.company = "pylauncher", .tag = "x", .executable_path = "C:\\Windows\\py.exe"},
+	        /* no ExecutablePath: InstallPath's default value + python.exe */
+	        {.company = "PythonCore", .tag = "3.11", .install_path = "D:\\Py311\\"},
+	        {.company = "PythonCore",
+	         .tag = "3.10",
+	         .executable_path = "",
+	         .install_path = "\\\\srv\\Py310"},
+	        /* relative or drive-relative: never (a planted python.exe);
+	         * a relative ExecutablePath is not replaced by InstallPath */
+	        {.company = "Bad",
+	         .tag = "1",
+	         .executable_path = "python.exe",
+	         .install_path = "E:\\Bad1"},
+	        {.company = "Bad", .tag = "2", .install_path = "Bad2"},
+	        {.company = "Bad", .tag = "3", .executable_path = "\\Bad3\\python.exe"},
+	        {.company = "Bad", .tag = "4", .executable_path = "/Bad4/python.exe"},
+	        {.company = "Bad", .tag = "5", .install_path = "E:Bad5"},
+	        {.company = "Bad", .tag = "6"},
+	        {.company = "PythonCore",
+	         .tag = "3.9-32",
+	         .executable_path = "C:\\Program Files (x86)\\Python39-32\\python.exe"},
+	};
+	char *c = candidates_reg("C:\\Py313", true, reg, sizeof(reg) / sizeof(reg[0]),
+	                         "C:\\Users\\u\\AppData\\Local", NULL);
+	const char *want = "C:\\Py313\\python.exe|C:\\Py313\\python3.exe|"
+	                   "C:\\Users\\u\\py\\bin\\python.exe|"
+	                   "D:\\Py311\\python.exe|"
+	                   "\\\\srv\\Py310\\python.exe|"
+	                   "C:\\Program Files (x86)\\Python39-32\\python.exe|"
+	                   "C:\\Users\\u\\AppData\\Local\\Programs\\Python\\Python319\\python.exe|";
+	assert_memory_equal(want, c, strlen(want));
+	assert_null(strstr(c, "Windows"));
+	assert_null(strstr(c, "Bad"));
+	free(c);
+	/* POSIX has no registry */
+	c = candidates_reg("/opt/bin", false, reg, sizeof(reg) / sizeof(reg[0]), NULL, NULL);
+	assert_null(strstr(c, "python.exe"));
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,6 +714,8 @@ int main(void)
 	        cmocka_unit_test(test_system_pythons_are_looked_for_on_path_then_in_the_usual_places),
 	        cmocka_unit_test(
 	                test_windows_pythons_are_python_exe_on_path_then_in_python_org_folders),
+	        cmocka_unit_test(
+	                test_windows_registry_pythons_follow_path_in_pep514_order_without_pylauncher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
