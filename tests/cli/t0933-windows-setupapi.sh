@@ -1,0 +1,190 @@
+#!/bin/sh
+# detect's SetupAPI fallback on Windows (src/detect/os_windows.c,
+# ml_probe_pci_windows): with no NVIDIA driver (no nvml.dll / nvcuda.dll
+# in System32), mlsetup.exe lists the display adapters
+# (GUID_DEVCLASS_DISPLAY), takes the PCI ids from their hardware ids and
+# names an NVIDIA GPU from the built-in table, as the Linux PCI scan does
+# (t0120). Under wine, in a prefix of its own (build/wineprefix-t0933),
+# with fake adapters written into the registry.
+#
+# What wine 8 needs to list a device, found by experiment: a key
+# HKLM\System\CurrentControlSet\Enum\PCI\<device>\<instance> whose
+# ClassGUID (REG_SZ, in braces, any case) is the display class. wine's
+# setupapi ignores DIGCF_PRESENT for device lists: Phantom=1, ConfigFlags=1
+# (disabled), DEVPKEY_Device_IsPresent false or Control\Linked=0 still list
+# the device; no ClassGUID, another class, no braces or REG_EXPAND_SZ do
+# not. Two traps: (1) when a wineserver starts, wine rebuilds its display
+# devices and deletes every Enum\PCI key whose ClassGUID is exactly
+# "{4D36E968-E325-11CE-BFC1-08002BE10318}" that its display driver did not
+# report, and (2) each SetupDiGetClassDevs rewrites the ClassGUID of the
+# devices it lists in that upper-case form. So the fakes are written again
+# before every run (`win`), in lower case, which that clean-up leaves
+# alone should a new wineserver start between the writes and the run.
+. "$(dirname "$0")/lib.sh"
+
+EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
+export WINEDEBUG=-all
+export WINEPREFIX="$top/build/wineprefix-t0933"
+SYS32="$WINEPREFIX/drive_c/windows/system32"
+# wine's null display driver: it reports only "Wine Adapter" (PCI id
+# 0000:0000), never a GPU of the machine running the test.
+unset DISPLAY WAYLAND_DISPLAY
+
+command -v wine >/dev/null 2>&1 || release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
+[ -f "$EXE" ] || release_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
+if [ ! -d "$SYS32" ]; then
+	wineboot -i >/dev/null 2>&1
+	wineserver -w
+fi
+[ -d "$SYS32" ] || release_skip_all "cannot create the wine prefix $WINEPREFIX"
+rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
+
+ENUM='HKLM\System\CurrentControlSet\Enum\PCI'
+RTX5090='PCI\VEN_10DE&DEV_2B85&SUBSYS_205710DE&REV_A1'
+RTX3090='PCI\VEN_10DE&DEV_2204&SUBSYS_147D10DE&REV_A1'
+UNKNOWN='pci\ven_10de&dev_fffe&subsys_00000000&rev_a1'
+RADEON='PCI\VEN_1002&DEV_744C&SUBSYS_0E3B1002&REV_C8'
+HDAUDIO='PCI\VEN_10DE&DEV_22E8&SUBSYS_205710DE&REV_A1'
+DISPLAY_CLASS='{4d36e968-e325-11ce-bfc1-08002be10318}'
+MEDIA_CLASS='{4d36e96c-e325-11ce-bfc1-08002be10318}'
+BUS1='PCI bus 1, device 0, function 0'
+BUS2='PCI bus 2, device 0, function 0'
+
+# adapter HWID [LOCATION [SERVICE [CLASS]]]: a PCI device with hardware id
+# HWID (and HWID's first two parts, as Windows lists them), the location
+# string Windows' PCI driver writes, the driver service (Windows binds its
+# Basic Display driver, BasicDisplay, to a GPU without its vendor's) and
+# the device class, a display adapter unless CLASS says otherwise.
+adapter() {
+	k="$ENUM\\${1#*\\}\\4&1f3b2c&0&0008"
+	wine reg add "$k" /v HardwareID /t REG_MULTI_SZ /f \
+		/d "$1\\0$(printf '%s' "$1" | cut -d'&' -f1-2)" >/dev/null &&
+	wine reg add "$k" /v ClassGUID /t REG_SZ /d "${4:-$DISPLAY_CLASS}" /f >/dev/null &&
+	{ [ -z "${2:-}" ] ||
+		wine reg add "$k" /v LocationInformation /t REG_SZ /d "$2" /f >/dev/null; } &&
+	{ [ -z "${3:-}" ] || wine reg add "$k" /v Service /t REG_SZ /d "$3" /f >/dev/null; }
+}
+
+# no_adapters: removes every fake adapter of this file.
+no_adapters() {
+	for h in "$RTX5090" "$RTX3090" "$UNKNOWN" "$RADEON" "$HDAUDIO"; do
+		wine reg delete "$ENUM\\${h#*\\}" /f >/dev/null 2>&1
+	done
+	return 0
+}
+
+# win ARGS...: writes the devices of $ADAPTERS (lines "HWID|LOCATION|
+# SERVICE|CLASS", the arguments of `adapter`) and no other fake, then runs
+# mlsetup.exe ARGS; stdout without CRs in out.json, stderr in err.
+ADAPTERS=""
+win() {
+	no_adapters
+	printf '%s\n' "$ADAPTERS" | while IFS='|' read -r hw loc svc cls; do
+		[ -z "$hw" ] || adapter "$hw" "$loc" "$svc" "$cls" || exit 1
+	done || return 1
+	wine "$EXE" "$@" >out.raw 2>err
+	rc=$?
+	tr -d '\r' <out.raw >out.json
+	return $rc
+}
+
+# pci_detail: the pci probe's detail of out.json.
+pci_detail() {
+	json out.json "[p[\"detail\"] for p in d[\"probes\"] if p[\"source\"] == \"pci\"][0]"
+}
+
+# gpu0 KEY: the first GPU's KEY in out.json.
+gpu0() {
+	json out.json "d[\"gpus\"][0][\"$1\"]"
+}
+
+# adapters_seen: how many display adapters the pci probe counted.
+adapters_seen() {
+	pci_detail | sed -n 's/^[0-9]* NVIDIA display devices* among \([0-9]*\) adapters*.*/\1/p'
+}
+
+# The advice t0120 checks on Linux, with the Windows minimum for CUDA 12.8
+# (manifests/drivers.json).
+ADVICE="RTX 5090 (Blackwell, sm_120) found, no NVIDIA driver loaded: install driver 570.65 or newer"
+
+test_expect_success 'no NVIDIA adapter: no GPU; the pci probe counted wine'"'"'s own adapters' '
+	win detect --json &&
+	expect_eq windows "$(json out.json "d[\"os\"][\"name\"]")" &&
+	expect_eq "[]" "$(json out.json "d[\"gpus\"]")" &&
+	pci_detail | grep -q "^0 NVIDIA display devices among [1-9]" &&
+	adapters_seen >"$TRASH/wine-adapters" && test -s "$TRASH/wine-adapters"
+'
+
+ADAPTERS="$RTX5090|$BUS1|BasicDisplay"
+test_expect_success 'RTX 5090 without its driver: named from the PCI id table, source pci' '
+	win detect --json &&
+	expect_eq 1 "$(json out.json "len(d[\"gpus\"])")" &&
+	expect_eq "NVIDIA GeForce RTX 5090" "$(gpu0 name)" &&
+	expect_eq 12.0 "$(gpu0 compute_capability)" &&
+	expect_eq sm_120 "$(gpu0 sm)" &&
+	expect_eq Blackwell "$(gpu0 architecture)" &&
+	expect_eq 0x2b85 "$(gpu0 pci_device_id)" &&
+	expect_eq 0000:01:00.0 "$(gpu0 pci_bus_id)" &&
+	expect_eq pci "$(gpu0 source)" &&
+	expect_eq null "$(gpu0 driver_model)" &&
+	expect_eq null "$(json out.json "d[\"driver\"][\"version\"]")" &&
+	pci_detail >detail &&
+	grep -q "^1 NVIDIA display device among $(($(cat wine-adapters) + 1)) adapters; " detail &&
+	grep -q "0000:01:00.0 10de:2b85 NVIDIA GeForce RTX 5090, driver service BasicDisplay" detail &&
+	json out.json "d[\"advice\"][0]" | grep -qF "$ADVICE" &&
+	win detect &&
+	grep -qF "$ADVICE" out.json
+'
+
+test_expect_success 'plan --offline --json: the Blackwell manifest, with the no-driver warning' '
+	win plan --offline --json &&
+	expect_eq requirements_blackwell.txt "$(json out.json "d[\"manifest\"][\"name\"]")" &&
+	expect_eq windows/requirements_blackwell.txt \
+		"$(json out.json "d[\"manifest\"][\"embedded_as\"]")" &&
+	expect_eq null "$(json out.json "d[\"machine\"][\"driver\"]")" &&
+	expect_eq sm_120 "$(json out.json "d[\"machine\"][\"gpus\"][0][\"sm\"]")" &&
+	expect_eq false "$(json out.json "d[\"gpu_checks_skipped\"]")" &&
+	expect_eq "[\"no NVIDIA driver loaded: CUDA 12.8 builds need driver 570.65 or newer\"]" \
+		"$(json out.json "d[\"warnings\"]")" &&
+	expect_eq warn "$(json out.json "[r[\"verdict\"] for r in d[\"reasons\"]
+		if r[\"manifest\"] == \"requirements_blackwell.txt\" and r[\"rule\"] == \"driver\"][0]")"
+'
+
+ADAPTERS="$RADEON|$BUS1|BasicDisplay"
+test_expect_success 'an AMD adapter (VEN_1002) is listed but is not an NVIDIA GPU' '
+	win detect --json &&
+	expect_eq "[]" "$(json out.json "d[\"gpus\"]")" &&
+	expect_eq "$(($(cat wine-adapters) + 1))" "$(adapters_seen)" &&
+	pci_detail | grep -q "^0 NVIDIA display devices among" &&
+	expect_eq "[]" "$(json out.json "d[\"advice\"]")"
+'
+
+ADAPTERS="$UNKNOWN||"
+test_expect_success 'an id not in the table, lower case, no location: listed, its sm unknown' '
+	win detect --json &&
+	expect_eq 1 "$(json out.json "len(d[\"gpus\"])")" &&
+	expect_eq 0xfffe "$(gpu0 pci_device_id)" &&
+	expect_eq "" "$(gpu0 sm)" &&
+	expect_eq "" "$(gpu0 pci_bus_id)" &&
+	pci_detail |
+		grep -q "(unknown slot) 10de:fffe (not in mlsetup.s PCI id table), driver service none" &&
+	json out.json "d[\"advice\"][0]" |
+		grep -q "PCI id 10de:fffe at an unknown bus is not in mlsetup.s table"
+'
+
+ADAPTERS="$RTX5090|$BUS2|BasicDisplay
+$HDAUDIO|PCI bus 2, device 0, function 1|HDAudBus|$MEDIA_CLASS
+$RADEON|PCI bus 3, device 0, function 0|BasicDisplay
+$RTX3090|$BUS1|"
+test_expect_success 'two NVIDIA GPUs, the audio function of one, an AMD GPU: two GPUs, by bus' '
+	win detect --json &&
+	expect_eq 2 "$(json out.json "len(d[\"gpus\"])")" &&
+	expect_eq "0000:01:00.0 sm_86 0000:02:00.0 sm_120" \
+		"$(json out.json "\" \".join(g[\"pci_bus_id\"] + \" \" + g[\"sm\"] for g in d[\"gpus\"])")" &&
+	pci_detail | grep -q "^2 NVIDIA display devices among $(($(cat wine-adapters) + 3)) adapters" &&
+	json out.json "d[\"advice\"][0]" | grep -qF "$ADVICE"
+'
+
+ADAPTERS=""
+no_adapters
+test_done
