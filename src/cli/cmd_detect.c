@@ -88,10 +88,15 @@ static void print_human(const ml_machine *m)
 		char cc[16], sm[16];
 		ml_cc_format(cc, sizeof(cc), gp->cc_major, gp->cc_minor);
 		ml_cc_sm(sm, sizeof(sm), gp->cc_major, gp->cc_minor);
-		ml_say("  gpu %-6d %s%s%s: compute capability %s (%s, %s), %llu MiB, %s", gp->index,
-		       g, gp->name[0] ? gp->name : "unknown NVIDIA GPU", r, cc[0] ? cc : "unknown",
-		       sm[0] ? sm : "?", gp->architecture[0] ? gp->architecture : "unknown",
-		       (unsigned long long)gp->memory_mib, gp->pci_bus_id);
+		/* memory and slot as far as known: a PCI scan without a driver
+		 * knows no memory, a Windows one not always the slot */
+		char mem[32] = "memory unknown";
+		if (gp->memory_mib)
+			snprintf(mem, sizeof(mem), "%llu MiB", (unsigned long long)gp->memory_mib);
+		ml_say("  gpu %-6d %s%s%s: compute capability %s (%s, %s), %s, %s", gp->index, g,
+		       gp->name[0] ? gp->name : "unknown NVIDIA GPU", r, cc[0] ? cc : "unknown",
+		       sm[0] ? sm : "?", gp->architecture[0] ? gp->architecture : "unknown", mem,
+		       gp->pci_bus_id[0] ? gp->pci_bus_id : "slot unknown");
 		print_precision(gp);
 	}
 	char advice[512];

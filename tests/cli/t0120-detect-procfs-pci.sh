@@ -42,7 +42,8 @@ test_expect_success 'driver not loaded, only a PCI id: names the GPU and the dri
 	expect_eq pci "$(json j "d[\"gpus\"][0][\"source\"]")" &&
 	json j "d[\"advice\"][0]" | grep -q "RTX 5090 (Blackwell, sm_120) found, no NVIDIA driver loaded: install driver 570.26 or newer" &&
 	"$MLSETUP" detect --sysroot "$SYSROOTS/pci-only" --no-smi >out &&
-	grep -q "install driver 570.26 or newer" out
+	grep -q "install driver 570.26 or newer" out &&
+	grep -q "RTX 5090: compute capability 12.0 (sm_120, Blackwell), memory unknown, 0000:01:00.0$" out
 '
 test_expect_success 'an NVIDIA id missing from the table is still listed, with nouveau named' '
 	"$MLSETUP" detect --sysroot "$SYSROOTS/pci-nouveau" --no-smi --json >j &&
