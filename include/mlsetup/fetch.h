@@ -146,7 +146,7 @@ typedef struct ml_index_config {
  *   5. the manifest's --index-url (manifest_index_url, may be NULL)
  *   6. pip's built-in default, asked of `python -c 'from
  *      pip._internal.models.index import PyPI; print(PyPI.simple_url)'`
- *      (python: interpreter path or name, NULL means "python3"; 30 s),
+ *      (python: interpreter path or name, NULL means "python3", on Windows "python"; 30 s),
  *      only when nothing above set an index URL and no_index is false.
  * Lists (extra index URLs, find-links, trusted hosts) follow pip: a
  * higher environment/config layer replaces a lower one for the same key
@@ -500,11 +500,13 @@ struct ml_requirements;
  * ml_index_config_resolve(). manifest_path may be NULL (an embedded
  * manifest: paths are taken as written). With offline, a configuration
  * that names no index at all is no error: the sources are then the
- * --find-links locations only (no_index). Sets *out (caller frees with
+ * --find-links locations only (no_index). python is the interpreter whose
+ * pip tells its built-in index when nothing names one (NULL: "python3",
+ * on Windows "python", from PATH). Sets *out (caller frees with
  * ml_index_config_free()). Returns what ml_index_config_resolve() returns. */
 int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *flags,
                                  const struct ml_requirements *manifest, const char *manifest_path,
-                                 bool offline, ml_err *err);
+                                 bool offline, const char *python, ml_err *err);
 
 /* --- placing verified files in a directory (src/fetch/place.c) --------------- */
 

@@ -545,7 +545,11 @@ static int check_index_url(const char *url, const char *origin, ml_err *err)
 /* Asks pip for its built-in index URL. */
 static int ask_pip_default(char **out, const char *python, ml_err *err)
 {
+#ifdef _WIN32
+	const char *py = python && python[0] ? python : "python"; /* no python3 there */
+#else
 	const char *py = python && python[0] ? python : "python3";
+#endif
 	const char *argv[] = {py, "-c",
 	                      "from pip._internal.models.index import PyPI; print(PyPI.simple_url)",
 	                      NULL};

@@ -52,7 +52,7 @@ static int join_list(char ***owned, char *const **list, size_t *len, char *const
 
 int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *flags,
                                  const ml_requirements *manifest, const char *manifest_path,
-                                 bool offline, ml_err *err)
+                                 bool offline, const char *python, ml_err *err)
 {
 	ml_index_flags f = ML_INDEX_FLAGS_INIT;
 	if (flags)
@@ -76,11 +76,11 @@ int ml_index_config_for_manifest(ml_index_config **out, const ml_index_flags *fl
 	if (manifest->no_index)
 		f.no_index = f.no_index || !f.index_url;
 	rc = ml_index_config_resolve(out, &f, manifest->index_url, manifest->extra_index_urls,
-	                             manifest->n_extra, NULL, err);
+	                             manifest->n_extra, python, err);
 	if (rc == ML_ENOENT && offline) {
 		f.no_index = true; /* offline needs no index */
 		ml_err_clear(err);
-		rc = ml_index_config_resolve(out, &f, NULL, NULL, 0, NULL, err);
+		rc = ml_index_config_resolve(out, &f, NULL, NULL, 0, python, err);
 	}
 out:
 	for (size_t i = 0; fl && i < n_fl; i++)

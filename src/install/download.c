@@ -117,7 +117,7 @@ int ml_install_download(ml_install_download_result *res, const ml_install_downlo
 	flags.command = "download";
 	mli_stage_begin(&ev, ML_STAGE_FETCH);
 	rc = ml_index_config_for_manifest(&cfg, &flags, mf->reqs, mf->embedded ? NULL : mf->name,
-	                                  o->offline, err);
+	                                  o->offline, NULL, err);
 	if (!rc)
 		rc = fetch_all(res, o, cfg, &ev, err);
 	mli_stage_end(&ev, NULL, rc);

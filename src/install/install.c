@@ -172,10 +172,20 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 int mli_index_config(mli_run *r, ml_err *err)
 {
 	const ml_manifest *mf = r->res->plan->selection->manifest;
+	const ml_python_plan *pp = &r->res->plan->python;
+	/* When nothing names an index, pip's default is asked of the
+	 * environment's interpreter as soon as it is known. */
+	char managed[4096];
+	const char *python = r->interpreter[0]             ? r->interpreter
+	                     : pp->path                    ? pp->path
+	                     : mli_managed_installed(pp, managed, sizeof(managed)) ? managed
+	                                                                           : NULL;
+	ml_index_config_free(r->cfg);
+	r->cfg = NULL;
 	/* a lock file names every URL: it needs no index */
 	return ml_index_config_for_manifest(&r->cfg, &r->o->index, mf->reqs,
 	                                    mf->embedded ? NULL : mf->name,
-	                                    r->o->offline || mf->lock, err);
+	                                    r->o->offline || mf->lock, python, err);
 }
 
 /* True when the target is a complete environment whose report shows this
@@ -297,6 +307,14 @@ static int pipeline(mli_run *r, ml_err *err)
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
 	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
+	/* No index named and no interpreter here to tell pip's default (on
+	 * Windows there is no python3 on PATH): a plan to be completed gets
+	 * its interpreter first anyway, and asks that one. */
+	bool index_later = rc == ML_ENOENT && !complete && !p->python.path;
+	if (index_later) {
+		ml_err_clear(err);
+		rc = 0;
+	}
 	/* A complete plan fetches its pinned interpreter with the wheels and
 	 * unpacks it meanwhile; otherwise the interpreter comes first (its pip
 	 * resolves an incomplete plan). */
@@ -323,6 +341,8 @@ static int pipeline(mli_run *r, ml_err *err)
 	}
 	bool replanned = res->plan != p; /* planned again for a fallback interpreter */
 	p = res->plan;
+	if (index_later && (rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err))) != 0)
+		return rc;
 	if (strcmp(res->python.xy, p->python.xy) != 0)
 		return ml_err_set(err, ML_EFAIL,
 		                  "interpreter '%s' is Python %s, the plan wanted %s",

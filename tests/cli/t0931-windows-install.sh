@@ -214,6 +214,19 @@ test_expect_success 'a reinstall while a program holds a launcher open says so a
 	test -z "$(ls -a | grep "^\.env\.mlsetup-\(stage\|old\)")"
 '
 
+test_expect_success 'the shipped Windows manifest (no hashes, no index named): pip'"'"'s default index is asked of the environment'"'"'s interpreter' '
+	STUB_PIP_INDEX_URL=$web_url win install --target env2 --cache-dir cache \
+		--python-pins pins.json --python-mirror "http://127.0.0.1:$web_port/files" \
+		--no-progress --retries 0 --connect-timeout 2;
+	rc=$?
+	test $rc -ne 0 &&
+	grep -q "^manifest  requirements.txt - .*(Windows)" out &&
+	grep -q "cpython-3.12.8-windows-x86_64-test/python/python.exe. answered no pip version" err &&
+	! grep -q "could not tell pip" err &&
+	test ! -e env2 &&
+	test -z "$(ls -a | grep "^\.env2\.mlsetup-\(stage\|old\)")"
+'
+
 test_expect_success 'verify without a driver: nvcuda.dll is looked for in System32 only' '
 	expect_exit 5 win verify --target env --json &&
 	json out "d[\"driver_smoke\"][\"detail\"]" >detail &&

@@ -35,6 +35,11 @@
  *    for a copy in a venv as above> <its own path>";
  *  - `-c <source>` with plan's version question (src/plan/plan.c
  *    choose_python, the source that prints sys.version_info[:3]): "3.12.8".
+ *
+ * And for t0931's shipped-manifest run: `-c <source>` asking pip's
+ * built-in index (src/fetch/index_sources.c, the source that prints
+ * PyPI.simple_url) prints STUB_PIP_INDEX_URL, or fails when it is unset.
+ * There is no pip: anything else runs nothing, as above.
  */
 #include <windows.h>
 
@@ -132,6 +137,14 @@ int main(int argc, char **argv)
 		return answer_probe(false);
 	if (argc == 3 && strcmp(argv[1], "-c") == 0 && strstr(argv[2], "sys.version_info[:3]"))
 		return answer_version();
+	if (argc == 3 && strcmp(argv[1], "-c") == 0 && strstr(argv[2], "PyPI.simple_url")) {
+		/* pip's built-in index, as the test names it */
+		const char *url = getenv("STUB_PIP_INDEX_URL");
+		if (!url || !*url)
+			return 1;
+		printf("%s\n", url);
+		return 0;
+	}
 	const char *hold = getenv("STUB_PYTHON_HOLD");
 	HANDLE held = INVALID_HANDLE_VALUE;
 	if (!f)

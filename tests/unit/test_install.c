@@ -53,7 +53,7 @@ static void test_manifest_find_links_is_taken_from_its_directory(void **state)
 	                              "--find-links https://h.example/w/\n");
 	ml_index_config *cfg = NULL;
 	ml_err err = ML_ERR_INIT;
-	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, path, false, &err), 0);
+	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, path, false, NULL, &err), 0);
 	assert_true(cfg->no_index);
 	assert_null(cfg->index_url);
 	assert_int_equal(cfg->n_find_links, 3);
@@ -62,7 +62,7 @@ static void test_manifest_find_links_is_taken_from_its_directory(void **state)
 	assert_string_equal(cfg->find_links[2], "https://h.example/w/");
 	ml_index_config_free(cfg);
 	/* An embedded manifest has no directory: paths stay as written. */
-	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, NULL, false, &err), 0);
+	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, NULL, false, NULL, &err), 0);
 	assert_string_equal(cfg->find_links[0], "wheels");
 	ml_index_config_free(cfg);
 	ml_requirements_free(m);
@@ -84,7 +84,7 @@ static void test_command_line_joins_the_manifest_options(void **state)
 	f.n_trusted = 1;
 	ml_index_config *cfg = NULL;
 	ml_err err = ML_ERR_INIT;
-	assert_int_equal(ml_index_config_for_manifest(&cfg, &f, m, "m.txt", false, &err), 0);
+	assert_int_equal(ml_index_config_for_manifest(&cfg, &f, m, "m.txt", false, NULL, &err), 0);
 	assert_true(cfg->no_index);
 	assert_int_equal(cfg->n_find_links, 2);
 	assert_string_equal(cfg->find_links[0], "/cli/w"); /* the command line first */
@@ -93,7 +93,7 @@ static void test_command_line_joins_the_manifest_options(void **state)
 	ml_index_config_free(cfg);
 	/* --index-url on the command line overrides the manifest's --no-index */
 	f.index_url = "http://127.0.0.1:9/simple/";
-	assert_int_equal(ml_index_config_for_manifest(&cfg, &f, m, "m.txt", false, &err), 0);
+	assert_int_equal(ml_index_config_for_manifest(&cfg, &f, m, "m.txt", false, NULL, &err), 0);
 	assert_false(cfg->no_index);
 	assert_string_equal(cfg->index_url, "http://127.0.0.1:9/simple/");
 	ml_index_config_free(cfg);
@@ -106,7 +106,7 @@ static void test_manifest_index_url_is_used(void **state)
 	ml_requirements *m = manifest("--index-url http://127.0.0.1:9/simple/\n");
 	ml_index_config *cfg = NULL;
 	ml_err err = ML_ERR_INIT;
-	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, "m.txt", true, &err), 0);
+	assert_int_equal(ml_index_config_for_manifest(&cfg, NULL, m, "m.txt", true, NULL, &err), 0);
 	assert_string_equal(cfg->index_url, "http://127.0.0.1:9/simple/");
 	assert_string_equal(cfg->origin, "manifest");
 	ml_index_config_free(cfg);
