@@ -307,18 +307,18 @@ static int pipeline(mli_run *r, ml_err *err)
 	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
 		return rc;
 	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
-	/* No index named and no interpreter here to tell pip's default (on
-	 * Windows there is no python3 on PATH): a plan to be completed gets
-	 * its interpreter first anyway, and asks that one. */
-	bool index_later = rc == ML_ENOENT && !complete && !p->python.path;
+	/* No index named, and nothing here to tell pip's default: no python3
+	 * on PATH (Windows; a slim container a cloud script runs in). The
+	 * pinned interpreter, which ships pip, then comes first and is asked. */
+	bool index_later = rc == ML_ENOENT && !p->python.path;
 	if (index_later) {
 		ml_err_clear(err);
 		rc = 0;
 	}
 	/* A complete plan fetches its pinned interpreter with the wheels and
 	 * unpacks it meanwhile; otherwise the interpreter comes first (its pip
-	 * resolves an incomplete plan). */
-	int deferred = rc || !complete ? rc : mli_interpreter_defer(r, err);
+	 * resolves an incomplete plan, or names the index). */
+	int deferred = rc || !complete || index_later ? rc : mli_interpreter_defer(r, err);
 	if (deferred < 0)
 		return deferred;
 	if (deferred) {

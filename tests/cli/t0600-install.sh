@@ -172,4 +172,35 @@ test_expect_success 'the pinned interpreter downloads with the wheels, not befor
 	expect_eq yes "$wheel_while_held" &&
 	env_works "$TRASH/ovpy3env"
 '
+test_expect_success 'no python3 on PATH and no index named: the pinned interpreter'"'"'s pip names it' '
+	# a SIMULATED pip in the pinned interpreter: only the constant mlsetup
+	# asks (pip._internal.models.index.PyPI.simple_url), set to this
+	# test'"'"'s index, so that "pip'"'"'s default" stays on the loopback
+	mkdir -p fakepip/pip/_internal/models &&
+	: >fakepip/pip/__init__.py && : >fakepip/pip/_internal/__init__.py &&
+	: >fakepip/pip/_internal/models/__init__.py &&
+	printf "class PyPI:\n    simple_url = \"%s\"\n" "$web_url" \
+		>fakepip/pip/_internal/models/index.py &&
+	(cd fakepip && python3 -m zipfile -c ../fakepip.whl pip) &&
+	arch=cpython-$PYXY-nopath-x86_64-unknown-linux-gnu-install_only.tar.gz &&
+	set -- $(PIP_WHEEL="$TRASH/fakepip.whl" sh "$top/tests/fixtures/make_python_archive.sh" \
+		"$TRASH/web/files/$arch" "$SYSPY") &&
+	pyver=$("$SYSPY" -c "import sys; print(\"%d.%d.%d\" % sys.version_info[:3])") &&
+	printf "%s\n" "{\"schema\": \"mlsetup.python/1\", \"default\": \"$PYXY\", \"pythons\": [" \
+		" {\"name\": \"cpython-$pyver-nopath-test\", \"version\": \"$pyver\", \"os\": \"linux\"," \
+		"  \"arch\": \"x86_64\", \"libc\": \"gnu\", \"sha256\": \"$1\", \"size\": $2," \
+		"  \"url\": \"https://example.org/python-build-standalone/releases/download/$arch\"}]}" \
+		>nopath-pins.json &&
+	wheel_manifest "$TRASH/np.txt" $GOOD_WHEELS &&
+	sed -i "/^--index-url /d" np.txt &&
+	! grep -q index-url np.txt &&
+	env PATH=/nonexistent XDG_DATA_HOME="$TRASH/npdata" "$MLSETUP" install \
+		--sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/npcache" \
+		--python-pins "$TRASH/nopath-pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
+		--python-preference only-managed --no-progress --retries 1 --connect-timeout 2 \
+		--manifest np.txt --target "$TRASH/npenv" >out 2>err ||
+		{ cat err; false; } &&
+	env_works "$TRASH/npenv" &&
+	expect_eq managed "$(json "$TRASH/npenv/mlsetup-report.json" "d[\"python\"][\"source\"]")"
+'
 test_done
