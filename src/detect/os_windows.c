@@ -4,9 +4,10 @@
  * DisplayVersion), CPU (the registry's ProcessorNameString), memory
  * (GlobalMemoryStatusEx), free disk; and, when no NVIDIA driver answered,
  * the display adapters' PCI ids from SetupAPI (GUID_DEVCLASS_DISPLAY,
- * SPDRP_HARDWAREID "PCI\VEN_10DE&DEV_xxxx...") matched against the
- * built-in table, as ml_probe_pci() does with /sys on Linux. Compiled
- * into every build; empty except on Windows.
+ * SPDRP_HARDWAREID "PCI\VEN_10DE&DEV_xxxx...") and those of NVIDIA PCI
+ * display controllers of another class (an H100 under Other devices),
+ * matched against the built-in table, as ml_probe_pci() does with /sys on
+ * Linux. Compiled into every build; empty except on Windows.
  */
 #include "internal.h"
 
