@@ -4,9 +4,10 @@
  * DisplayVersion), CPU (the registry's ProcessorNameString), memory
  * (GlobalMemoryStatusEx), free disk; and, when no NVIDIA driver answered,
  * the display adapters' PCI ids from SetupAPI (GUID_DEVCLASS_DISPLAY,
- * SPDRP_HARDWAREID "PCI\VEN_10DE&DEV_xxxx...") matched against the
- * built-in table, as ml_probe_pci() does with /sys on Linux. Compiled
- * into every build; empty except on Windows.
+ * SPDRP_HARDWAREID "PCI\VEN_10DE&DEV_xxxx...") and those of NVIDIA PCI
+ * display controllers of another class (an H100 under Other devices),
+ * matched against the built-in table, as ml_probe_pci() does with /sys on
+ * Linux. Compiled into every build; empty except on Windows.
  */
 #include "internal.h"
 
@@ -117,6 +118,85 @@ static bool dev_property(char *dst, size_t dstsz, HDEVINFO set, SP_DEVINFO_DATA 
 	return true;
 }
 
+/* The value of a hex digit, -1 for another character. */
+static int hex_digit(wchar_t c)
+{
+	return c >= '0' && c <= '9'                     ? c - '0'
+	       : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+	                                                : -1;
+}
+
+/* The PCI base class and subclass of a device (0x0302 for a 3D
+ * controller), -1 when its compatible ids do not say. Windows' PCI bus
+ * driver lists them as "PCI\VEN_10DE&CC_030200", "PCI\VEN_10DE&CC_0302",
+ * "PCI\VEN_10DE", "PCI\CC_030200", "PCI\CC_0302&DT_0001"...: "CC_" then
+ * base class, subclass and programming interface, two hex digits each
+ * ("Identifiers for PCI Devices", Windows driver docs). The property is a
+ * REG_MULTI_SZ: strings one after another, an empty one last. */
+static int pci_class(HDEVINFO set, SP_DEVINFO_DATA *dev)
+{
+	wchar_t w[1024];
+	memset(w, 0, sizeof w);
+	if (!SetupDiGetDeviceRegistryPropertyW(set, dev, SPDRP_COMPATIBLEIDS, NULL, (BYTE *)w,
+	                                       sizeof w - 4, NULL))
+		return -1;
+	for (const wchar_t *s = w; *s; s += wcslen(s) + 1)
+		for (const wchar_t *c = s + 1; c[0] && c[1] && c[2]; c++) {
+			if ((c[-1] != '\\' && c[-1] != '&') || (c[0] | 0x20) != 'c' ||
+			    (c[1] | 0x20) != 'c' || c[2] != '_')
+				continue;
+			int cls = 0;
+			for (int k = 3; k < 7 && cls >= 0; k++)
+				cls = hex_digit(c[k]) < 0 ? -1 : cls << 4 | hex_digit(c[k]);
+			if (cls >= 0)
+				return cls;
+		}
+	return -1;
+}
+
+/* The device id of an NVIDIA PCI device from its first hardware id,
+ * "PCI\VEN_10DE&DEV_2B85&SUBSYS_...&REV_A1"; false for another vendor. */
+static bool nvidia_device(unsigned *devid, HDEVINFO set, SP_DEVINFO_DATA *dev)
+{
+	char hwid[512] = "";
+	unsigned vendor = 0;
+	if (!dev_property(hwid, sizeof hwid, set, dev, SPDRP_HARDWAREID))
+		return false;
+	for (char *c = hwid; *c; c++)
+		*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+	return strncmp(hwid, "PCI\\VEN_", 8) == 0 &&
+	       sscanf(hwid + 8, "%4x&DEV_%4x", &vendor, devid) == 2 && vendor == 0x10de;
+}
+
+/* Records the NVIDIA device dev (device id devid) as a GPU and says so in
+ * note; cls is its PCI class when it is not a display adapter, else -1.
+ * Returns 0 or ML_ENOMEM. */
+static int add_gpu(ml_machine *m, HDEVINFO set, SP_DEVINFO_DATA *dev, unsigned devid, int cls,
+                   ml_buf *note)
+{
+	char loc[256] = "", service[64] = "", bus[32] = "", what[64] = "";
+	/* "PCI bus 1, device 0, function 0" -> "0000:01:00.0" */
+	unsigned b = 0, d = 0, f = 0;
+	if (dev_property(loc, sizeof loc, set, dev, SPDRP_LOCATION_INFORMATION) &&
+	    sscanf(loc, "PCI bus %u, device %u, function %u", &b, &d, &f) == 3)
+		snprintf(bus, sizeof bus, "0000:%02x:%02x.%x", b & 0xff, d & 0x1f, f & 7);
+	dev_property(service, sizeof service, set, dev, SPDRP_SERVICE);
+	ml_gpu *g = ml_machine_gpu(m, bus[0] ? bus : NULL, (int)m->n_gpus, "pci");
+	if (!g)
+		return ML_ENOMEM;
+	if (!g->pci_device_id)
+		g->pci_device_id = devid;
+	const ml_pci_gpu *known = ml_pci_lookup((uint16_t)devid);
+	if (cls >= 0)
+		snprintf(what, sizeof what, ", PCI class %04x, not a display adapter",
+		         (unsigned)cls);
+	ml_buf_printf(note, "; %s 10de:%04x %s%s, driver service %s",
+	              bus[0] ? bus : "(unknown slot)", devid,
+	              known ? known->name : "(not in mlsetup's PCI id table)", what,
+	              service[0] ? service : "none");
+	return 0;
+}
+
 int ml_probe_pci_windows(ml_machine *m, const ml_detect_opts *o)
 {
 	(void)o;
@@ -126,51 +206,63 @@ int ml_probe_pci_windows(ml_machine *m, const ml_detect_opts *o)
 		                        "cannot list display adapters (SetupAPI error %lu)",
 		                        (unsigned long)GetLastError());
 	ml_buf note = ML_BUF_INIT;
-	int rc = 0, found = 0, adapters = 0;
+	int rc = 0, found = 0, adapters = 0, others = 0;
 	SP_DEVINFO_DATA dev;
+	unsigned devid = 0;
 	for (DWORD i = 0; !rc; i++) {
 		memset(&dev, 0, sizeof dev);
 		dev.cbSize = sizeof dev;
 		if (!SetupDiEnumDeviceInfo(set, i, &dev))
 			break;
 		adapters++;
-		char hwid[512] = "", loc[256] = "", service[64] = "";
-		if (!dev_property(hwid, sizeof hwid, set, &dev, SPDRP_HARDWAREID))
-			continue;
-		/* "PCI\VEN_10DE&DEV_2B85&SUBSYS_...&REV_A1" */
-		unsigned vendor = 0, devid = 0;
-		for (char *c = hwid; *c; c++)
-			*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-		if (strncmp(hwid, "PCI\\VEN_", 8) != 0 ||
-		    sscanf(hwid + 8, "%4x&DEV_%4x", &vendor, &devid) != 2 || vendor != 0x10de)
-			continue;
-		/* "PCI bus 1, device 0, function 0" -> "0000:01:00.0" */
-		char bus[32] = "";
-		unsigned b = 0, d = 0, f = 0;
-		if (dev_property(loc, sizeof loc, set, &dev, SPDRP_LOCATION_INFORMATION) &&
-		    sscanf(loc, "PCI bus %u, device %u, function %u", &b, &d, &f) == 3)
-			snprintf(bus, sizeof bus, "0000:%02x:%02x.%x", b & 0xff, d & 0x1f, f & 7);
-		dev_property(service, sizeof service, set, &dev, SPDRP_SERVICE);
-		ml_gpu *g = ml_machine_gpu(m, bus[0] ? bus : NULL, (int)m->n_gpus, "pci");
-		if (!g) {
-			rc = ML_ENOMEM;
-			break;
-		}
-		if (!g->pci_device_id)
-			g->pci_device_id = devid;
-		const ml_pci_gpu *known = ml_pci_lookup((uint16_t)devid);
-		ml_buf_printf(&note, "; %s 10de:%04x %s, driver service %s",
-		              bus[0] ? bus : "(unknown slot)", devid,
-		              known ? known->name : "(not in mlsetup's PCI id table)",
-		              service[0] ? service : "none");
-		found++;
+		if (nvidia_device(&devid, set, &dev) &&
+		    !(rc = add_gpu(m, set, &dev, devid, -1, &note)))
+			found++;
 	}
 	SetupDiDestroyDeviceInfoList(set);
-	if (!rc)
-		rc = ml_machine_probe(m, "pci", found ? ML_PROBE_OK : ML_PROBE_FAILED,
-		                      "%d NVIDIA display device%s among %d adapter%s%s", found,
+	if (rc)
+		goto out;
+
+	/* Compute-only GPUs (PCI class 0x0302, 3D controller: H100, A100, L40S
+	 * in TCC mode) are no display adapters: without NVIDIA's driver Windows
+	 * leaves them under "Other devices" ({4d36e97e-e325-11ce-bfc1-
+	 * 08002be10318}) or without a class. So every device the PCI bus
+	 * driver enumerated ("PCI" as SetupDiGetClassDevs' enumerator, with
+	 * DIGCF_ALLCLASSES), keeping the NVIDIA ones of another class whose
+	 * class code is 0x0300 (VGA) or 0x0302 (3D), as the Linux scan
+	 * (pci.c) does: never the HD Audio function (0x0403) of a card. */
+	set = SetupDiGetClassDevsW(NULL, L"PCI", NULL, DIGCF_ALLCLASSES | DIGCF_PRESENT);
+	if (set == INVALID_HANDLE_VALUE)
+		ml_buf_printf(&note, "; cannot list the other PCI devices (SetupAPI error %lu)",
+		              (unsigned long)GetLastError());
+	for (DWORD i = 0; set != INVALID_HANDLE_VALUE && !rc; i++) {
+		memset(&dev, 0, sizeof dev);
+		dev.cbSize = sizeof dev;
+		if (!SetupDiEnumDeviceInfo(set, i, &dev))
+			break;
+		/* A display adapter was looked at above. */
+		if (IsEqualGUID(&dev.ClassGuid, &DISPLAY_CLASS) ||
+		    !nvidia_device(&devid, set, &dev))
+			continue;
+		int cls = pci_class(set, &dev);
+		if ((cls == 0x0300 || cls == 0x0302) &&
+		    !(rc = add_gpu(m, set, &dev, devid, cls, &note)))
+			others++;
+	}
+	if (set != INVALID_HANDLE_VALUE)
+		SetupDiDestroyDeviceInfoList(set);
+out:
+	if (!rc) {
+		char more[96] = "";
+		if (others)
+			snprintf(more, sizeof more,
+			         ", and %d NVIDIA display controller%s outside the display class",
+			         others, others == 1 ? "" : "s");
+		rc = ml_machine_probe(m, "pci", found + others ? ML_PROBE_OK : ML_PROBE_FAILED,
+		                      "%d NVIDIA display device%s among %d adapter%s%s%s", found,
 		                      found == 1 ? "" : "s", adapters, adapters == 1 ? "" : "s",
-		                      ml_buf_cstr(&note));
+		                      more, ml_buf_cstr(&note));
+	}
 	ml_buf_release(&note);
 	return rc;
 }

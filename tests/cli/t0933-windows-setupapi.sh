@@ -20,6 +20,18 @@
 # devices it lists in that upper-case form. So the fakes are written again
 # before every run (`win`), in lower case, which that clean-up leaves
 # alone should a new wineserver start between the writes and the run.
+#
+# Compute-only GPUs (PCI class 0x0302, 3D controller: H100, A100) are no
+# display adapters: without NVIDIA's driver Windows leaves them under
+# "Other devices" ({4d36e97e-...}) or without a class, so detect also
+# lists every device of the PCI enumerator (SetupDiGetClassDevs(NULL,
+# "PCI", NULL, DIGCF_ALLCLASSES | DIGCF_PRESENT)) and keeps NVIDIA ones of
+# class 0x0300 or 0x0302 by their CompatibleIDs ("PCI\VEN_10DE&CC_030200").
+# wine 8 lists such a device for that call as for a display-class one: it
+# needs a ClassGUID too, of any class. A device without a ClassGUID, as
+# Windows may leave a driverless one, cannot be shown under wine: it is
+# left out even with DIGCF_ALLCLASSES (wine's setupapi skips Enum keys
+# without a ClassGUID in braces), so no block here has one.
 . "$(dirname "$0")/lib.sh"
 
 EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
@@ -45,21 +57,29 @@ RTX3090='PCI\VEN_10DE&DEV_2204&SUBSYS_147D10DE&REV_A1'
 UNKNOWN='pci\ven_10de&dev_fffe&subsys_00000000&rev_a1'
 RADEON='PCI\VEN_1002&DEV_744C&SUBSYS_0E3B1002&REV_C8'
 HDAUDIO='PCI\VEN_10DE&DEV_22E8&SUBSYS_205710DE&REV_A1'
+H100='PCI\VEN_10DE&DEV_2330&SUBSYS_16C110DE&REV_A1'
 DISPLAY_CLASS='{4d36e968-e325-11ce-bfc1-08002be10318}'
 MEDIA_CLASS='{4d36e96c-e325-11ce-bfc1-08002be10318}'
+OTHER_CLASS='{4d36e97e-e325-11ce-bfc1-08002be10318}'
 BUS1='PCI bus 1, device 0, function 0'
 BUS2='PCI bus 2, device 0, function 0'
 
-# adapter HWID [LOCATION [SERVICE [CLASS]]]: a PCI device with hardware id
-# HWID (and HWID's first two parts, as Windows lists them), the location
-# string Windows' PCI driver writes, the driver service (Windows binds its
-# Basic Display driver, BasicDisplay, to a GPU without its vendor's) and
-# the device class, a display adapter unless CLASS says otherwise.
+# adapter HWID [LOCATION [SERVICE [CLASS [CC]]]]: a PCI device with
+# hardware id HWID (and HWID's first two parts, as Windows lists them), the
+# location string Windows' PCI driver writes, the driver service (Windows
+# binds its Basic Display driver, BasicDisplay, to a GPU without its
+# vendor's), the device class, a display adapter unless CLASS says
+# otherwise, and the compatible ids Windows 10 gives a device of PCI class
+# code CC (030200: base class, subclass, programming interface), none
+# without CC.
 adapter() {
 	k="$ENUM\\${1#*\\}\\4&1f3b2c&0&0008"
+	ven=$(printf '%s' "$1" | cut -d'&' -f1)
 	wine reg add "$k" /v HardwareID /t REG_MULTI_SZ /f \
 		/d "$1\\0$(printf '%s' "$1" | cut -d'&' -f1-2)" >/dev/null &&
 	wine reg add "$k" /v ClassGUID /t REG_SZ /d "${4:-$DISPLAY_CLASS}" /f >/dev/null &&
+	{ [ -z "${5:-}" ] || wine reg add "$k" /v CompatibleIDs /t REG_MULTI_SZ /f /d \
+		"$ven&CC_$5\\0$ven&CC_${5%??}\\0$ven\\0PCI\\CC_$5\\0PCI\\CC_${5%??}" >/dev/null; } &&
 	{ [ -z "${2:-}" ] ||
 		wine reg add "$k" /v LocationInformation /t REG_SZ /d "$2" /f >/dev/null; } &&
 	{ [ -z "${3:-}" ] || wine reg add "$k" /v Service /t REG_SZ /d "$3" /f >/dev/null; }
@@ -67,20 +87,20 @@ adapter() {
 
 # no_adapters: removes every fake adapter of this file.
 no_adapters() {
-	for h in "$RTX5090" "$RTX3090" "$UNKNOWN" "$RADEON" "$HDAUDIO"; do
+	for h in "$RTX5090" "$RTX3090" "$UNKNOWN" "$RADEON" "$HDAUDIO" "$H100"; do
 		wine reg delete "$ENUM\\${h#*\\}" /f >/dev/null 2>&1
 	done
 	return 0
 }
 
 # win ARGS...: writes the devices of $ADAPTERS (lines "HWID|LOCATION|
-# SERVICE|CLASS", the arguments of `adapter`) and no other fake, then runs
+# SERVICE|CLASS|CC", the arguments of `adapter`) and no other fake, then runs
 # mlsetup.exe ARGS; stdout without CRs in out.json, stderr in err.
 ADAPTERS=""
 win() {
 	no_adapters
-	printf '%s\n' "$ADAPTERS" | while IFS='|' read -r hw loc svc cls; do
-		[ -z "$hw" ] || adapter "$hw" "$loc" "$svc" "$cls" || exit 1
+	printf '%s\n' "$ADAPTERS" | while IFS='|' read -r hw loc svc cls cc; do
+		[ -z "$hw" ] || adapter "$hw" "$loc" "$svc" "$cls" "$cc" || exit 1
 	done || return 1
 	wine "$EXE" "$@" >out.raw 2>err
 	rc=$?
@@ -183,6 +203,52 @@ test_expect_success 'two NVIDIA GPUs, the audio function of one, an AMD GPU: two
 		"$(json out.json "\" \".join(g[\"pci_bus_id\"] + \" \" + g[\"sm\"] for g in d[\"gpus\"])")" &&
 	pci_detail | grep -q "^2 NVIDIA display devices among $(($(cat wine-adapters) + 3)) adapters" &&
 	json out.json "d[\"advice\"][0]" | grep -qF "$ADVICE"
+'
+
+OUTSIDE1=", and 1 NVIDIA display controller outside the display class"
+H100_NOTE="0000:01:00.0 10de:2330 NVIDIA H100 80GB HBM3, PCI class 0302, not a display adapter,"
+H100_NOTE="$H100_NOTE driver service none"
+H100_ADVICE="NVIDIA H100 80GB HBM3 (Hopper, sm_90) found, no NVIDIA driver loaded: install driver"
+ADAPTERS="$H100|$BUS1||$OTHER_CLASS|030200"
+test_expect_success 'an H100 (3D controller) under Other devices, no driver: found, source pci' '
+	win detect --json &&
+	expect_eq 1 "$(json out.json "len(d[\"gpus\"])")" &&
+	expect_eq "NVIDIA H100 80GB HBM3" "$(gpu0 name)" &&
+	expect_eq sm_90 "$(gpu0 sm)" &&
+	expect_eq Hopper "$(gpu0 architecture)" &&
+	expect_eq 0x2330 "$(gpu0 pci_device_id)" &&
+	expect_eq 0000:01:00.0 "$(gpu0 pci_bus_id)" &&
+	expect_eq pci "$(gpu0 source)" &&
+	pci_detail >detail &&
+	grep -qx "0 NVIDIA display devices among [0-9]* adapters*$OUTSIDE1; $H100_NOTE" detail &&
+	json out.json "d[\"advice\"][0]" | grep -qF "$H100_ADVICE"
+'
+
+ADAPTERS="$HDAUDIO|PCI bus 1, device 0, function 1|HDAudBus|$OTHER_CLASS|040300
+$RTX3090|$BUS2||$OTHER_CLASS|
+$RADEON|PCI bus 3, device 0, function 0||$OTHER_CLASS|030200"
+test_expect_success 'Other devices: NVIDIA audio (0403), no class code, AMD 3D: no GPU' '
+	win detect --json &&
+	expect_eq "[]" "$(json out.json "d[\"gpus\"]")" &&
+	pci_detail >detail &&
+	grep -qx "0 NVIDIA display devices among [0-9]* adapters*" detail
+'
+
+ADAPTERS="$UNKNOWN|||$DISPLAY_CLASS|030000
+$H100|$BUS2||$OTHER_CLASS|030200
+$HDAUDIO|PCI bus 2, device 0, function 1|HDAudBus|$OTHER_CLASS|040300
+$RTX3090|PCI bus 3, device 0, function 0||$OTHER_CLASS|030000"
+test_expect_success 'a display adapter with its class code, an H100, its audio, a VGA: each once' '
+	win detect --json &&
+	expect_eq 3 "$(json out.json "len(d[\"gpus\"])")" &&
+	expect_eq "  0000:02:00.0 sm_90 0000:03:00.0 sm_86" "$(json out.json \
+		"\" \".join(g[\"pci_bus_id\"] + \" \" + g[\"sm\"] for g in d[\"gpus\"])")" &&
+	pci_detail >detail &&
+	grep -q "^1 NVIDIA display device among [0-9]* adapters, and 2 NVIDIA" detail &&
+	grep -q " controllers outside the display class; (unknown slot) 10de:fffe " detail &&
+	grep -q "; 0000:02:00.0 10de:2330 NVIDIA H100 80GB HBM3, PCI class 0302, not" detail &&
+	grep -q "; 0000:03:00.0 10de:2204 NVIDIA GeForce RTX 3090, PCI class 0300, not" detail &&
+	! grep -q 22e8 detail
 '
 
 ADAPTERS=""
