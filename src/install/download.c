@@ -116,8 +116,16 @@ int ml_install_download(ml_install_download_result *res, const ml_install_downlo
 	ml_index_flags flags = o->index;
 	flags.command = "download";
 	mli_stage_begin(&ev, ML_STAGE_FETCH);
+	/* pip's default index, when nothing names one, is asked of the plan's
+	 * interpreter, or the pinned one when it is unpacked (download fetches
+	 * none), else of python3 on PATH */
+	const ml_python_plan *pp = &res->plan->python;
+	char managed[4096];
+	const char *python = pp->path                                              ? pp->path
+	                     : mli_managed_installed(pp, managed, sizeof(managed)) ? managed
+	                                                                           : NULL;
 	rc = ml_index_config_for_manifest(&cfg, &flags, mf->reqs, mf->embedded ? NULL : mf->name,
-	                                  o->offline, NULL, err);
+	                                  o->offline, python, err);
 	if (!rc)
 		rc = fetch_all(res, o, cfg, &ev, err);
 	mli_stage_end(&ev, NULL, rc);
