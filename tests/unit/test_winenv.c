@@ -149,6 +149,37 @@ static void test_windows_layout_is_cpythons_nt_scheme(void **state)
 
 /* --- a wheel in the Windows layout -------------------------------------------------------- */
 
+/* Writes the unpacked wheel NAME 1.0 (what ml_wheel_unpack leaves in the
+ * cache: unpacked.json and tree/) holding files[0..n) as {path, text},
+ * with RECORD rows for them and a made-up sha256 of 64 times digit. */
+static void put_unpacked(const char *dir, const char *name, const char *const (*files)[2],
+                         size_t n, char digit)
+{
+	char tree[4096], rel[512], json[1024], sha[65];
+	pf(tree, "%s/tree", dir);
+	ml_buf rec = ML_BUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		put(tree, files[i][0], files[i][1]);
+		assert_int_equal(ml_buf_printf(&rec, "%s,sha256=AAAA,%zu\n", files[i][0],
+		                               strlen(files[i][1])),
+		                 0);
+	}
+	assert_int_equal(ml_buf_printf(&rec, "%s-1.0.dist-info/RECORD,,\n", name), 0);
+	assert_int_equal(ml_buf_add(&rec, "", 1), 0);
+	snprintf(rel, sizeof rel, "%s-1.0.dist-info/RECORD", name);
+	put(tree, rel, rec.data);
+	ml_buf_release(&rec);
+	memset(sha, digit, 64);
+	sha[64] = '\0';
+	snprintf(json, sizeof json,
+	         "{\"schema\":\"mlsetup.unpacked/1\",\"wheel\":\"%s-1.0-py3-none-any.whl\","
+	         "\"sha256\":\"%s\",\"name\":\"%s\",\"version\":\"1.0\","
+	         "\"dist_info\":\"%s-1.0.dist-info\",\"root_is_purelib\":true,\"files\":%zu,"
+	         "\"bytes\":0}\n",
+	         name, sha, name, name, n);
+	put(dir, "unpacked.json", json);
+}
+
 /* A hand-made unpacked wheel "demo 1.0" (what ml_wheel_unpack leaves in
  * the cache: a marker and tree/): a package, an extra purelib module,
  * console and GUI entry points, "#!python" and "#!pythonw" scripts, a
@@ -169,24 +200,7 @@ static void make_unpacked(const char *dir)
 	        {"demo-1.0.data/headers/demo.h", "#define DEMO 1\n"},
 	        {"demo-1.0.data/data/share/demo/readme.txt", "read me\n"},
 	};
-	char tree[4096];
-	pf(tree, "%s/tree", dir);
-	ml_buf rec = ML_BUF_INIT;
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		put(tree, files[i][0], files[i][1]);
-		assert_int_equal(ml_buf_printf(&rec, "%s,sha256=AAAA,%zu\n", files[i][0],
-		                               strlen(files[i][1])),
-		                 0);
-	}
-	assert_int_equal(ml_buf_puts(&rec, "demo-1.0.dist-info/RECORD,,\n"), 0);
-	assert_int_equal(ml_buf_add(&rec, "", 1), 0);
-	put(tree, "demo-1.0.dist-info/RECORD", rec.data);
-	ml_buf_release(&rec);
-	put(dir, "unpacked.json",
-	    "{\"schema\":\"mlsetup.unpacked/1\",\"wheel\":\"demo-1.0-py3-none-any.whl\","
-	    "\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\","
-	    "\"name\":\"demo\",\"version\":\"1.0\",\"dist_info\":\"demo-1.0.dist-info\","
-	    "\"root_is_purelib\":true,\"files\":11,\"bytes\":0}\n");
+	put_unpacked(dir, "demo", files, sizeof files / sizeof files[0], '0');
 }
 
 /* RECORD's row for an installed file of these bytes. */
@@ -292,24 +306,7 @@ static void make_clashing(const char *dir)
 	        {"clash-1.0.data/scripts/tool", "#!python\nprint('tool')\n"},
 	        {"clash-1.0.data/scripts/tool.py", "#!python\nprint('tool.py')\n"},
 	};
-	char tree[4096];
-	pf(tree, "%s/tree", dir);
-	ml_buf rec = ML_BUF_INIT;
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		put(tree, files[i][0], files[i][1]);
-		assert_int_equal(ml_buf_printf(&rec, "%s,sha256=AAAA,%zu\n", files[i][0],
-		                               strlen(files[i][1])),
-		                 0);
-	}
-	assert_int_equal(ml_buf_puts(&rec, "clash-1.0.dist-info/RECORD,,\n"), 0);
-	assert_int_equal(ml_buf_add(&rec, "", 1), 0);
-	put(tree, "clash-1.0.dist-info/RECORD", rec.data);
-	ml_buf_release(&rec);
-	put(dir, "unpacked.json",
-	    "{\"schema\":\"mlsetup.unpacked/1\",\"wheel\":\"clash-1.0-py3-none-any.whl\","
-	    "\"sha256\":\"1111111111111111111111111111111111111111111111111111111111111111\","
-	    "\"name\":\"clash\",\"version\":\"1.0\",\"dist_info\":\"clash-1.0.dist-info\","
-	    "\"root_is_purelib\":true,\"files\":7,\"bytes\":0}\n");
+	put_unpacked(dir, "clash", files, sizeof files / sizeof files[0], '1');
 }
 
 /* Times RECORD names path. */
