@@ -12,13 +12,13 @@
 # run by the real python3 on Linux: it is a zip whose __main__.py calls the
 # entry point.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/winelib.sh"
 
 L="$top/build/launcher"
 # the test helper of this build, else the sanitizer build's (the release
 # suite runs against a binary alone)
 MK="$MLSETUP_BUILD/helpers/mkwinlauncher"
 [ -x "$MK" ] || MK="$top/build/asan/helpers/mkwinlauncher"
-export WINEDEBUG=-all
 
 if ! command -v wine >/dev/null 2>&1; then
 	release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
@@ -29,11 +29,6 @@ fi
 if [ ! -x "$MK" ]; then
 	release_skip_all "no $MK (make check builds it)"
 fi
-
-# winpath PATH: the Windows form of an absolute path under wine (/ is Z:).
-winpath() {
-	printf 'Z:%s' "$1" | tr / '\\'
-}
 
 # A venv-like tree: Scripts\python.exe (the stub) and the launchers, which
 # name "python.exe" relative to their own directory.

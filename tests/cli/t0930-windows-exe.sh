@@ -8,27 +8,11 @@
 # nvml.dll in the current directory is never loaded (DLL planting);
 # download fetches a manifest's wheels from the loopback mirror.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/winelib.sh"
 . "$top/tests/mirror/testlib.sh"
 
-EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
 WIN="$top/build/shims-windows"
-export WINEDEBUG=-all
-export WINEPREFIX="$top/build/wineprefix-t0930"
-SYS32="$WINEPREFIX/drive_c/windows/system32"
-
-command -v wine >/dev/null 2>&1 || release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
-[ -f "$EXE" ] || release_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
-if [ ! -d "$SYS32" ]; then
-	wineboot -i >/dev/null 2>&1
-	wineserver -w
-fi
-[ -d "$SYS32" ] || release_skip_all "cannot create the wine prefix $WINEPREFIX"
-rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
-
-# winpath PATH: the Windows form of an absolute path under wine (/ is Z:).
-winpath() {
-	printf 'Z:%s' "$1" | tr / '\\'
-}
+wine_prefix wineprefix-t0930
 
 # win [JSON] ARGS...: runs mlsetup.exe with JSON (a path, may be empty) as
 # the fake machine; stdout without CRs in out.json, stderr in err.

@@ -15,29 +15,13 @@
 # nothing to do, and a failed reinstall that leaves the environment as it
 # was.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/winelib.sh"
 . "$top/tests/mirror/testlib.sh"
 
-EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
 L="$top/build/launcher"
-export WINEDEBUG=-all
-export WINEPREFIX="$top/build/wineprefix-t0930"
-SYS32="$WINEPREFIX/drive_c/windows/system32"
-
-command -v wine >/dev/null 2>&1 || release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
-[ -f "$EXE" ] || release_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
+wine_prefix wineprefix-t0930
 [ -f "$L/stub-python.exe" ] && [ -f "$L/stub-pythonw.exe" ] ||
 	release_skip_all "no build/launcher stubs: the pinned zig is not in the release cache (sh packaging/release/toolchain.sh, then make check)"
-if [ ! -d "$SYS32" ]; then
-	wineboot -i >/dev/null 2>&1
-	wineserver -w
-fi
-[ -d "$SYS32" ] || release_skip_all "cannot create the wine prefix $WINEPREFIX"
-rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
-
-# winpath PATH: the Windows form of an absolute path under wine (/ is Z:).
-winpath() {
-	printf 'Z:%s' "$1" | tr / '\\'
-}
 
 # %LOCALAPPDATA% of the prefix (wine sets it; a value from here is not
 # passed on), without this test's interpreter, so it is unpacked afresh.

@@ -33,23 +33,12 @@
 # left out even with DIGCF_ALLCLASSES (wine's setupapi skips Enum keys
 # without a ClassGUID in braces), so no block here has one.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/winelib.sh"
 
-EXE=${MLSETUP_WINDOWS_EXE:-$top/build/release/x86_64-windows-gnu/mlsetup.exe}
-export WINEDEBUG=-all
-export WINEPREFIX="$top/build/wineprefix-t0933"
-SYS32="$WINEPREFIX/drive_c/windows/system32"
 # wine's null display driver: it reports only "Wine Adapter" (PCI id
 # 0000:0000), never a GPU of the machine running the test.
 unset DISPLAY WAYLAND_DISPLAY
-
-command -v wine >/dev/null 2>&1 || release_skip_all "wine is not installed (packaging/release-deps.sh installs it)"
-[ -f "$EXE" ] || release_skip_all "no $EXE (make release, or set MLSETUP_WINDOWS_EXE)"
-if [ ! -d "$SYS32" ]; then
-	wineboot -i >/dev/null 2>&1
-	wineserver -w
-fi
-[ -d "$SYS32" ] || release_skip_all "cannot create the wine prefix $WINEPREFIX"
-rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
+wine_prefix wineprefix-t0933
 
 ENUM='HKLM\System\CurrentControlSet\Enum\PCI'
 RTX5090='PCI\VEN_10DE&DEV_2B85&SUBSYS_205710DE&REV_A1'
