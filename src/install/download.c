@@ -119,11 +119,8 @@ int ml_install_download(ml_install_download_result *res, const ml_install_downlo
 	/* pip's default index, when nothing names one, is asked of the plan's
 	 * interpreter, or the pinned one when it is unpacked (download fetches
 	 * none), else of python3 on PATH */
-	const ml_python_plan *pp = &res->plan->python;
 	char managed[4096];
-	const char *python = pp->path                                              ? pp->path
-	                     : mli_managed_installed(pp, managed, sizeof(managed)) ? managed
-	                                                                           : NULL;
+	const char *python = mli_plan_python(&res->plan->python, managed, sizeof(managed));
 	rc = ml_index_config_for_manifest(&cfg, &flags, mf->reqs, mf->embedded ? NULL : mf->name,
 	                                  o->offline, python, err);
 	if (!rc)

@@ -172,14 +172,12 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 int mli_index_config(mli_run *r, ml_err *err)
 {
 	const ml_manifest *mf = r->res->plan->selection->manifest;
-	const ml_python_plan *pp = &r->res->plan->python;
 	/* When nothing names an index, pip's default is asked of the
 	 * environment's interpreter as soon as it is known. */
 	char managed[4096];
-	const char *python = r->interpreter[0]             ? r->interpreter
-	                     : pp->path                    ? pp->path
-	                     : mli_managed_installed(pp, managed, sizeof(managed)) ? managed
-	                                                                           : NULL;
+	const char *python = r->interpreter[0]
+	                             ? r->interpreter
+	                             : mli_plan_python(&r->res->plan->python, managed, sizeof(managed));
 	ml_index_config_free(r->cfg);
 	r->cfg = NULL;
 	/* a lock file names every URL: it needs no index */

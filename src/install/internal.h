@@ -169,10 +169,11 @@ int mli_resolve(ml_pip_info *pi, ml_plan *p, const ml_machine *m, const char *py
  * saved as a lock in the cache (r->res->resolved_lock), said loudly. */
 int mli_complete_run(mli_run *r, const char *python, ml_err *err);
 
-/* interpreter.c: writes the path of the plan's pinned interpreter into
- * path when it is unpacked already; false when it is not (or the plan
- * names an existing interpreter). */
-bool mli_managed_installed(const ml_python_plan *pp, char *path, size_t sz);
+/* interpreter.c: the interpreter the plan has on this machine without
+ * fetching anything: the one it names (pp->path), else the pinned one when
+ * it is unpacked already (its path written into buf, sz bytes); NULL when
+ * neither. The result is pp's or buf's, valid while they are. */
+const char *mli_plan_python(const ml_python_plan *pp, char *buf, size_t sz);
 
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and

@@ -27,9 +27,7 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	char managed[4096];
 	const char *python = NULL;
 	if (!rc && p->needs_resolution)
-		python = p->python.path ? p->python.path
-		         : mli_managed_installed(&p->python, managed, sizeof(managed)) ? managed
-		                                                                       : NULL;
+		python = mli_plan_python(&p->python, managed, sizeof(managed));
 	if (python && (rc = ml_python_probe(&res->python, python, err)) == 0)
 		ml_strlcpy(res->python_source, p->python.path ? "path" : "managed",
 		           sizeof(res->python_source));

@@ -273,9 +273,7 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			                                   : "torch, unpinned");
 		}
 		char managed[4096];
-		const char *python = p->python.path                                    ? p->python.path
-		                     : mli_managed_installed(&p->python, managed, sizeof(managed)) ? managed
-		                                                                                   : NULL;
+		const char *python = mli_plan_python(&p->python, managed, sizeof(managed));
 		if (!python && !r->planning) {
 			rc = sources(r, &e);
 			if (!rc)
