@@ -476,8 +476,8 @@ int ml_python_dir(char *dst, size_t dstsz, const char *override);
  * sha256 NULL skips this, for callers that verified it themselves), it is
  * extracted with ml_archive_extract (kind ML_ARCHIVE_INTERPRETER: in-tree
  * relative links only, chains resolved) into <dest_root>/.<name>.stage-<random>,
- * ML_PYTHON_ARCHIVE_EXE must exist (and be executable, on POSIX), the tree is synced, the marker written
- * and the directory renamed into place. dest_root is created when missing;
+ * ML_PYTHON_ARCHIVE_EXE must exist (and be executable, on POSIX), the
+ * tree is synced, the marker written and the directory renamed into place. dest_root is created when missing;
  * name must be a single path component. Returns 0, ML_EINTEGRITY,
  * ML_ENOENT, ML_EIO, ML_EFAIL (name not a plain name; a directory without
  * marker is in the way and cannot be moved aside), ML_ENOMEM. */
