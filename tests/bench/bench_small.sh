@@ -24,6 +24,8 @@
 #   WHEELS=N FILES=N   corpus size (WHEELS=40 RUNS=1 makes a quick check)
 #   OUT=FILE           where the tables go (default tests/bench/results-small.md)
 #   W=DIR UV=PATH PY=PATH MLSETUP=PATH
+#   FRESH_FS=1         each tool's runs on a new ext4 file system (root and
+#                      loop devices; lib.sh's bench_fs says why)
 #
 # Not part of make check. Needs build/mlsetup, /usr/bin/time, python3 and
 # uv (UV=path, else installed from the package index into $W/uvtool).
@@ -43,6 +45,7 @@ mkdir -p "$W"
 bench_uv # before the settings are cleared: from pip's configured index
 bench_hermetic
 bench_on_exit() { rm -rf "$W/cache-mlsetup" "$W/cache-uv" "$W/cache-pip" "$W"/env-*; }
+FS=$W
 
 # 1. The corpus, its manifest and what a correct environment holds.
 pyv=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -202,13 +205,14 @@ TIMES="$W/times" STAGES="$W/stages"
 ROUND=1
 while [ $ROUND -le "$RUNS" ]; do
 	for tool in $(bench_order $ROUND mlsetup uv pip); do
-		rm -rf "$W/cache-$tool" "$W/env-$tool" "$W/env-$tool-2"
-		bench_run "$tool" cold "$W/small.txt" "$W/env-$tool"
-		bench_run "$tool" warm "$W/small.txt" "$W/env-$tool-2"
-		bench_run "$tool" noop "$W/small.txt" "$W/env-$tool-2"
-		check "$tool" "$W/env-$tool"
-		check "$tool" "$W/env-$tool-2"
-		rm -rf "$W/cache-$tool" "$W/env-$tool" "$W/env-$tool-2"
+		bench_fs
+		rm -rf "$FS/cache-$tool" "$FS/env-$tool" "$FS/env-$tool-2"
+		bench_run "$tool" cold "$W/small.txt" "$FS/env-$tool"
+		bench_run "$tool" warm "$W/small.txt" "$FS/env-$tool-2"
+		bench_run "$tool" noop "$W/small.txt" "$FS/env-$tool-2"
+		check "$tool" "$FS/env-$tool"
+		check "$tool" "$FS/env-$tool-2"
+		rm -rf "$FS/cache-$tool" "$FS/env-$tool" "$FS/env-$tool-2"
 	done
 	ROUND=$((ROUND + 1))
 done
