@@ -45,7 +45,6 @@ mkdir -p "$W"
 bench_uv # before the settings are cleared: from pip's configured index
 bench_hermetic
 bench_on_exit() { rm -rf "$W/cache-mlsetup" "$W/cache-uv" "$W/cache-pip" "$W"/env-*; }
-FS=$W
 
 # 1. The corpus, its manifest and what a correct environment holds.
 pyv=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

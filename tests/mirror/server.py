@@ -549,20 +549,31 @@ class Handler(BaseHTTPRequestHandler):
         body = data[start:end]
         self.send_file_body(status, headers, body, start, size, faults)
 
-    def send_file_range(self, status, headers, fpath, start, end):
-        """Bytes [start, end) of an untampered file, with sendfile(2) where
-        the socket allows (socket.sendfile falls back to send for TLS)."""
+    def send_file_head(self, status, headers, length):
+        """Status and headers of a file response; length None: no
+        Content-Length, the connection closes after the body. Returns
+        whether a body follows (not for HEAD), with the headers flushed."""
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         for k, v in headers.items():
             self.send_header(k, v)
-        self.send_header("Content-Length", str(end - start))
+        if length is None:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(length))
         self.end_headers()
-        if self.command == "HEAD" or end <= start:
-            return
+        if self.command == "HEAD":
+            return False
         self.wfile.flush()
-        with open(fpath, "rb") as f:
-            self.request.sendfile(f, start, end - start)
+        return True
+
+    def send_file_range(self, status, headers, fpath, start, end):
+        """Bytes [start, end) of an untampered file, with sendfile(2) where
+        the socket allows (socket.sendfile falls back to send for TLS)."""
+        if self.send_file_head(status, headers, end - start) and end > start:
+            with open(fpath, "rb") as f:
+                self.request.sendfile(f, start, end - start)
 
     def tamper(self, data, faults):
         """The bytes a lying server sends while its index lists the real
@@ -628,7 +639,6 @@ class Handler(BaseHTTPRequestHandler):
         return (start, end)
 
     def send_file_body(self, status, headers, body, start, size, faults):
-        head_only = self.command == "HEAD"
         reset_at = self.fault_arg(faults, "reset_at")
         truncate = self.fault_arg(faults, "truncate") is not None
         truncate_no_length = self.fault_arg(faults, "truncate_no_length") is not None
@@ -637,19 +647,9 @@ class Handler(BaseHTTPRequestHandler):
         endless = self.fault_arg(faults, "endless")
         endless_junk = self.fault_arg(faults, "endless_junk")
 
-        self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
-        for k, v in headers.items():
-            self.send_header(k, v)
-        if truncate_no_length or endless is not None or endless_junk is not None:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        else:
-            self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if head_only:
+        no_length = truncate_no_length or endless is not None or endless_junk is not None
+        if not self.send_file_head(status, headers, None if no_length else len(body)):
             return
-        self.wfile.flush()
 
         if stall is not None:
             if STOP.wait(float(stall or "0")):
