@@ -222,7 +222,26 @@ const char *ml_arch_min_driver(int major, int minor, bool windows);
  * than that build's oldest SASS, or the capability is unknown. */
 const char *ml_min_driver_for_cc(int major, int minor, bool windows);
 
+/* The CUDA version (1000 * major + 10 * minor, as cuDriverGetVersion
+ * reports a driver's) of the release that introduced PTX ISA version `isa`
+ * (10 * major + minor: 87 for ".version 8.7"), from drivers.json
+ * "ptx_isa" (NVIDIA PTX ISA document, "PTX Release History"). A driver
+ * JIT-compiles a PTX module only when its own CUDA version is at least
+ * this; minor-version compatibility does not extend to JIT. For an ISA
+ * newer than every row it returns the newest row's release, a lower bound,
+ * and sets *beyond (when non-NULL) to true. 0 when isa <= 0 or the table
+ * is broken. */
+int ml_ptx_isa_cuda(int isa, bool *beyond);
+
 /* --- driver versions (src/detect/gpu_tables.c) ---------------------------- */
+
+/* The highest CUDA version (1000 * major + 10 * minor) a driver of this
+ * version supports, from its branch ("550.54.15" -> 12040), as NVML's
+ * nvmlSystemGetCudaDriverVersion would report it; for a machine, prefer
+ * ml_driver.cuda_version, which detect reads from the driver itself. 0
+ * when the version is not a driver version or older than every branch
+ * known. */
+int ml_driver_cuda_version(const char *driver_version);
 
 /* Compares dotted driver versions numerically ("570.26" < "570.124.06").
  * Returns <0, 0 or >0 like strcmp. */

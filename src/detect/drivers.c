@@ -23,6 +23,7 @@
 #define MAX_FLOORS   8
 #define MAX_RULES    16
 #define MAX_MAJORS   8
+#define MAX_ISAS     64
 
 struct toolkit_row {
 	char cuda[16], release[32], linux_min[32], windows_min[32];
@@ -30,6 +31,12 @@ struct toolkit_row {
 
 struct floor_row {
 	char major[8], linux_min[32], windows_min[32];
+};
+
+/* PTX ISA version -> the CUDA release that introduced it, both as
+ * 10 * major + minor / 1000 * major + 10 * minor. */
+struct isa_row {
+	int isa, cuda;
 };
 
 struct arch_rule {
@@ -49,6 +56,8 @@ static struct {
 	size_t n_floors;
 	struct arch_rule rules[MAX_RULES];
 	size_t n_rules;
+	struct isa_row isas[MAX_ISAS];
+	size_t n_isas;
 	char advice_toolkit[16];
 	int advice_major, advice_minor;
 } table;
@@ -181,6 +190,41 @@ static bool load_rules(const cJSON *doc)
 	return true;
 }
 
+/* "9.2" -> 92 (minor one digit), "13.2" -> 13020; -1 when not X.Y. */
+static int two_part(const char *s, int minor_scale)
+{
+	int major = 0, minor = 0, n = 0;
+	if (!dotted(s) || sscanf(s, "%d.%d%n", &major, &minor, &n) != 2 || s[n] != '\0' ||
+	    major < 1 || major > 99 || minor < 0 || minor > 9)
+		return -1;
+	return minor_scale == 10 ? major * 10 + minor : major * 1000 + minor * 10;
+}
+
+static bool load_isas(const cJSON *doc)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "ptx_isa");
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, "versions");
+	const cJSON *e;
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+		return bad("ptx_isa has no versions");
+	cJSON_ArrayForEach(e, arr)
+	{
+		char isa[16], cuda[16];
+		if (table.n_isas == MAX_ISAS)
+			return bad("too many PTX ISA versions");
+		struct isa_row *r = &table.isas[table.n_isas];
+		if (!member(isa, sizeof isa, e, "isa", false, true) ||
+		    !member(cuda, sizeof cuda, e, "cuda", false, true) ||
+		    (r->isa = two_part(isa, 10)) < 0 || (r->cuda = two_part(cuda, 1000)) < 0)
+			return bad("a PTX ISA row needs an isa X.Y and a cuda X.Y");
+		if (table.n_isas && (table.isas[table.n_isas - 1].isa >= r->isa ||
+		                     table.isas[table.n_isas - 1].cuda >= r->cuda))
+			return bad("PTX ISA versions must be listed oldest first, each once");
+		table.n_isas++;
+	}
+	return true;
+}
+
 static bool load_advice(const cJSON *doc)
 {
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "detect_advice");
@@ -210,10 +254,10 @@ static void load(void)
 		bad("schema is not mlsetup.drivers/1");
 	else
 		table.ok = load_toolkits(doc) && load_floors(doc) && load_rules(doc) &&
-		           load_advice(doc);
+		           load_isas(doc) && load_advice(doc);
 	cJSON_Delete(doc);
 	if (!table.ok) {
-		table.n_toolkits = table.n_floors = table.n_rules = 0;
+		table.n_toolkits = table.n_floors = table.n_rules = table.n_isas = 0;
 		table.advice_toolkit[0] = '\0';
 	}
 }
@@ -320,4 +364,28 @@ const char *ml_min_driver_for_cc(int major, int minor, bool windows)
 	if (!base || (arch && ml_driver_version_cmp(arch, base) > 0))
 		return arch;
 	return base;
+}
+
+int ml_ptx_isa_cuda(int isa, bool *beyond)
+{
+	bool dummy;
+	bool *b = beyond ? beyond : &dummy;
+	*b = false;
+	if (!loaded() || isa <= 0 || table.n_isas == 0)
+		return 0;
+	for (size_t i = 0; i < table.n_isas; i++)
+		if (table.isas[i].isa == isa)
+			return table.isas[i].cuda;
+	const struct isa_row *newest = &table.isas[table.n_isas - 1];
+	if (isa > newest->isa) {
+		*b = true;
+		return newest->cuda;
+	}
+	/* between two rows (an ISA no release had): the release of the next
+	 * known ISA, which surely loads it; below the table (PTX of CUDA 8 or
+	 * older): the oldest row, which every driver mlsetup knows exceeds */
+	for (size_t i = 0; i < table.n_isas; i++)
+		if (table.isas[i].isa > isa)
+			return table.isas[i].cuda;
+	return 0;
 }

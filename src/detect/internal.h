@@ -60,11 +60,6 @@ typedef struct ml_precision_rule {
 
 /* --- used only inside src/detect (moved from mlsetup/detect.h) ------------- */
 
-/* Highest CUDA version (1000*major + 10*minor) a driver version supports,
- * from NVIDIA's driver-branch table (e.g. "550.54.14" -> 12040), or 0 when
- * the branch is unknown. */
-int ml_driver_cuda_version(const char *driver_version);
-
 /* Parses the driver version out of /proc/driver/nvidia/version text: the
  * first dotted number after "Kernel Module" (proprietary and open module
  * lines). Returns 0 or ML_EPARSE. */

@@ -73,6 +73,34 @@ static void test_each_toolkit_minimum_is_what_facts_md_says(void **state)
 	assert_string_equal(ml_toolkit_min_driver("12.6", false), "560.28.03");
 }
 
+/* PTX ISA -> the CUDA release that first loads it (PTX ISA document,
+ * "PTX Release History"): what a driver must support to JIT the PTX. */
+static void test_ptx_isa_maps_to_the_release_that_introduced_it(void **state)
+{
+	bool beyond = true;
+	(void)state;
+	assert_int_equal(ml_ptx_isa_cuda(84, &beyond), 12040);
+	assert_false(beyond);
+	assert_int_equal(ml_ptx_isa_cuda(85, NULL), 12050);
+	assert_int_equal(ml_ptx_isa_cuda(86, NULL), 12070); /* no 12.6 ISA of its own */
+	assert_int_equal(ml_ptx_isa_cuda(87, NULL), 12080);
+	assert_int_equal(ml_ptx_isa_cuda(88, NULL), 12090);
+	assert_int_equal(ml_ptx_isa_cuda(90, NULL), 13000);
+	assert_int_equal(ml_ptx_isa_cuda(92, NULL), 13020);
+	assert_int_equal(ml_ptx_isa_cuda(94, NULL), 13040);
+	assert_int_equal(ml_ptx_isa_cuda(78, NULL), 11080);
+	/* A gap (no 8.9) needs the next known release; past the table, the
+	 * newest as a lower bound. */
+	assert_int_equal(ml_ptx_isa_cuda(89, NULL), 13000);
+	assert_int_equal(ml_ptx_isa_cuda(99, &beyond), 13050);
+	assert_true(beyond);
+	assert_int_equal(ml_ptx_isa_cuda(0, NULL), 0);
+	assert_int_equal(ml_ptx_isa_cuda(-3, NULL), 0);
+	/* and drivers: a 550 driver stops at CUDA 12.4, so at PTX ISA 8.4 */
+	assert_int_equal(ml_driver_cuda_version("550.54.15"), 12040);
+	assert_true(ml_driver_cuda_version("550.54.15") < ml_ptx_isa_cuda(87, NULL));
+}
+
 static void test_windows_and_linux_minimums_differ(void **state)
 {
 	(void)state;
@@ -360,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_table_loads),
 	        cmocka_unit_test(test_each_toolkit_minimum_is_what_facts_md_says),
+	        cmocka_unit_test(test_ptx_isa_maps_to_the_release_that_introduced_it),
 	        cmocka_unit_test(test_windows_and_linux_minimums_differ),
 	        cmocka_unit_test(test_unknown_cuda_versions_have_no_minimum),
 	        cmocka_unit_test(test_minor_version_floor_is_per_cuda_major),
