@@ -238,6 +238,10 @@ typedef struct ml_cuda_arch {
 	int major, minor;
 	char variant; /* 0, 'a' (arch-specific) or 'f' (family-specific) */
 	bool ptx;     /* compute_XY (PTX) rather than sm_XY (SASS) */
+	int isa;      /* PTX only: the PTX ISA version of its module (the
+	               * `.version` directive), 10 * major + minor (87 for 8.7);
+	               * for an architecture several modules share, the newest;
+	               * 0 when unknown. Names, parsing and ordering ignore it. */
 } ml_cuda_arch;
 
 /* Parses "sm_90", "sm_90a", "sm_100f", "compute_120", "compute_90a": the
@@ -251,23 +255,84 @@ int ml_cuda_arch_parse(ml_cuda_arch *out, const char *s);
  * 0..9, unknown variant) or the name does not fit. */
 int ml_cuda_arch_format(char *dst, size_t sz, const ml_cuda_arch *a);
 
+/* Whose rules ml_arch_judge() applies. */
+typedef enum ml_arch_rules {
+	/* NVIDIA's: whether the code runs (CUDA C++ Programming Guide, "Binary
+	 * Compatibility", "PTX Compatibility", arch- and family-specific
+	 * features). What every verdict of mlsetup rests on. */
+	ML_ARCH_NVIDIA = 0,
+	/* torch's own judgement of torch's own CUDA library: the table
+	 * DEVICE_REQUIREMENT in torch/cuda/__init__.py (torch 2.15), from which
+	 * torch warns at start-up. Stricter than NVIDIA's for integrated parts
+	 * (5.3, 6.2, 7.2 and 8.7 need code of their own; from a CUDA 13.2 build
+	 * on, 7.0, 8.0 and 8.6 code runs on 7.2 and 8.7), more lenient for
+	 * Thor, which CUDA 13 renumbered from 10.1 to 11.0 (code for either
+	 * runs on both). The variant suffix is ignored, as torch ignores it.
+	 * Shown beside NVIDIA's answer; it never fails another library. */
+	ML_ARCH_TORCH = 1,
+} ml_arch_rules;
+
+/* One question to ml_arch_judge(): a device and what is known around it. */
+typedef struct ml_arch_query {
+	int dev_major, dev_minor; /* the device's compute capability */
+	int driver_cuda;          /* the highest CUDA version the driver supports, 1000 *
+	                           * major + 10 * minor (cuDriverGetVersion's
+	                           * spelling; detect's ml_driver.cuda_version); 0 when
+	                           * unknown: PTX then runs on the condition that the
+	                           * driver can JIT its ISA, said in why */
+	ml_arch_rules rules;
+	int torch_cuda; /* ML_ARCH_TORCH: the CUDA version torch was built
+	                 * with, same spelling (13.2 relaxes integrated
+	                 * parts); 0 when unknown */
+} ml_arch_query;
+
+#define ML_ARCH_QUERY_INIT                                                                         \
+	{                                                                                          \
+		-1, -1, 0, ML_ARCH_NVIDIA, 0                                                       \
+	}
+
+/* The answer to one ml_arch_query. */
+typedef struct ml_arch_verdict {
+	bool runs;
+	ml_cuda_arch by;  /* runs: the entry that makes it run (SASS before
+	                   * PTX, then the closest) */
+	int ptx_cuda;     /* by is PTX: the CUDA version the driver needs to
+	                   * JIT its ISA (ml_ptx_isa_cuda()); 0 when the ISA is
+	                   * unknown or by is SASS */
+	bool conditional; /* runs only if the driver, unknown here, supports
+	                   * ptx_cuda: by is PTX and driver_cuda was 0 */
+	char why[400];    /* "SASS sm_80 runs on 8.6"; "PTX compute_52 (ISA 8.7)
+	                   * can be JIT-compiled for 7.0 by a driver for CUDA ≥
+	                   * 12.8"; "sm_120: no SASS for major 12, no PTX ≤
+	                   * 12.0"; for ML_ARCH_TORCH the same, in torch's terms */
+} ml_arch_verdict;
+
 /* THE rule for whether CUDA code built for code[0..n) runs on a device of
- * compute capability dev_major.dev_minor (DESIGN.md "Where the will-it-run
- * logic lives"; NVIDIA CUDA C++ Programming Guide, "Binary Compatibility"
- * and "PTX Compatibility"); plan, audit and verify all call it:
+ * compute capability q->dev_major.dev_minor; plan, audit and verify all
+ * call it (directly or through ml_arch_runs_on()). With ML_ARCH_NVIDIA:
  *
  *   SASS sm_AB    runs on a device of the same major A with minor >= B;
  *   SASS sm_ABa   runs only on exactly A.B;
  *   SASS sm_ABf   runs on the same major (family) with minor >= B;
- *   PTX compute_AB  can be JIT-compiled for any device >= A.B;
+ *   PTX compute_AB  can be JIT-compiled for any device >= A.B, by a driver
+ *                 whose CUDA version knows the PTX's ISA (isa, through
+ *                 ml_ptx_isa_cuda(); minor-version compatibility does not
+ *                 extend to JIT): with q->driver_cuda known, PTX whose ISA
+ *                 needs a newer CUDA does not count; unknown, it counts on
+ *                 that condition (out->conditional) and why names it;
+ *                 PTX of unknown ISA counts (nothing to check it by);
  *   PTX compute_ABa only for exactly A.B; compute_ABf within the family.
  *
- * (The PTX rule also needs a driver at least as new as the toolkit that
- * wrote the PTX; that is the caller's check.) Returns true when some entry
- * fits. When why is non-NULL it receives (why_sz bytes, truncated) the
- * reason, preferring SASS over PTX and the closest match: "SASS sm_80 runs
- * on 8.6", "PTX compute_90 can be JIT-compiled for 12.0"; or, when false,
- * what is missing: "sm_120: no SASS for major 12, no PTX ≤ 12.0". */
+ * With ML_ARCH_TORCH: torch's table instead (see ml_arch_rules), SASS and
+ * PTX alike, no driver check. A device of unknown capability (< 0) runs
+ * nothing. Fills *out and returns out->runs. Never fails. */
+bool ml_arch_judge(ml_arch_verdict *out, const ml_cuda_arch *code, size_t n,
+                   const ml_arch_query *q);
+
+/* ml_arch_judge() with NVIDIA's rules and no driver known: true when some
+ * entry fits; why (when non-NULL, why_sz bytes, truncated) as there. For
+ * lists whose PTX ISA is unknown (a manifest's torch_ptx header) this is
+ * the whole rule; where the driver is known, call ml_arch_judge(). */
 bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_minor, char *why,
                      size_t why_sz);
 
@@ -534,8 +599,8 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
  * Linux's). The manifest's name is the same either way. flags as
  * ml_manifest_open_flags() (ML_MANIFEST_REQUIRE_HASHES refuses a shipped
  * manifest without hashes too). Same returns as ml_manifest_open(). */
-int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os,
-                        unsigned flags, ml_err *err);
+int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os, unsigned flags,
+                        ml_err *err);
 
 /* Frees a manifest; accepts NULL. */
 void ml_manifest_free(ml_manifest *mf);
@@ -918,16 +983,16 @@ int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
 
 /* Where a project comes from: --project PATH|GIT_URL. */
 typedef struct ml_project_source {
-	bool git;      /* a git URL, else a local directory */
-	char *path;    /* the directory (as given); NULL for git */
-	char *url;     /* clone URL: scheme://host/path, no credentials, no
-	                * "git+", no @REV; also what messages and records show */
-	char *user;    /* credentials the URL carried (user[:password]@), or NULL;
-	                * never printed or written */
+	bool git;   /* a git URL, else a local directory */
+	char *path; /* the directory (as given); NULL for git */
+	char *url;  /* clone URL: scheme://host/path, no credentials, no
+	             * "git+", no @REV; also what messages and records show */
+	char *user; /* credentials the URL carried (user[:password]@), or NULL;
+	             * never printed or written */
 	char *password;
-	char *rev;     /* the text after the last '@' of the URL's path, or NULL */
-	char *name;    /* the repository name: the path's last segment without
-	                * ".git" ("thesis" for .../thesis.git@v1) */
+	char *rev;      /* the text after the last '@' of the URL's path, or NULL */
+	char *name;     /* the repository name: the path's last segment without
+	                 * ".git" ("thesis" for .../thesis.git@v1) */
 	char scheme[8]; /* "https", "http", "file" or "ssh" */
 } ml_project_source;
 
@@ -956,37 +1021,36 @@ void ml_project_source_release(ml_project_source *src);
  * checks do not apply). Caller frees each path and the array. Returns 0,
  * ML_ENOENT (no candidate: err says what was looked for), ML_EPARSE (a
  * broken pyproject.toml or requirements file, named), ML_EIO, ML_ENOMEM. */
-int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char *dir,
-                          ml_err *err);
+int ml_project_candidates(char ***out, size_t *n_out, bool *no_torch, const char *dir, ml_err *err);
 
 /* What a plan records about its project. */
 typedef struct ml_project_info {
-	char *url;       /* the git URL without credentials, or the directory as given */
-	char *rev;       /* REV as given, NULL when none */
-	char commit[41]; /* the commit checked out ("" for a directory that is no
-	                  * git checkout) */
-	char *path;      /* the directory the candidates were read from */
+	char *url;            /* the git URL without credentials, or the directory as given */
+	char *rev;            /* REV as given, NULL when none */
+	char commit[41];      /* the commit checked out ("" for a directory that is no
+	                       * git checkout) */
+	char *path;           /* the directory the candidates were read from */
 	bool checkout_reused; /* an existing checkout there was reused */
 } ml_project_info;
 
 /* One candidate of a project, with the facts of its torch build. */
 typedef struct ml_candidate {
-	char *name;   /* "requirements_blackwell.txt" */
-	char *path;   /* as opened */
+	char *name; /* "requirements_blackwell.txt" */
+	char *path; /* as opened */
 	bool chosen;
-	char *reason; /* why it was taken or passed over */
+	char *reason;   /* why it was taken or passed over */
 	bool has_torch; /* its torch build is known (the fields below) */
 	char torch_version[96];
-	char *torch_file;   /* the wheel the facts come from, or NULL */
+	char *torch_file; /* the wheel the facts come from, or NULL */
 	char torch_sha256[65];
-	char *sass;         /* "sm_75 sm_80" */
-	char *ptx;          /* "compute_90" or "" */
-	char cuda[16];      /* "" for a CPU-only build */
-	char source[16];    /* "table", "audit", "header", "" */
-	bool broken;        /* learning its torch build failed (pip could not resolve
-	                     * it, its wheel could not be fetched or read): passed
-	                     * over; an unknown build that did not fail (offline, no
-	                     * interpreter to resolve with) is only a fallback */
+	char *sass;      /* "sm_75 sm_80" */
+	char *ptx;       /* "compute_90" or "" */
+	char cuda[16];   /* "" for a CPU-only build */
+	char source[16]; /* "table", "audit", "header", "" */
+	bool broken;     /* learning its torch build failed (pip could not resolve
+	                  * it, its wheel could not be fetched or read): passed
+	                  * over; an unknown build that did not fail (offline, no
+	                  * interpreter to resolve with) is only a fallback */
 } ml_candidate;
 
 /* Frees what c holds. */

@@ -75,10 +75,17 @@ typedef struct ml_fatbin_entry {
 	uint32_t header_size;       /* entry header bytes (64, 72, 80, 112 seen) */
 	uint64_t payload_size;      /* payload bytes as stored after the header */
 	uint64_t uncompressed_size; /* when compressed, as the header says; else 0 */
-	int32_t kernels;            /* kernels in the cubin (ml_cubin_count_kernels);
-	                             * -1 when not read: PTX, relocatable code, an
-	                             * architecture another cubin showed to hold
-	                             * kernels, or a cubin that could not be read */
+	int32_t kernels;            /* SASS: kernels in the cubin (see ml_fatbin_list);
+	                             * PTX: `.entry` directives in the module (0
+	                             * or more; 1 may mean "at least one"). -1 when
+	                             * not read: relocatable code, an architecture
+	                             * another entry showed to hold kernels, or an
+	                             * entry that could not be read */
+	int isa;                    /* PTX: the module's PTX ISA version (its
+	                             * `.version` directive), 10 * major + minor;
+	                             * 0 when not read or absent */
+	bool merc;                  /* SASS read: the cubin carries Mercury
+	                             * sections (`.nv.merc.*`, `.nv.capmerc.*`) */
 } ml_fatbin_entry;
 
 /* What one or more scans found. Scans append to it; every architecture
@@ -91,10 +98,25 @@ typedef struct ml_fatbin_entry {
  * code (executable and embedded) are read, smallest first within each
  * architecture, until the architecture shows a kernel; an architecture
  * none of whose counted cubins holds one is in kernelless[] (cuFFT's
- * 872-byte sm_52 cubin). A cubin that cannot be read (bad compression, not
- * a CUDA ELF, over the size cap) is counted in n_unreadable and treated as
- * holding kernels. Reading costs what decompressing those cubins costs:
- * NCCL 2.21.5 ships one device-linked cubin of 37-88 MB per architecture.
+ * 872-byte sm_52 cubin). A kernel is a `.text.<name>` section of the
+ * cubin's ELF image; a cubin without any, whose Mercury sections hold
+ * `.nv.capmerc.text.<name>` / `.nv.merc.text.<name>` kernels, counts
+ * those (see cubin.c: CUDA 13 cubins for Blackwell targets carry, beside
+ * the SASS, the same kernels in NVIDIA's Mercury form, which the driver
+ * finalizes for the family member it loads them on). A cubin that cannot
+ * be read (bad compression, not a CUDA ELF, over the size cap) is counted
+ * in n_unreadable and treated as holding kernels. Reading costs what
+ * decompressing those cubins costs: NCCL 2.21.5 ships one device-linked
+ * cubin of 37-88 MB per architecture.
+ *
+ * PTX the same way: every counted PTX module's first bytes are read for
+ * its ISA version (`.version 8.7`), and per architecture the modules are
+ * read whole, smallest first, until one holds a kernel (an `.entry`
+ * directive); an architecture none of whose counted modules has one is in
+ * kernelless_ptx[] (cuDNN 9.26's libcudnn_ext.so.9: 22 compute_121
+ * modules, no `.entry`), the others in ptx_with_entries[] carrying the
+ * newest ISA among their modules (the conservative one: the driver must
+ * JIT every module). Such an architecture can fail on no GPU.
  * Initialise with ML_FATBIN_LIST_INIT; release with
  * ml_fatbin_list_release(). */
 typedef struct ml_fatbin_list {
@@ -122,13 +144,20 @@ typedef struct ml_fatbin_list {
 	ml_cuda_arch *kernelless; /* counted SASS architectures whose every
 	                           * entry holds no kernel */
 	size_t n_kernelless;
-	size_t n_unreadable; /* counted cubins that could not be read */
+	size_t n_unreadable;            /* counted cubins and PTX modules that could not be read */
+	ml_cuda_arch *ptx_with_entries; /* counted PTX architectures with an
+	                                 * `.entry` (or an unreadable module),
+	                                 * isa: the newest of their modules */
+	size_t n_ptx_with_entries;
+	ml_cuda_arch *kernelless_ptx; /* counted PTX architectures whose every
+	                               * module holds no `.entry` */
+	size_t n_kernelless_ptx;
+	size_t n_merc; /* SASS cubins read that carry Mercury sections */
 } ml_fatbin_list;
 
 #define ML_FATBIN_LIST_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, NULL, 0, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL,   \
-		        0, NULL, 0, 0                                                              \
+		.entries = NULL                                                                    \
 	}
 
 /* --- one entry's payload (src/verify/cubin.c) ------------------------------- */
@@ -139,19 +168,38 @@ typedef struct ml_fatbin_list {
 
 /* --- the audit: paths -> answers (src/verify/audit.c) --------------------- */
 
-/* One file's answer for one device. */
+/* One file's answer for one device. The rules of the states, once:
+ *
+ *   - What counts of a file's code: its SASS architectures whose cubins
+ *     hold a kernel and its PTX architectures whose modules hold one (an
+ *     `.entry`), from executable and embedded containers; relocatable
+ *     code never counts (ml_fatbin_list).
+ *   - Nothing counts (kernel-less cubins and PTX, or relocatable code
+ *     only): ML_AUDIT_UNVERIFIED on every device, never a failure. Code
+ *     without kernels can fail on no GPU.
+ *   - Else ml_arch_judge() with NVIDIA's rules and the driver (PTX counts
+ *     only where the driver can JIT its ISA) decides RUNS or FAILS.
+ *   - A FAILS on a device below the documented minimum of a library that
+ *     torch uses only for features such a device lacks anyway (the table
+ *     manifests/cuda-libraries.json: cuSPARSELt, 2:4 structured sparsity,
+ *     8.0 and newer) becomes ML_AUDIT_NOT_FOR_GPU, which fails nothing.
+ *   - torch's own library also gets torch's judgement (ML_ARCH_TORCH)
+ *     beside NVIDIA's, in torch_runs/torch_why; it decides nothing. */
 typedef enum ml_audit_state {
-	ML_AUDIT_RUNS = 0,       /* ml_arch_runs_on() says the code runs there */
-	ML_AUDIT_FAILS = 1,      /* it says it does not */
-	ML_AUDIT_UNVERIFIED = 2, /* the file's counted code holds no kernels
-	                          * (kernel-less cubins, or relocatable code
-	                          * only): it keeps its kernels in a form the
-	                          * reader does not see, so nothing can be said;
-	                          * neither runs nor fails */
+	ML_AUDIT_RUNS = 0,        /* ml_arch_judge() says the code runs there */
+	ML_AUDIT_FAILS = 1,       /* it says it does not */
+	ML_AUDIT_UNVERIFIED = 2,  /* the file's counted code holds no kernels
+	                           * (kernel-less cubins and PTX, or relocatable
+	                           * code only): nothing can be said; neither
+	                           * runs nor fails */
+	ML_AUDIT_NOT_FOR_GPU = 3, /* it does not run there, and the device is
+	                           * below the library's documented minimum
+	                           * for the only use torch makes of it: not a
+	                           * failure */
 } ml_audit_state;
 
 /* The text of every ML_AUDIT_UNVERIFIED answer whose file has kernel-less
- * cubins only. */
+ * code only. */
 #define ML_AUDIT_NO_KERNELS_WHY "no kernels visible; stored in another form"
 
 /* One answer for one device. */
@@ -160,6 +208,13 @@ typedef struct ml_audit_answer {
 	ml_audit_state state; /* per file; overall answers are RUNS or FAILS */
 	char why[512];        /* "SASS sm_86 runs on 8.9", "sm_120: no SASS for major
 	                       * 12, no PTX ≤ 12.0", ML_AUDIT_NO_KERNELS_WHY */
+	bool has_by;          /* runs: by names the entry that makes it run */
+	ml_cuda_arch by;      /* "sm_120f", "compute_52" (isa set when known) */
+	bool conditional;     /* runs only through PTX whose ISA needs a driver the
+	                       * audit did not know (ml_arch_verdict) */
+	bool torch_checked;   /* torch's own library: torch's judgement below */
+	bool torch_runs;      /* torch's DEVICE_REQUIREMENT accepts its code here */
+	char torch_why[256];  /* ml_arch_verdict.why under ML_ARCH_TORCH */
 } ml_audit_answer;
 
 /* One file audited: a library, a wheel member, or a path that failed. */
@@ -187,11 +242,16 @@ typedef struct ml_audit_opts {
 	uint64_t max_member_bytes; /* wheel members bigger than this are not
 	                            * read but reported; 0 means 2 GiB */
 	bool all;                  /* keep files without CUDA code too (--all) */
+	int driver_cuda;           /* the highest CUDA version the driver of the
+	                            * devices supports, 1000 * major + 10 * minor
+	                            * (ml_driver.cuda_version); 0 when unknown */
+	const char *driver;        /* that driver's version for messages
+	                            * ("550.54.15"), or NULL; copied */
 } ml_audit_opts;
 
 #define ML_AUDIT_OPTS_INIT                                                                         \
 	{                                                                                          \
-		NULL, 0, 0, false                                                                  \
+		NULL, 0, 0, false, 0, NULL                                                         \
 	}
 
 /* --- torch builds from wheels (src/verify/torchbuild.c) ------------------- */
@@ -243,6 +303,8 @@ int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err
 typedef struct ml_audit {
 	ml_cuda_arch *devices; /* copy of opts->devices, duplicates removed */
 	size_t n_devices;
+	int driver_cuda;      /* opts->driver_cuda */
+	char driver[32];      /* opts->driver, "" when none */
 	ml_audit_file *files; /* in the order met: files with CUDA code, files
 	                       * and paths with an error, and with opts->all
 	                       * every library scanned */
@@ -649,6 +711,13 @@ typedef struct ml_diagnose_opts {
  * known into out (at most cap entries, SASS form, no variant): the devices
  * an audit answers for. Returns how many were written. */
 size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m);
+
+/* Points *o (initialised with ML_AUDIT_OPTS_INIT) at this machine: its
+ * GPUs' compute capabilities, written into devs (cap entries) as
+ * ml_verify_gpu_archs() does, and its driver (version and the CUDA version
+ * it supports, ml_driver), so that PTX is judged by what this driver can
+ * JIT. devs and m must outlive the audit. */
+void ml_audit_opts_machine(ml_audit_opts *o, ml_cuda_arch *devs, size_t cap, const ml_machine *m);
 
 typedef struct ml_verify_env_opts {
 	const char *target;   /* the environment: <target>/bin/python, its libraries */

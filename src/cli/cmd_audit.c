@@ -1,11 +1,13 @@
 /*
- * cmd_audit.c - `mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]`:
- * which CUDA code (SASS, PTX) do these libraries, wheels or environments
- * carry, and does it run on these GPUs? Without --arch the detected GPUs
- * are asked about. A torch wheel also gets one line: its CUDA version, the
- * SASS and PTX of torch's own CUDA library and the driver that needs. Exit
- * 5 when some library cannot run on an asked GPU, 1 when a path could not
- * be audited (5 wins), 0 otherwise.
+ * cmd_audit.c - `mlsetup audit PATH... [--arch sm_XY]... [--driver VERSION]
+ * [--all] [--json]`: which CUDA code (SASS, PTX) do these libraries, wheels
+ * or environments carry, and does it run on these GPUs? Without --arch the
+ * detected GPUs and their driver are asked about; --driver names the
+ * driver, so that PTX is judged by the ISA it can JIT. A torch wheel also
+ * gets one line: its CUDA version, the SASS and PTX of torch's own CUDA
+ * library and the driver that needs. Exit 5 when some library cannot run
+ * on an asked GPU, 1 when a path could not be audited (5 wins), 0
+ * otherwise. The rendering is audit_ui.c's.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,12 +16,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "audit_ui.h"
 #include "cli.h"
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
 #include "mlsetup/verify.h"
 
-enum { OPT_ARCH = 'a', OPT_ALL = 256 };
+enum { OPT_ARCH = 'a', OPT_ALL = 256, OPT_DRIVER };
 
 #define ML_AUDIT_MAX_DEVICES 64
 
@@ -27,6 +30,8 @@ struct audit_args {
 	ml_cuda_arch devices[ML_AUDIT_MAX_DEVICES];
 	size_t n_devices;
 	bool all;
+	char driver[32]; /* --driver, or the detected driver; "" when none */
+	int driver_cuda; /* the CUDA version it supports; 0 when unknown */
 	const char *const *paths;
 	size_t n_paths;
 };
@@ -47,7 +52,7 @@ static int parse_device(ml_cuda_arch *out, const char *s)
 		n++;
 	if (n >= 1 && n <= 3 && s[0] != '0' && s[n] == '.' && s[n + 1] >= '0' && s[n + 1] <= '9' &&
 	    s[n + 2] == '\0') {
-		*out = (ml_cuda_arch){atoi(s), s[n + 1] - '0', 0, false};
+		*out = (ml_cuda_arch){atoi(s), s[n + 1] - '0', 0, false, 0};
 		return 0;
 	}
 	return -1;
@@ -58,6 +63,16 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	struct audit_args *a = data;
 	if (opt == OPT_ALL) {
 		a->all = true;
+		return 0;
+	}
+	if (opt == OPT_DRIVER) {
+		a->driver_cuda = ml_driver_cuda_version(arg);
+		if (a->driver_cuda == 0 || strlen(arg) >= sizeof a->driver)
+			return ml_cli_usage(&ml_cmd_audit, err,
+			                    "--driver '%s' is not an NVIDIA driver version mlsetup "
+			                    "knows (e.g. 570.172.08)",
+			                    arg);
+		ml_strlcpy(a->driver, arg, sizeof a->driver);
 		return 0;
 	}
 	/* --arch takes one name or a comma-separated list. */
@@ -82,210 +97,8 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	return rc;
 }
 
-/* Prints s with control characters (from file or member names) as '?'. */
-static void safe_copy(char *dst, size_t sz, const char *s)
-{
-	size_t i = 0;
-	for (; s[i] && i + 1 < sz; i++)
-		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	dst[i] = '\0';
-}
-
-static void arch_list(char *dst, size_t sz, const ml_cuda_arch *v, size_t n)
-{
-	size_t len = 0;
-	dst[0] = '\0';
-	if (n == 0) {
-		snprintf(dst, sz, "none");
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char nm[32];
-		if (ml_cuda_arch_format(nm, sizeof nm, &v[i]))
-			snprintf(nm, sizeof nm, "?");
-		int w = snprintf(dst + len, sz - len, "%s%s", i ? " " : "", nm);
-		if (w < 0 || (size_t)w >= sz - len)
-			return;
-		len += (size_t)w;
-	}
-}
-
-/* The code that is not executable fatbin: embedded containers (loaded by
- * the library itself; they count), relocatable device code (never loaded)
- * and kernel-less architectures; a line each, only when there is some. */
-static void print_other_code(const ml_fatbin_list *c)
-{
-	char sass[1024], ptx[1024];
-	if (c->n_embedded_sass || c->n_embedded_ptx) {
-		arch_list(sass, sizeof sass, c->embedded_sass, c->n_embedded_sass);
-		arch_list(ptx, sizeof ptx, c->embedded_ptx, c->n_embedded_ptx);
-		ml_say("  embedded (loaded by the library at run time): SASS %s; PTX %s", sass,
-		       ptx);
-	}
-	if (c->n_relocatable_sass || c->n_relocatable_ptx) {
-		arch_list(sass, sizeof sass, c->relocatable_sass, c->n_relocatable_sass);
-		arch_list(ptx, sizeof ptx, c->relocatable_ptx, c->n_relocatable_ptx);
-		ml_say("  relocatable (device-link input, never loaded): SASS %s; PTX %s", sass,
-		       ptx);
-	}
-	if (c->n_kernelless) {
-		arch_list(sass, sizeof sass, c->kernelless, c->n_kernelless);
-		ml_say("  kernel-less (no kernels in these cubins): %s", sass);
-	}
-	if (c->n_unreadable)
-		ml_say("  %zu cubin%s could not be read (counted as holding kernels)",
-		       c->n_unreadable, c->n_unreadable == 1 ? "" : "s");
-}
-
-/* The driver part of a torch build's line: "needs driver ≥ 570.26
- * (Linux)"; both OSes when the wheel's platform names neither; a lower
- * bound or an unknown minimum says why. */
-static void driver_needs(char *dst, size_t sz, const ml_torch_build *b)
-{
-	bool lin = strncmp(b->platform, "linux", 5) == 0,
-	     win = strncmp(b->platform, "windows", 7) == 0;
-	if (!lin && !win)
-		lin = win = true;
-	const char *os[2] = {"Linux", "Windows"};
-	bool want[2] = {lin, win}, lower = false, unknown = false;
-	size_t len = (size_t)snprintf(dst, sz, "needs driver");
-	for (int i = 0; i < 2 && len < sz; i++) {
-		if (!want[i])
-			continue;
-		bool at_least = false;
-		const char *v = ml_torch_build_min_driver(b, i == 1, &at_least);
-		lower |= at_least;
-		unknown |= !v;
-		len += (size_t)snprintf(dst + len, sz - len, "%s ≥ %s (%s)%s",
-		                        i == 1 && lin ? "," : "", v ? v : "?", os[i],
-		                        at_least ? " at least" : "");
-	}
-	if (len < sz && (lower || unknown))
-		snprintf(dst + len, sz - len, " (mlsetup's driver table has %s for CUDA %s)",
-		         lower ? "no row" : "no minimum", b->cuda);
-}
-
-static bool same_code(const ml_cuda_arch *a, const ml_cuda_arch *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (a[i].major != b[i].major || a[i].minor != b[i].minor ||
-		    a[i].variant != b[i].variant || a[i].ptx != b[i].ptx)
-			return false;
-	return true;
-}
-
-/* Whether the table's entry says what the wheel itself says. */
-static bool same_build(const ml_torch_build *a, const ml_torch_build *b)
-{
-	return strcmp(a->cuda, b->cuda) == 0 && a->n_sass == b->n_sass && a->n_ptx == b->n_ptx &&
-	       same_code(a->sass, b->sass, a->n_sass) && same_code(a->ptx, b->ptx, a->n_ptx);
-}
-
-/* One line per torch wheel: its CUDA version, the SASS and PTX of torch's
- * own CUDA library and the driver that needs; then the libraries that
- * miss some of those GPUs, and whether mlsetup's table knows the file. */
-static void print_torch_wheels(const ml_audit *a)
-{
-	const char *b = ml_c("bold"), *r = ml_c("reset"), *y = ml_c("yellow");
-	char name[1024], sass[1024], ptx[1024], drv[512], lib[512];
-	for (size_t i = 0; i < a->n_torch; i++) {
-		const ml_torch_wheel *w = &a->torch[i];
-		const ml_torch_build *tb = &w->build;
-		const char *slash = strrchr(w->path, '/');
-		safe_copy(name, sizeof name, slash ? slash + 1 : w->path);
-		arch_list(sass, sizeof sass, tb->sass, tb->n_sass);
-		arch_list(ptx, sizeof ptx, tb->ptx, tb->n_ptx);
-		if (w->hip[0] && !tb->cuda[0])
-			ml_say("%s%s%s: ROCm build (HIP %s), no CUDA code", b, name, r, w->hip);
-		else if (!tb->cuda[0] && tb->n_sass + tb->n_ptx == 0)
-			ml_say("%s%s%s: CPU-only build (CUDA none), needs no NVIDIA driver", b,
-			       name, r);
-		else {
-			driver_needs(drv, sizeof drv, tb);
-			ml_say("%s%s%s: CUDA %s%s, SASS %s, PTX %s, %s", b, name, r,
-			       tb->cuda[0] ? tb->cuda : "unknown",
-			       tb->cuda[0] && !strchr(tb->cuda, '.') ? ".x" : "", sass, ptx, drv);
-		}
-		for (size_t g = 0; g < w->n_gaps; g++) {
-			safe_copy(lib, sizeof lib, w->gaps[g].library);
-			arch_list(sass, sizeof sass, w->gaps[g].missing, w->gaps[g].n_missing);
-			ml_say("  %s%s: no code for %s%s (what it does fails on those GPUs)", y,
-			       lib, sass, r);
-		}
-		if (w->known)
-			ml_say("  in mlsetup's torch-build table: torch %s%s%s%s%s (%s)%s",
-			       w->known->version, w->known->local[0] ? "+" : "", w->known->local,
-			       w->known->build_tag[0] ? ", build " : "", w->known->build_tag,
-			       w->known->platform,
-			       same_build(tb, w->known)
-			               ? ""
-			               : ", which says other CUDA or code: regenerate it (make "
-			                 "torch-builds)");
-	}
-}
-
-static void print_human(const ml_audit *a, bool detected)
-{
-	const char *b = ml_c("bold"), *r = ml_c("reset"), *red = ml_c("red"), *g = ml_c("green"),
-	           *y = ml_c("yellow");
-	char path[4096], msg[512], sass[1024], ptx[1024], sm[32];
-	for (size_t i = 0; i < a->n_files; i++) {
-		const ml_audit_file *f = &a->files[i];
-		safe_copy(path, sizeof path, f->path);
-		safe_copy(msg, sizeof msg, f->error_msg);
-		if (f->error && !f->has_code) {
-			ml_say("%s%s%s: %serror:%s %s", b, path, r, red, r, msg);
-			continue;
-		}
-		arch_list(sass, sizeof sass, f->code.sass, f->code.n_sass);
-		arch_list(ptx, sizeof ptx, f->code.ptx, f->code.n_ptx);
-		char extra[64] = "";
-		if (f->code.n_compressed)
-			snprintf(extra, sizeof extra, " (%zu compressed)", f->code.n_compressed);
-		ml_say("%s%s%s: SASS %s; PTX %s%s", b, path, r, sass, ptx, extra);
-		print_other_code(&f->code);
-		if (f->error)
-			ml_say("  %serror:%s %s", red, r, msg);
-		for (size_t d = 0; f->has_code && d < a->n_devices; d++) {
-			ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]);
-			const ml_audit_answer *an = &f->answers[d];
-			if (an->state == ML_AUDIT_RUNS)
-				ml_say("  %s: %sruns%s (%s)", sm, g, r, an->why);
-			else if (an->state == ML_AUDIT_UNVERIFIED)
-				ml_say("  %s: %sunverified:%s %s", sm, y, r, an->why);
-			else
-				ml_say("  %s: %sdoes NOT run:%s %s", sm, red, r, an->why);
-		}
-	}
-	print_torch_wheels(a);
-	char errs[64] = "", unver[128] = "";
-	if (a->n_errors)
-		snprintf(errs, sizeof errs, ", %s%zu could not be audited%s", red, a->n_errors, r);
-	if (a->n_unverified)
-		snprintf(unver, sizeof unver,
-		         ", %s%zu unverified%s (no kernels visible; stored in another form)", y,
-		         a->n_unverified, r);
-	ml_say("%ssummary%s: %zu librar%s scanned, %zu with CUDA code%s%s", b, r, a->n_scanned,
-	       a->n_scanned == 1 ? "y" : "ies", a->n_with_code, unver, errs);
-	for (size_t i = 0; i < a->n_files; i++)
-		if (a->files[i].unverified) {
-			safe_copy(path, sizeof path, a->files[i].path);
-			ml_say("  unverified: %s", path);
-		}
-	if (a->n_devices == 0)
-		ml_say("  no GPU detected to answer for; name one with --arch sm_XY");
-	for (size_t d = 0; d < a->n_devices; d++) {
-		ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]);
-		if (a->overall[d].runs)
-			ml_say("  %s%s: %sruns%s: %s", sm, detected ? " (detected)" : "", g, r,
-			       a->overall[d].why);
-		else
-			ml_say("  %s%s: %sdoes NOT run%s: %s", sm, detected ? " (detected)" : "",
-			       red, r, a->overall[d].why);
-	}
-}
-
-/* Fills args->devices with the compute capabilities of the detected GPUs. */
+/* Fills args->devices with the compute capabilities of the detected GPUs,
+ * and the driver with the detected one unless --driver named one. */
 static int detected_devices(struct audit_args *args, const ml_ctx *ctx, ml_err *err)
 {
 	ml_detect_opts d = ML_DETECT_OPTS_INIT;
@@ -294,7 +107,13 @@ static int detected_devices(struct audit_args *args, const ml_ctx *ctx, ml_err *
 	int rc = ml_detect(&m, &d, err);
 	if (rc)
 		return rc;
-	args->n_devices = ml_verify_gpu_archs(args->devices, ML_AUDIT_MAX_DEVICES, m);
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	ml_audit_opts_machine(&o, args->devices, ML_AUDIT_MAX_DEVICES, m);
+	args->n_devices = o.n_devices;
+	if (!args->driver[0] && o.driver) {
+		ml_strlcpy(args->driver, o.driver, sizeof args->driver);
+		args->driver_cuda = o.driver_cuda;
+	}
 	ml_machine_free(m);
 	return 0;
 }
@@ -304,6 +123,7 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	static const struct option opts[] = {
 	        {"arch", required_argument, NULL, OPT_ARCH},
 	        {"all", no_argument, NULL, OPT_ALL},
+	        {"driver", required_argument, NULL, OPT_DRIVER},
 	        {NULL, 0, NULL, 0},
 	};
 	struct audit_args *a = args;
@@ -330,6 +150,8 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 	o.devices = a->devices;
 	o.n_devices = a->n_devices;
 	o.all = a->all;
+	o.driver = a->driver[0] ? a->driver : NULL;
+	o.driver_cuda = a->driver_cuda;
 	ml_audit *au = NULL;
 	if ((rc = ml_audit_paths(&au, a->paths, a->n_paths, &o, err)) != 0)
 		return rc;
@@ -343,7 +165,7 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 		rc = doc ? ml_out_json(doc) : ml_err_set(err, ML_ENOMEM, "out of memory");
 		cJSON_Delete(doc);
 	} else {
-		print_human(au, detected);
+		ml_cli_print_audit(au, detected);
 	}
 	if (!rc)
 		rc = ml_audit_status(au, err);
@@ -358,13 +180,16 @@ const ml_command ml_cmd_audit = {
         run,
         ML_NEED_NONE,
         "list the CUDA code (SASS, PTX) in libraries, wheels or environments; say where it runs",
-        "mlsetup audit PATH... [--arch sm_XY]... [--all] [--json]",
+        "mlsetup audit PATH... [--arch sm_XY]... [--driver VERSION] [--all] [--json]",
         "  PATH                  a shared library (.so, .dll), a wheel (read in place), or a\n"
         "                        directory: every library below it (an environment); a\n"
         "                        torch wheel also gets its build: CUDA version, SASS/PTX of\n"
         "                        torch's CUDA library, the driver it needs\n"
         "  --arch sm_XY|X.Y      GPU to answer for; repeatable or comma-separated (default:\n"
-        "                        the GPUs detected here)\n"
+        "                        the GPUs detected here, with their driver)\n"
+        "  --driver VERSION      the driver to judge PTX by (570.172.08): PTX counts only\n"
+        "                        where it can JIT the PTX's ISA; without it and --arch,\n"
+        "                        PTX counts on that condition, which the answer names\n"
         "  --all                 also list libraries without CUDA code\n"
         "exit status: 0 runs everywhere asked, 5 some library cannot run on an asked GPU,\n"
         "1 a path could not be audited (unreadable, malformed fatbin, broken wheel)\n",

@@ -30,7 +30,7 @@ typedef struct early_ctx {
 	const size_t *where; /* fetch item -> plan file */
 	size_t k;            /* fetch items from the plan; item k: the interpreter */
 	ml_cuda_arch devs[64];
-	size_t n_devs;
+	ml_audit_opts ao; /* the machine's GPUs and driver */
 } early_ctx;
 
 /* The unpack queue's check, on a worker thread: a wheel the audit reads
@@ -41,14 +41,11 @@ typedef struct early_ctx {
 static int audit_early(void *ctx, size_t index, const char *path)
 {
 	early_ctx *x = ctx;
-	if (!x->n_devs || !audit_subject(&x->r->res->plan->files[index]))
+	if (!x->ao.n_devices || !audit_subject(&x->r->res->plan->files[index]))
 		return 0;
-	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
-	ao.devices = x->devs;
-	ao.n_devices = x->n_devs;
 	ml_audit *a = NULL;
 	ml_err e = ML_ERR_INIT;
-	if (ml_audit_paths(&a, &path, 1, &ao, &e) != 0)
+	if (ml_audit_paths(&a, &path, 1, &x->ao, &e) != 0)
 		return ML_EFAIL;
 	x->r->audits[index] = a;
 	return ml_audit_status(a, &e) == ML_EGPU && !x->r->o->force ? ML_EGPU : 0;
@@ -103,7 +100,8 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	x->r = r;
 	x->where = where;
 	x->k = k;
-	x->n_devs = ml_verify_gpu_archs(x->devs, 64, r->res->machine);
+	x->ao = (ml_audit_opts)ML_AUDIT_OPTS_INIT;
+	ml_audit_opts_machine(&x->ao, x->devs, 64, r->res->machine);
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
 	wo.jobs = r->o->jobs;
@@ -129,7 +127,7 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 		if (rc && py_rc) /* the interpreter's failure is mli_prep_finish's to report */
 			rc = ml_fetch_result(sub, k, err);
 	}
-	if (x->q) { /* a refusal is the audit's to report; see mli_audit_before_build */
+	if (x->q) {      /* a refusal is the audit's to report; see mli_audit_before_build */
 		if (!rc) /* the last, largest wheels can take a while */
 			mli_say(&r->ev, ML_EV_STEP, "unpacking the wheels that arrived last");
 		if (ml_unpack_queue_finish(x->q, rc != 0, r->early, r->early_ok) == ML_EGPU &&
@@ -329,8 +327,7 @@ int mli_audit_before_build(mli_run *r, ml_err *err)
 	const ml_plan *p = r->res->plan;
 	ml_cuda_arch devs[64];
 	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
-	ao.devices = devs;
-	ao.n_devices = ml_verify_gpu_archs(devs, 64, r->res->machine);
+	ml_audit_opts_machine(&ao, devs, 64, r->res->machine);
 	size_t n_subjects = 0;
 	for (size_t i = 0; i < p->n_files; i++)
 		n_subjects += audit_subject(&p->files[i]);
@@ -380,10 +377,9 @@ int mli_build_env(mli_run *r, ml_err *err)
 		        "cleaned up after an interrupted run (%d staging directories%s)",
 		        r->stage->n_stale_removed,
 		        r->stage->recovered ? ", restored the old target" : "");
-	if (!r->env_ready &&
-	    ((rc = ml_env_layout_init(&r->env, r->stage->path, r->stage->target, res->python.xy,
-	                              err)) != 0 ||
-	     (rc = ml_venv_create(&r->env, &res->python, NULL, err)) != 0))
+	if (!r->env_ready && ((rc = ml_env_layout_init(&r->env, r->stage->path, r->stage->target,
+	                                               res->python.xy, err)) != 0 ||
+	                      (rc = ml_venv_create(&r->env, &res->python, NULL, err)) != 0))
 		return rc;
 	ml_env_layout env = r->env;
 	size_t n = res->plan->n_files;
@@ -394,9 +390,10 @@ int mli_build_env(mli_run *r, ml_err *err)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++)
-		jobs[i] = (ml_wheel_job){r->items[i].path, r->items[i].sha256,
-		                         res->plan->files[i].filename, res->plan->files[i].requested,
-		                         r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
+		jobs[i] =
+		        (ml_wheel_job){r->items[i].path, r->items[i].sha256,
+		                       res->plan->files[i].filename, res->plan->files[i].requested,
+		                       r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
 	wo.jobs = r->o->jobs;

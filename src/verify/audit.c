@@ -155,19 +155,48 @@ const char *ml_audit_state_name(ml_audit_state s)
 		return "fails";
 	case ML_AUDIT_UNVERIFIED:
 		return "unverified";
+	case ML_AUDIT_NOT_FOR_GPU:
+		return "not_for_this_gpu";
 	}
 	return "?";
 }
 
-/* Answers every device for one file's code: what counts is its executable
- * and embedded PTX and the SASS architectures that hold kernels;
- * relocatable code and kernel-less cubins never do. Without any, the file
- * is unverified. Returns 0 or ML_ENOMEM. */
+/* One device's answer for a file whose counted code is code[0..n): the
+ * rules of ml_audit_state, in that order. */
+static void answer_device(const ml_audit *a, const ml_audit_file *f, const ml_cuda_arch *code,
+                          size_t n, const ml_cuda_arch *dev, ml_audit_answer *ans)
+{
+	ml_arch_query q = ML_ARCH_QUERY_INIT;
+	q.dev_major = dev->major;
+	q.dev_minor = dev->minor;
+	q.driver_cuda = a->driver_cuda;
+	ml_arch_verdict v;
+	ans->runs = ml_arch_judge(&v, code, n, &q);
+	ans->state = ans->runs ? ML_AUDIT_RUNS : ML_AUDIT_FAILS;
+	ans->has_by = ans->runs;
+	ans->by = v.by;
+	ans->conditional = v.conditional;
+	snprintf(ans->why, sizeof ans->why, "%s", v.why);
+	const ml_cuda_library *lib = ans->runs ? NULL : ml_cuda_library_find(f->path);
+	if (lib && (dev->major < lib->min_major ||
+	            (dev->major == lib->min_major && dev->minor < lib->min_minor))) {
+		ans->state = ML_AUDIT_NOT_FOR_GPU;
+		if (snprintf(ans->why, sizeof ans->why,
+		             "not for this GPU: %s supports compute capability %d.%d and newer, "
+		             "and torch uses it only for %s (%s)",
+		             lib->name, lib->min_major, lib->min_minor, lib->torch_uses, v.why) < 0)
+			ans->why[0] = '\0';
+	}
+}
+
+/* Answers every device for one file's code: what counts is its SASS and
+ * PTX architectures that hold kernels (ml_audit_state). Without any, the
+ * file is unverified. Returns 0 or ML_ENOMEM. */
 static int answer(audit_run *r, ml_audit_file *f)
 {
 	const ml_audit *a = r->a;
 	const ml_fatbin_list *c = &f->code;
-	size_t n = c->n_with_kernels + c->n_ptx + c->n_embedded_ptx;
+	size_t n = c->n_with_kernels + c->n_ptx_with_entries;
 	ml_cuda_arch *code = malloc((n ? n : 1) * sizeof *code);
 	f->answers = calloc(a->n_devices ? a->n_devices : 1, sizeof *f->answers);
 	if (!code || !f->answers) {
@@ -177,26 +206,23 @@ static int answer(audit_run *r, ml_audit_file *f)
 	size_t k = 0;
 	for (size_t i = 0; i < c->n_with_kernels; i++)
 		code[k++] = c->with_kernels[i];
-	for (size_t i = 0; i < c->n_ptx; i++)
-		code[k++] = c->ptx[i];
-	for (size_t i = 0; i < c->n_embedded_ptx; i++)
-		code[k++] = c->embedded_ptx[i];
+	for (size_t i = 0; i < c->n_ptx_with_entries; i++)
+		code[k++] = c->ptx_with_entries[i];
 	f->unverified = n == 0;
 	bool counted_any = c->n_sass + c->n_ptx + c->n_embedded_sass + c->n_embedded_ptx > 0;
 	for (size_t d = 0; d < a->n_devices; d++) {
 		ml_audit_answer *ans = &f->answers[d];
-		if (f->unverified) {
-			ans->runs = false;
-			ans->state = ML_AUDIT_UNVERIFIED;
-			snprintf(ans->why, sizeof ans->why, "%s",
-			         counted_any ? ML_AUDIT_NO_KERNELS_WHY
-			                     : "only relocatable device code (__nv_relfatbin), "
-			                       "never loaded at run time");
+		if (!f->unverified) {
+			answer_device(a, f, code, n, &a->devices[d], ans);
 			continue;
 		}
-		ans->runs = ml_arch_runs_on(code, n, a->devices[d].major, a->devices[d].minor,
-		                            ans->why, sizeof ans->why);
-		ans->state = ans->runs ? ML_AUDIT_RUNS : ML_AUDIT_FAILS;
+		ans->runs = false;
+		ans->state = ML_AUDIT_UNVERIFIED;
+		snprintf(ans->why, sizeof ans->why, "%s",
+		         counted_any
+		                 ? ML_AUDIT_NO_KERNELS_WHY
+		                 : "only relocatable device code (__nv_relfatbin), never loaded "
+		                   "at run time");
 	}
 	free(code);
 	return 0;
@@ -612,6 +638,57 @@ static const char *printable(char *dst, size_t sz, const char *s)
 	return dst;
 }
 
+/* Is path one of torch's own libraries: ".../torch/lib/<file>" (a path or
+ * a wheel member)? Their failures are named first: they are torch. */
+static bool torch_own(const char *path)
+{
+	static const char dir[] = "torch/lib/";
+	for (const char *p = strstr(path, dir); p; p = strstr(p + 1, dir))
+		if ((p == path || p[-1] == '/' || p[-1] == '!') && !strchr(p + sizeof dir - 1, '/'))
+			return true;
+	return false;
+}
+
+/* The files failing on device d, in the order they are to be named:
+ * torch's own libraries first, then the rest as met. Sets *n; returns a
+ * new array of indexes into a->files (caller frees) or NULL when none
+ * fails or out of memory (*n says which). */
+static size_t *failing_files(const ml_audit *a, size_t d, size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < a->n_files; i++)
+		*n += a->files[i].has_code && a->files[i].answers[d].state == ML_AUDIT_FAILS;
+	if (*n == 0)
+		return NULL;
+	size_t *idx = malloc(*n * sizeof *idx), k = 0;
+	if (!idx)
+		return NULL;
+	for (int torch = 1; torch >= 0; torch--)
+		for (size_t i = 0; i < a->n_files; i++) {
+			const ml_audit_file *f = &a->files[i];
+			if (f->has_code && f->answers[d].state == ML_AUDIT_FAILS &&
+			    torch_own(f->path) == (torch == 1))
+				idx[k++] = i;
+		}
+	return idx;
+}
+
+/* The first file to name for device d (torch's own first), or NULL. */
+static const ml_audit_file *first_failing(const ml_audit *a, size_t d, size_t *bad)
+{
+	const ml_audit_file *first = NULL;
+	*bad = 0;
+	for (size_t i = 0; i < a->n_files; i++) {
+		const ml_audit_file *f = &a->files[i];
+		if (!f->has_code || f->answers[d].state != ML_AUDIT_FAILS)
+			continue;
+		if (!first || (torch_own(f->path) && !torch_own(first->path)))
+			first = f;
+		(*bad)++;
+	}
+	return first;
+}
+
 static void overall_answers(ml_audit *a)
 {
 	char shown[1024];
@@ -620,20 +697,21 @@ static void overall_answers(ml_audit *a)
 		char sm[32];
 		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
 			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
-		size_t bad = 0;
-		const ml_audit_file *first = NULL;
-		for (size_t i = 0; i < a->n_files; i++) {
-			const ml_audit_file *f = &a->files[i];
-			if (f->has_code && f->answers[d].state == ML_AUDIT_FAILS && bad++ == 0)
-				first = f;
-		}
+		size_t bad = 0, not_for = 0;
+		const ml_audit_file *first = first_failing(a, d, &bad);
+		for (size_t i = 0; i < a->n_files; i++)
+			not_for += a->files[i].has_code &&
+			           a->files[i].answers[d].state == ML_AUDIT_NOT_FOR_GPU;
 		o->runs = bad == 0;
 		o->state = o->runs ? ML_AUDIT_RUNS : ML_AUDIT_FAILS;
-		size_t n = a->n_with_code, counted = n - a->n_unverified;
-		char unv[96] = "";
+		size_t n = a->n_with_code, counted = n - a->n_unverified - not_for;
+		char unv[160] = "";
+		size_t ul = 0;
 		if (a->n_unverified)
-			snprintf(unv, sizeof unv, "; %zu unverified (%s)", a->n_unverified,
-			         ML_AUDIT_NO_KERNELS_WHY);
+			ul = (size_t)snprintf(unv, sizeof unv, "; %zu unverified (%s)",
+			                      a->n_unverified, ML_AUDIT_NO_KERNELS_WHY);
+		if (not_for && ul < sizeof unv)
+			snprintf(unv + ul, sizeof unv - ul, "; %zu not for this GPU", not_for);
 		const char *libs = counted == 1 ? "library" : "libraries";
 		int w;
 		if (n == 0)
@@ -678,8 +756,11 @@ int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		goto out;
 	}
+	a->driver_cuda = opts->driver_cuda > 0 ? opts->driver_cuda : 0;
+	if (opts->driver)
+		ml_strlcpy(a->driver, opts->driver, sizeof a->driver);
 	for (size_t i = 0; i < nd; i++) {
-		ml_cuda_arch dev = {opts->devices[i].major, opts->devices[i].minor, 0, false};
+		ml_cuda_arch dev = {opts->devices[i].major, opts->devices[i].minor, 0, false, 0};
 		bool dup = false;
 		for (size_t k = 0; k < a->n_devices; k++)
 			dup |= a->devices[k].major == dev.major && a->devices[k].minor == dev.minor;
@@ -688,6 +769,8 @@ int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
 	}
 	for (size_t i = 0; i < n_paths && !rc; i++)
 		rc = audit_path(&r, paths[i]);
+	if (!rc)
+		rc = ml_torch_checks(a, err);
 	if (!rc)
 		overall_answers(a);
 out:
@@ -710,18 +793,16 @@ static const char *base_name(const char *path)
 }
 
 /* Appends to dst (sz bytes, NUL-terminated) the last path component of
- * each file failing on device d: each name once, at most eight, then
- * "...". */
+ * each file failing on device d, torch's own libraries first: each name
+ * once, at most eight, then "...". */
 static void failing_names(char *dst, size_t sz, const ml_audit *a, size_t d)
 {
 	enum { MAX_NAMES = 8 };
 	const char *seen[MAX_NAMES];
-	size_t n_seen = 0, len = strlen(dst);
-	for (size_t i = 0; i < a->n_files; i++) {
-		const ml_audit_file *f = &a->files[i];
-		if (!f->has_code || f->answers[d].state != ML_AUDIT_FAILS)
-			continue;
-		const char *base = base_name(f->path);
+	size_t n_seen = 0, len = strlen(dst), n = 0;
+	size_t *idx = failing_files(a, d, &n);
+	for (size_t j = 0; idx && j < n; j++) {
+		const char *base = base_name(a->files[idx[j]].path);
 		bool dup = false;
 		for (size_t k = 0; k < n_seen && !dup; k++)
 			dup = strcmp(seen[k], base) == 0;
@@ -732,10 +813,11 @@ static void failing_names(char *dst, size_t sz, const ml_audit *a, size_t d)
 		int w = snprintf(dst + len, sz - len, "%s%s", n_seen ? ", " : "",
 		                 more ? "..." : printable(name, sizeof name, base));
 		if (w < 0 || (size_t)w >= sz - len || more)
-			return;
+			break;
 		len += (size_t)w;
 		seen[n_seen++] = base;
 	}
+	free(idx);
 }
 
 int ml_audit_status(const ml_audit *a, ml_err *err)
@@ -748,12 +830,7 @@ int ml_audit_status(const ml_audit *a, ml_err *err)
 		if (ml_cuda_arch_format(sm, sizeof sm, &a->devices[d]))
 			snprintf(sm, sizeof sm, "%d.%d", a->devices[d].major, a->devices[d].minor);
 		size_t bad = 0;
-		const ml_audit_file *first = NULL;
-		for (size_t i = 0; i < a->n_files; i++) {
-			const ml_audit_file *f = &a->files[i];
-			if (f->has_code && f->answers[d].state == ML_AUDIT_FAILS && bad++ == 0)
-				first = f;
-		}
+		const ml_audit_file *first = first_failing(a, d, &bad);
 		if (!first)
 			continue;
 		char names[sizeof err->msg / 2] = "";
@@ -826,6 +903,73 @@ static bool add_answers(cJSON *obj, const ml_audit *a, const ml_audit_answer *an
 	return true;
 }
 
+/* The device's key in answer objects: "sm_120". */
+static void device_key(char *sm, size_t sz, const ml_audit *a, size_t d)
+{
+	if (ml_cuda_arch_format(sm, sz, &a->devices[d]))
+		snprintf(sm, sz, "%d.%d", a->devices[d].major, a->devices[d].minor);
+}
+
+/* Adds a file's "state" {sm: "runs" | "fails" | "unverified" |
+ * "not_for_this_gpu"}, "runs_by" {sm: "sm_120f" | "compute_52" | null} and,
+ * for torch's own library, "torch_check" {sm: {"runs": bool, "why": text}}
+ * (torch's own judgement, ml_arch_rules). */
+static bool add_states(cJSON *obj, const ml_audit *a, const ml_audit_answer *ans)
+{
+	cJSON *state = cJSON_AddObjectToObject(obj, "state");
+	cJSON *by = cJSON_AddObjectToObject(obj, "runs_by");
+	if (!state || !by)
+		return false;
+	bool torch = false;
+	for (size_t d = 0; ans && d < a->n_devices; d++) {
+		char sm[32], nm[32];
+		device_key(sm, sizeof sm, a, d);
+		torch |= ans[d].torch_checked;
+		if (!cJSON_AddStringToObject(state, sm, ml_audit_state_name(ans[d].state)))
+			return false;
+		cJSON *v = ans[d].has_by && ml_cuda_arch_format(nm, sizeof nm, &ans[d].by) == 0
+		                   ? cJSON_AddStringToObject(by, sm, nm)
+		                   : cJSON_AddNullToObject(by, sm);
+		if (!v)
+			return false;
+	}
+	if (!torch)
+		return true;
+	cJSON *tc = cJSON_AddObjectToObject(obj, "torch_check");
+	for (size_t d = 0; tc && d < a->n_devices; d++) {
+		char sm[32];
+		device_key(sm, sizeof sm, a, d);
+		cJSON *o = cJSON_AddObjectToObject(tc, sm);
+		if (!o || !cJSON_AddBoolToObject(o, "runs", ans[d].torch_runs) ||
+		    !cJSON_AddStringToObject(o, "why", ans[d].torch_why))
+			return false;
+	}
+	return tc != NULL;
+}
+
+/* Adds "ptx_isa" {"compute_52": "8.7"}: the newest PTX ISA version read
+ * per PTX architecture of the file (all places but relocatable). */
+static bool add_ptx_isa(cJSON *obj, const ml_fatbin_list *c)
+{
+	cJSON *o = cJSON_AddObjectToObject(obj, "ptx_isa");
+	for (size_t i = 0; o && i < c->n_entries; i++) {
+		const ml_fatbin_entry *e = &c->entries[i];
+		char nm[32], v[16];
+		if (e->kind != ML_FATBIN_KIND_PTX || e->isa <= 0 ||
+		    ml_cuda_arch_format(nm, sizeof nm, &e->arch))
+			continue;
+		snprintf(v, sizeof v, "%d.%d", e->isa / 10, e->isa % 10);
+		cJSON *old = cJSON_GetObjectItemCaseSensitive(o, nm);
+		if (old && strcmp(old->valuestring, v) >= 0)
+			continue;
+		if (old)
+			cJSON_DeleteItemFromObjectCaseSensitive(o, nm);
+		if (!cJSON_AddStringToObject(o, nm, v))
+			return false;
+	}
+	return o != NULL;
+}
+
 /* Adds name: [architecture names]. */
 static bool add_archs(cJSON *obj, const char *name, const ml_cuda_arch *v, size_t n)
 {
@@ -845,6 +989,62 @@ static bool add_code(cJSON *obj, const char *name, const ml_cuda_arch *sass, siz
 	return o && add_archs(o, "sass", sass, n_sass) && add_archs(o, "ptx", ptx, n_ptx);
 }
 
+/* Adds "kernelless": the SASS then the PTX architectures whose counted
+ * entries hold no kernel ("sm_75", "compute_121"). */
+static bool add_kernelless(cJSON *obj, const ml_fatbin_list *c)
+{
+	cJSON *arr = arch_array(c->kernelless, c->n_kernelless);
+	cJSON *ptx = arch_array(c->kernelless_ptx, c->n_kernelless_ptx);
+	bool ok = arr && ptx;
+	for (cJSON *it = ptx ? ptx->child : NULL; ok && it; it = it->next)
+		ok = cJSON_AddItemToArray(arr, cJSON_CreateString(it->valuestring));
+	cJSON_Delete(ptx);
+	if (!ok || !cJSON_AddItemToObject(obj, "kernelless", arr)) {
+		cJSON_Delete(arr);
+		return false;
+	}
+	return true;
+}
+
+/* Adds the top level's "failing" {sm: [paths]}: per device the files that
+ * cannot run there, torch's own libraries first; and "driver" {version,
+ * cuda} (null when the audit knew no driver). */
+static bool add_failing_and_driver(cJSON *doc, const ml_audit *a)
+{
+	cJSON *failing = cJSON_AddObjectToObject(doc, "failing");
+	for (size_t d = 0; failing && d < a->n_devices; d++) {
+		char sm[32];
+		device_key(sm, sizeof sm, a, d);
+		cJSON *arr = cJSON_AddArrayToObject(failing, sm);
+		size_t n = 0;
+		size_t *idx = failing_files(a, d, &n);
+		if (!arr || (n && !idx)) {
+			free(idx);
+			return false;
+		}
+		bool ok = true;
+		for (size_t j = 0; ok && j < n; j++)
+			ok = cJSON_AddItemToArray(arr, cJSON_CreateString(a->files[idx[j]].path));
+		free(idx);
+		if (!ok)
+			return false;
+	}
+	if (!failing)
+		return false;
+	if (!a->driver_cuda && !a->driver[0])
+		return cJSON_AddNullToObject(doc, "driver") != NULL;
+	cJSON *drv = cJSON_AddObjectToObject(doc, "driver");
+	char cuda[16] = "";
+	if (a->driver_cuda)
+		snprintf(cuda, sizeof cuda, "%d.%d", a->driver_cuda / 1000,
+		         (a->driver_cuda % 1000) / 10);
+	return drv &&
+	       (a->driver[0] ? cJSON_AddStringToObject(drv, "version", a->driver)
+	                     : cJSON_AddNullToObject(drv, "version")) &&
+	       (cuda[0] ? cJSON_AddStringToObject(drv, "cuda", cuda)
+	                : cJSON_AddNullToObject(drv, "cuda"));
+}
+
 static bool add_file(cJSON *files, const ml_audit *a, const ml_audit_file *f)
 {
 	const ml_fatbin_list *c = &f->code;
@@ -859,14 +1059,16 @@ static bool add_file(cJSON *files, const ml_audit *a, const ml_audit_file *f)
 	                c->n_embedded_ptx) &&
 	       add_code(o, "relocatable", c->relocatable_sass, c->n_relocatable_sass,
 	                c->relocatable_ptx, c->n_relocatable_ptx) &&
-	       add_archs(o, "kernelless", c->kernelless, c->n_kernelless) &&
+	       add_kernelless(o, c) && add_ptx_isa(o, c) &&
+	       cJSON_AddNumberToObject(o, "merc_cubins", (double)c->n_merc) &&
 	       cJSON_AddNumberToObject(o, "containers", (double)c->n_containers) &&
 	       cJSON_AddNumberToObject(o, "entries", (double)c->n_entries) &&
 	       cJSON_AddNumberToObject(o, "compressed", (double)c->n_compressed) &&
 	       cJSON_AddNumberToObject(o, "unreadable_cubins", (double)c->n_unreadable) &&
 	       (f->error ? cJSON_AddStringToObject(o, "error", f->error_msg)
 	                 : cJSON_AddNullToObject(o, "error")) &&
-	       add_answers(o, a, f->has_code ? f->answers : NULL);
+	       add_answers(o, a, f->has_code ? f->answers : NULL) &&
+	       add_states(o, a, f->has_code ? f->answers : NULL);
 }
 
 static bool add_torch_wheel(cJSON *arr, const ml_torch_wheel *w)
@@ -934,7 +1136,8 @@ cJSON *ml_audit_to_json(const ml_audit *a)
 		if (!add_file(files, a, f))
 			goto fail;
 	}
-	if (!add_answers(doc, a, a->overall) || !add_torch_wheels(doc, a))
+	if (!add_answers(doc, a, a->overall) || !add_failing_and_driver(doc, a) ||
+	    !add_torch_wheels(doc, a))
 		goto fail;
 	return doc;
 fail:

@@ -57,6 +57,8 @@ void ml_fatbin_list_release(ml_fatbin_list *l)
 	free(l->relocatable_ptx);
 	free(l->with_kernels);
 	free(l->kernelless);
+	free(l->ptx_with_entries);
+	free(l->kernelless_ptx);
 	*l = (ml_fatbin_list)ML_FATBIN_LIST_INIT;
 }
 
@@ -168,13 +170,13 @@ static int append_entry(ml_fatbin_list *l, const ml_fatbin_entry *e, ml_err *err
 /* --- kernels --------------------------------------------------------------- */
 
 /* Reads one SASS entry's cubin (h: its header in the scanned buffer, the
- * payload follows) and sets e->kernels; a cubin that cannot be read -
- * corrupt, oversized, or no memory for it - stays at -1 and is counted in
- * l->n_unreadable: that is the cubin's problem, not the scan's. */
+ * payload follows) and sets e->kernels and e->merc; a cubin that cannot be
+ * read - corrupt, oversized, or no memory for it - stays at -1 and is
+ * counted in l->n_unreadable: that is the cubin's problem, not the scan's. */
 static void read_kernels(ml_fatbin_list *l, ml_fatbin_entry *e, const unsigned char *h)
 {
 	const unsigned char *payload = h + e->header_size;
-	size_t n = 0;
+	ml_cubin_info info;
 	int rc;
 	if (e->compressed) {
 		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
@@ -185,15 +187,66 @@ static void read_kernels(ml_fatbin_list *l, ml_fatbin_entry *e, const unsigned c
 		             : ml_fatbin_inflate(&cubin, &len, payload, csize, e->flags,
 		                                 e->uncompressed_size, ML_FATBIN_INFLATE_MAX, NULL);
 		if (rc == 0)
-			rc = ml_cubin_count_kernels(&n, cubin, len, NULL);
+			rc = ml_cubin_read(&info, cubin, len, NULL);
 		free(cubin);
 	} else {
-		rc = ml_cubin_count_kernels(&n, payload, (size_t)e->payload_size, NULL);
+		rc = ml_cubin_read(&info, payload, (size_t)e->payload_size, NULL);
 	}
-	if (rc == 0)
-		e->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
-	else
+	if (rc != 0) {
 		l->n_unreadable++;
+		return;
+	}
+	size_t n = info.kernels ? info.kernels : info.merc_kernels;
+	e->kernels = n > INT32_MAX ? INT32_MAX : (int32_t)n;
+	e->merc = info.merc;
+	l->n_merc += info.merc;
+}
+
+/* The first bytes of a PTX module hold its `.version` (after a few
+ * comment lines; cuDNN's start with blank lines). */
+enum { PTX_HEAD = 16 << 10 };
+
+/* Reads one PTX entry (h: its header in the scanned buffer): its ISA from
+ * the first PTX_HEAD bytes when whole is false, else the whole module for
+ * its `.entry` directives too (sets e->kernels; stops at the first). A
+ * module that cannot be read is counted in l->n_unreadable (once, by the
+ * whole read) and keeps kernels -1. Returns false when it could not be
+ * read. */
+static bool read_ptx(ml_fatbin_list *l, ml_fatbin_entry *e, const unsigned char *h, bool whole)
+{
+	const unsigned char *payload = h + e->header_size;
+	const unsigned char *text = payload;
+	unsigned char *owned = NULL, head[PTX_HEAD];
+	size_t len = (size_t)e->payload_size;
+	int rc = 0;
+	if (e->compressed) {
+		uint32_t csize = rd32(h + E_COMPRESSED_SIZE);
+		if (csize == 0 || csize > e->payload_size)
+			rc = ML_EPARSE;
+		else if (whole)
+			rc = ml_fatbin_inflate(&owned, &len, payload, csize, e->flags,
+			                       e->uncompressed_size, ML_FATBIN_INFLATE_MAX, NULL);
+		else
+			rc = ml_fatbin_inflate_prefix(head, sizeof head, &len, payload, csize,
+			                              e->flags, NULL);
+		text = owned ? owned : head;
+	} else if (!whole && len > PTX_HEAD) {
+		len = PTX_HEAD;
+	}
+	if (rc != 0) {
+		free(owned);
+		if (whole)
+			l->n_unreadable++;
+		return false;
+	}
+	ml_ptx_info info;
+	ml_ptx_scan(&info, (const char *)text, len, 1);
+	if (info.isa)
+		e->isa = info.isa;
+	if (whole)
+		e->kernels = info.entries > 0;
+	free(owned);
+	return true;
 }
 
 /* One counted SASS entry as settle_kernels() orders them. */
@@ -257,6 +310,75 @@ static int settle_kernels(ml_fatbin_list *l, size_t first, const unsigned char *
 			rc = insert_unique(&l->with_kernels, &l->n_with_kernels, &arch);
 		} else {
 			rc = insert_unique(&l->kernelless, &l->n_kernelless, &arch);
+		}
+		g = end;
+	}
+	free(refs);
+	return rc;
+}
+
+/* Keeps the newest ISA of a in the sorted array arr (where a is). */
+static void raise_isa(ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a)
+{
+	bool found;
+	size_t at = arch_find(arr, n, a, &found);
+	if (found && a->isa > arr[at].isa)
+		arr[at].isa = a->isa;
+}
+
+/* Settles, for the PTX entries [first, n_entries) that a scan of buf
+ * appended (executable and embedded; relocatable PTX is never loaded),
+ * each module's ISA (from its first bytes) and which architectures hold
+ * kernels: per architecture the modules are read whole, smallest first,
+ * until one has an `.entry` (or cannot be read, and so may). An
+ * architecture with one goes into ptx_with_entries[] with the newest ISA
+ * of its modules; one without, into kernelless_ptx[]. The listing arrays
+ * ptx[] and embedded_ptx[] get the newest ISA too. Returns 0 or ML_ENOMEM. */
+static int settle_ptx(ml_fatbin_list *l, size_t first, const unsigned char *buf)
+{
+	size_t n = 0;
+	for (size_t i = first; i < l->n_entries; i++)
+		n += l->entries[i].kind == ML_FATBIN_KIND_PTX &&
+		     l->entries[i].where != ML_FATBIN_RELOCATABLE;
+	if (n == 0)
+		return 0;
+	cubin_ref *refs = malloc(n * sizeof *refs);
+	if (!refs)
+		return ML_ENOMEM;
+	n = 0;
+	for (size_t i = first; i < l->n_entries; i++) {
+		ml_fatbin_entry *e = &l->entries[i];
+		if (e->kind != ML_FATBIN_KIND_PTX || e->where == ML_FATBIN_RELOCATABLE)
+			continue;
+		read_ptx(l, e, buf + e->offset, false);
+		e->arch.isa = e->isa;
+		raise_isa(e->where == ML_FATBIN_EMBEDDED ? l->embedded_ptx : l->ptx,
+		          e->where == ML_FATBIN_EMBEDDED ? l->n_embedded_ptx : l->n_ptx, &e->arch);
+		refs[n++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
+	}
+	qsort(refs, n, sizeof *refs, by_arch_then_size);
+	int rc = 0;
+	for (size_t g = 0; g < n && !rc;) {
+		ml_cuda_arch arch = refs[g].arch;
+		size_t end = g;
+		while (end < n && arch_cmp(&refs[end].arch, &arch) == 0) {
+			if (refs[end].arch.isa > arch.isa)
+				arch.isa = refs[end].arch.isa;
+			end++;
+		}
+		bool entries = arch_in(l->ptx_with_entries, l->n_ptx_with_entries, &arch);
+		for (size_t k = g; k < end && !entries; k++) {
+			ml_fatbin_entry *e = &l->entries[refs[k].index];
+			entries = !read_ptx(l, e, buf + e->offset, true) || e->kernels != 0;
+		}
+		if (entries) {
+			remove_arch(l->kernelless_ptx, &l->n_kernelless_ptx, &arch);
+			rc = insert_unique(&l->ptx_with_entries, &l->n_ptx_with_entries, &arch);
+			raise_isa(l->ptx_with_entries, l->n_ptx_with_entries, &arch);
+		} else if (!arch_in(l->kernelless_ptx, l->n_kernelless_ptx, &arch)) {
+			rc = insert_unique(&l->kernelless_ptx, &l->n_kernelless_ptx, &arch);
+		} else {
+			raise_isa(l->kernelless_ptx, l->n_kernelless_ptx, &arch);
 		}
 		g = end;
 	}
@@ -422,8 +544,8 @@ int ml_fatbin_scan(ml_fatbin_list *out, const unsigned char *buf, size_t len, ml
 	size_t first = out->n_entries;
 	int rc = scan_region(out, buf, len, 0, ML_FATBIN_EXECUTABLE, err);
 	/* Entries read before a failure stay, with their kernels settled. */
-	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
-		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	if (rc != ML_ENOMEM && (settle_kernels(out, first, buf) || settle_ptx(out, first, buf)))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins and PTX");
 	return rc;
 }
 
@@ -688,7 +810,7 @@ int ml_fatbin_scan_image(ml_fatbin_list *out, const unsigned char *buf, size_t l
 	size_t first = out->n_entries;
 	int rc = scan_image(out, buf, len, err);
 	/* Entries read before a failure stay, with their kernels settled. */
-	if (rc != ML_ENOMEM && settle_kernels(out, first, buf))
-		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins");
+	if (rc != ML_ENOMEM && (settle_kernels(out, first, buf) || settle_ptx(out, first, buf)))
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory reading cubins and PTX");
 	return rc;
 }

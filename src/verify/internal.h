@@ -90,6 +90,14 @@ int ml_torch_wheel_add(ml_audit *a, const char *path, const ml_wheel_meta *m, si
 /* Frees what w owns. */
 void ml_torch_wheel_release(ml_torch_wheel *w);
 
+/* Adds torch's own judgement (ml_arch_judge() with ML_ARCH_TORCH) to the
+ * answers of every torch CUDA library among a->files (libtorch_cuda.so,
+ * torch_cuda.dll) that has counted code: torch_checked, torch_runs,
+ * torch_why; the torch's CUDA version (for the rows a CUDA 13.2 build
+ * relaxes) comes from the audited wheel, or from torch/version.py beside
+ * the library. Decides nothing. Returns 0 (err unused: nothing fails). */
+int ml_torch_checks(ml_audit *a, ml_err *err);
+
 /* --- used only inside src/verify (moved from mlsetup/verify.h) ------------- */
 
 /* Returns true when a file name (last path component or zip member name)
@@ -98,8 +106,30 @@ void ml_torch_wheel_release(ml_torch_wheel *w);
  * case-insensitively, "*.dll" and "*.pyd". */
 bool ml_audit_is_library_name(const char *name);
 
-/* Returns "runs", "fails" or "unverified" (static). */
+/* Returns "runs", "fails", "unverified" or "not_for_this_gpu" (static). */
 const char *ml_audit_state_name(ml_audit_state s);
+
+/* --- libraries with a range of their own (src/verify/libraries.c) -------- */
+
+/* A CUDA library that supports only GPUs from min_major.min_minor on and
+ * that torch uses only for features older GPUs lack (manifests/
+ * cuda-libraries.json). Static strings. */
+typedef struct ml_cuda_library {
+	const char *name;         /* "cuSPARSELt" */
+	int min_major, min_minor; /* its documented minimum compute capability */
+	const char *torch_uses;   /* what torch uses it for */
+	const char *source;       /* where the minimum and the use are documented */
+} ml_cuda_library;
+
+/* The table's library whose file-name patterns match the last component
+ * of path (a path, or a wheel member "w.whl!nvidia/x/lib/libx.so.0"), or
+ * NULL. */
+const ml_cuda_library *ml_cuda_library_find(const char *path);
+
+/* Returns 0 when the embedded table is present and well-formed, else
+ * ML_EPARSE with the reason in err (a broken build: no library is then
+ * found). */
+int ml_cuda_libraries_check(ml_err *err);
 
 /* Returns "none", "no_kernel_image", "driver_too_old", "cpu_only_build",
  * "gpu_not_visible", "driver_broken", "wrong_results", "oom",
@@ -114,6 +144,32 @@ const char *ml_cause_name(ml_cause c);
  * table or name table lies outside it (err says which). Never reads
  * outside buf[0..len). */
 int ml_cubin_count_kernels(size_t *out, const unsigned char *buf, size_t len, ml_err *err);
+
+/* What one cubin holds (ml_cubin_read()). */
+typedef struct ml_cubin_info {
+	size_t kernels;      /* `.text.<name>` sections */
+	size_t merc_kernels; /* `.nv.capmerc.text.<name>` / `.nv.merc.text.<name>`:
+	                      * kernels in Mercury form (cubin.c) */
+	bool merc;           /* any `.nv.merc.*` or `.nv.capmerc.*` section */
+} ml_cubin_info;
+
+/* Reads a cubin as ml_cubin_count_kernels() does and says what it holds;
+ * ml_cubin_count_kernels() is kernels, or merc_kernels when there are no
+ * `.text.` kernels. Same returns and errors. */
+int ml_cubin_read(ml_cubin_info *out, const unsigned char *buf, size_t len, ml_err *err);
+
+/* What the start or the whole of a PTX module says (ml_ptx_scan()). */
+typedef struct ml_ptx_info {
+	int isa;        /* its `.version X.Y` as 10 * X + Y; 0 when none was seen */
+	size_t entries; /* `.entry` directives seen (kernels) */
+} ml_ptx_info;
+
+/* Reads PTX text[0..len) (PTX ISA document: directives `.version` and
+ * `.entry`), skipping comments and quoted strings, up to the first NUL
+ * (nvcc pads payloads with NULs): the first `.version` and the number of
+ * `.entry` directives, stopping once max_entries are seen (0: count all).
+ * Untrusted bytes: never reads outside text[0..len). Never fails. */
+void ml_ptx_scan(ml_ptx_info *out, const char *text, size_t len, size_t max_entries);
 
 /* Returns the CUresult's enumerator name from mlsetup's own table
  * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
@@ -177,6 +233,16 @@ int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, 
 int ml_fatbin_inflate(unsigned char **out, size_t *out_len, const unsigned char *src,
                       size_t src_len, uint64_t flags, uint64_t uncompressed_size, uint64_t cap,
                       ml_err *err);
+
+/* Decompresses at most cap bytes from the start of one entry's payload
+ * src[0..src_len) into dst, as ml_fatbin_inflate() does the whole (flags
+ * name LZ4 or zstd), for reading a PTX module's header without inflating
+ * all of it: liblz4's LZ4_decompress_safe_partial, libzstd's streaming
+ * decoder. Sets *got to the bytes written (fewer when the payload is
+ * shorter). Returns 0; ML_EPARSE for corrupt data or bad flags (err says
+ * which); ML_ENOMEM. */
+int ml_fatbin_inflate_prefix(unsigned char *dst, size_t cap, size_t *got, const unsigned char *src,
+                             size_t src_len, uint64_t flags, ml_err *err);
 
 /* Frees what l holds and resets it to ML_FATBIN_LIST_INIT. Accepts NULL. */
 void ml_fatbin_list_release(ml_fatbin_list *l);

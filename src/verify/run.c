@@ -27,9 +27,17 @@ size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
 	size_t n = 0;
 	for (size_t i = 0; i < m->n_gpus && n < cap; i++)
 		if (m->gpus[i].cc_major >= 0)
-			out[n++] =
-			        (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0, false};
+			out[n++] = (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0,
+			                          false, 0};
 	return n;
+}
+
+void ml_audit_opts_machine(ml_audit_opts *o, ml_cuda_arch *devs, size_t cap, const ml_machine *m)
+{
+	o->devices = devs;
+	o->n_devices = ml_verify_gpu_archs(devs, cap, m);
+	o->driver_cuda = m->driver.cuda_version;
+	o->driver = m->driver.version[0] ? m->driver.version : NULL;
 }
 
 static double now_s(void)
@@ -54,7 +62,7 @@ static void report_step(const ml_verify_env_opts *o, const char *name, bool done
 struct audit_job {
 	const char *target;
 	ml_cuda_arch devs[64];
-	size_t n_devs;
+	ml_audit_opts ao;
 	ml_audit *audit; /* out */
 	int rc;          /* out: ml_audit_paths() */
 	ml_err err;      /* out */
@@ -65,18 +73,15 @@ static void *audit_run(void *arg)
 {
 	struct audit_job *j = arg;
 	double t0 = now_s();
-	ml_audit_opts ao = ML_AUDIT_OPTS_INIT;
-	ao.devices = j->devs;
-	ao.n_devices = j->n_devs;
 	const char *paths[] = {j->target};
-	j->rc = ml_audit_paths(&j->audit, paths, 1, &ao, &j->err);
+	j->rc = ml_audit_paths(&j->audit, paths, 1, &j->ao, &j->err);
 	j->seconds = now_s() - t0;
 	return NULL;
 }
 
 /* The smoke tests and the diagnosis; fills v. */
-static int smoke_and_diagnose(ml_verification *v, const ml_machine *m,
-                              const ml_verify_env_opts *o, ml_err *err)
+static int smoke_and_diagnose(ml_verification *v, const ml_machine *m, const ml_verify_env_opts *o,
+                              ml_err *err)
 {
 	ml_err e2 = ML_ERR_INIT;
 	ml_smoke_opts so = ML_SMOKE_OPTS_INIT;
@@ -125,7 +130,8 @@ static int verify_into(ml_verification *v, const ml_machine *m, const ml_verify_
 	if (!j)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	j->target = target;
-	j->n_devs = ml_verify_gpu_archs(j->devs, 64, m);
+	j->ao = (ml_audit_opts)ML_AUDIT_OPTS_INIT;
+	ml_audit_opts_machine(&j->ao, j->devs, 64, m);
 	j->err = (ml_err)ML_ERR_INIT;
 	const char *step = "auditing the CUDA libraries";
 	report_step(o, step, false, ML_CHECK_PASS, 0);

@@ -300,15 +300,13 @@ static void add_arch(ml_cuda_arch *v, size_t *n, const ml_cuda_arch *a)
 }
 
 /* What counts of a library's code (as the audit answers with it): SASS
- * architectures holding kernels, executable and embedded PTX. */
+ * and PTX architectures holding kernels, executable and embedded. */
 static void add_counted(ml_torch_build *b, const ml_fatbin_list *c)
 {
 	for (size_t i = 0; i < c->n_with_kernels; i++)
 		add_arch(b->sass, &b->n_sass, &c->with_kernels[i]);
-	for (size_t i = 0; i < c->n_ptx; i++)
-		add_arch(b->ptx, &b->n_ptx, &c->ptx[i]);
-	for (size_t i = 0; i < c->n_embedded_ptx; i++)
-		add_arch(b->ptx, &b->n_ptx, &c->embedded_ptx[i]);
+	for (size_t i = 0; i < c->n_ptx_with_entries; i++)
+		add_arch(b->ptx, &b->n_ptx, &c->ptx_with_entries[i]);
 	qsort(b->sass, b->n_sass, sizeof *b->sass, cmp_arch);
 	qsort(b->ptx, b->n_ptx, sizeof *b->ptx, cmp_arch);
 }
@@ -337,7 +335,7 @@ static int find_gaps(ml_torch_wheel *w, const ml_audit *a, size_t first, size_t 
 	size_t counts[] = {w->build.n_sass, w->build.n_ptx};
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < counts[l]; i++) {
-			ml_cuda_arch d = {lists[l][i].major, lists[l][i].minor, 0, false};
+			ml_cuda_arch d = {lists[l][i].major, lists[l][i].minor, 0, false, 0};
 			bool dup = false;
 			for (size_t k = 0; k < n_dev && !dup; k++)
 				dup = same_arch(&devices[k], &d);
@@ -513,4 +511,79 @@ int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err
 out:
 	ml_audit_free(a);
 	return rc;
+}
+
+/* --- torch's own judgement of its library ------------------------------------------ */
+
+/* "13.2" -> 13020; 0 when not such a version. */
+static int cuda_number(const char *v)
+{
+	int major = 0, minor = 0;
+	if (!v || sscanf(v, "%d.%d", &major, &minor) != 2 || major < 1 || minor < 0 || minor > 9)
+		return 0;
+	return major * 1000 + minor * 10;
+}
+
+/* The CUDA version of the torch whose library is at path: the audited
+ * wheel's (path "w.whl!torch/lib/libtorch_cuda.so"), else torch/version.py
+ * beside the library's directory in an environment. 0 when unknown. */
+static int torch_cuda_of(const ml_audit *a, const char *path)
+{
+	const char *bang = strrchr(path, '!');
+	if (bang) {
+		size_t n = (size_t)(bang - path);
+		for (size_t t = 0; t < a->n_torch; t++)
+			if (strlen(a->torch[t].path) == n && memcmp(a->torch[t].path, path, n) == 0)
+				return cuda_number(a->torch[t].build.cuda);
+		return 0;
+	}
+	const char *lib = strstr(path, "/lib/");
+	const char *last = lib;
+	while (lib && (lib = strstr(lib + 1, "/lib/")) != NULL)
+		last = lib;
+	if (!last)
+		return 0;
+	char *py = ml_asprintf("%.*s/version.py", (int)(last - path), path);
+	char *text = NULL;
+	size_t len = 0;
+	int cuda = 0;
+	char v[32];
+	bool none = false;
+	if (py && ml_os_read_file(&text, &len, NULL, py, ML_WHEEL_META_MAX, NULL) == 0 &&
+	    py_value(text, "cuda", v, sizeof v, &none) && !none)
+		cuda = cuda_number(v);
+	free(text);
+	free(py);
+	return cuda;
+}
+
+int ml_torch_checks(ml_audit *a, ml_err *err)
+{
+	for (size_t i = 0; i < a->n_files; i++) {
+		ml_audit_file *f = &a->files[i];
+		if (!f->has_code || f->unverified || !is_torch_cuda_library(member_of(f->path)))
+			continue;
+		ml_torch_build counted = {0};
+		add_counted(&counted, &f->code);
+		ml_cuda_arch code[2 * ML_TORCH_MAX_CODE];
+		size_t n = 0;
+		for (size_t k = 0; k < counted.n_sass; k++)
+			code[n++] = counted.sass[k];
+		for (size_t k = 0; k < counted.n_ptx; k++)
+			code[n++] = counted.ptx[k];
+		ml_arch_query q = ML_ARCH_QUERY_INIT;
+		q.rules = ML_ARCH_TORCH;
+		q.torch_cuda = torch_cuda_of(a, f->path);
+		for (size_t d = 0; d < a->n_devices; d++) {
+			ml_arch_verdict v;
+			q.dev_major = a->devices[d].major;
+			q.dev_minor = a->devices[d].minor;
+			ml_audit_answer *ans = &f->answers[d];
+			ans->torch_checked = true;
+			ans->torch_runs = ml_arch_judge(&v, code, n, &q);
+			ml_strlcpy(ans->torch_why, v.why, sizeof ans->torch_why);
+		}
+	}
+	(void)err;
+	return 0;
 }

@@ -34,8 +34,9 @@ test_expect_success 'a library: SASS and PTX lists, runs / does NOT run with the
 test_expect_success 'runs everywhere asked: exit 0; comma-separated and X.Y device names' '
 	"$MLSETUP" audit --arch 9.0,sm_100,12.0 "$FB/sass_ptx.so" >out &&
 	grep -q "SASS sm_90; PTX compute_90 (1 compressed)" out &&
-	grep -q "  sm_100: runs (PTX compute_90 can be JIT-compiled for 10.0)" out &&
-	grep -q "  sm_120: runs" out
+	grep -q "  sm_100: runs (PTX compute_90 (ISA 9.0) can be JIT-compiled for 10.0 by a driver for CUDA ≥ 13.0)" out &&
+	grep -q "  sm_120: runs" out &&
+	grep -q "^  no driver known: PTX counts where a driver new enough could JIT it" out
 '
 test_expect_success 'JSON: schema, files[] with path, sass, ptx, runs_on, why; overall runs_on' '
 	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 --arch sm_86 "$FB/multi.so" "$FB/sass_only.so" >j &&
@@ -287,5 +288,59 @@ test_expect_success 'torch wheels inside an audited directory are found too' '
 	python3 "$FIXTURES/make_torch_wheels.py" tw &&
 	expect_exit 5 "$MLSETUP" audit --json --arch sm_120 tw >j 2>/dev/null &&
 	expect_eq 7 "$(json j "len(d[\"torch_wheels\"])")"
+'
+test_expect_success '--driver: PTX counts only where that driver can JIT its ISA (nvcc 13.0 writes 9.0)' '
+	expect_exit 5 "$MLSETUP" audit --arch sm_89 --driver 550.54.15 "$FB/ptx_only.so" >out 2>err &&
+	grep -q "  sm_89: does NOT run: sm_89: no SASS for major 8, PTX compute_80 (ISA 9.0) needs a driver for CUDA ≥ 13.0 to JIT it, and this driver supports CUDA 12.4" out &&
+	grep -q "^  PTX judged for driver 550.54.15 (CUDA 12.4)" out &&
+	grep -q "error: .*ptx_only.so. cannot run on sm_89" err &&
+	"$MLSETUP" audit --arch sm_89 --driver 580.95.05 "$FB/ptx_only.so" >out &&
+	grep -q "  sm_89: runs (PTX compute_80 (ISA 9.0) can be JIT-compiled for 8.9)" out &&
+	"$MLSETUP" audit --json --arch sm_89 --driver 580.95.05 "$FB/ptx_only.so" >j &&
+	expect_eq "{\"version\": \"580.95.05\", \"cuda\": \"13.0\"}" "$(json j "d[\"driver\"]")" &&
+	expect_eq "{\"compute_80\": \"9.0\"}" "$(json j "d[\"files\"][0][\"ptx_isa\"]")" &&
+	expect_eq "{\"sm_89\": \"compute_80\"}" "$(json j "d[\"files\"][0][\"runs_by\"]")" &&
+	expect_exit 2 "$MLSETUP" audit --arch sm_89 --driver banana "$FB/ptx_only.so" 2>err &&
+	grep -q "driver .banana. is not an NVIDIA driver version" err
+'
+test_expect_success 'the detected driver judges PTX: fake RTX 5090 on 570 (CUDA 12.8) cannot JIT ISA 9.0' '
+	expect_exit 5 with_gpus rtx5090.json "$MLSETUP" audit --sysroot "$E" "$FB/ptx_only.so" >out &&
+	grep -q "needs a driver for CUDA ≥ 13.0 to JIT it, and this driver supports CUDA 12.8" out &&
+	grep -q "^  PTX judged for driver 570.124.04 (CUDA 12.8)" out &&
+	with_gpus rtx5090.json "$MLSETUP" audit --sysroot "$E" --driver 580.95.05 "$FB/ptx_only.so" >out &&
+	grep -q "  sm_120 (detected): runs" out
+'
+test_expect_success 'kernel-less PTX and cubins (as cuDNN 9.26 libcudnn_ext.so.9): unverified everywhere, exit 0' '
+	"$MLSETUP" audit --arch sm_75,sm_90,sm_120,sm_121 "$FB/kernelless_all.so" "$FB/ptx_kernelless.so" >out &&
+	grep -q "^  kernel-less (no .entry in these PTX modules): compute_121$" out &&
+	grep -q "^  kernel-less (no kernels in these cubins): sm_80 sm_120f$" out &&
+	grep -q "  sm_75: unverified: no kernels visible; stored in another form" out &&
+	grep -q "2 unverified" out &&
+	"$MLSETUP" audit --json --arch sm_90 "$FB/kernelless_all.so" >j &&
+	expect_eq "[\"sm_80\", \"sm_120f\", \"compute_121\"]" "$(json j "d[\"files\"][0][\"kernelless\"]")" &&
+	expect_eq "{\"sm_90\": \"unverified\"}" "$(json j "d[\"files\"][0][\"state\"]")" &&
+	expect_eq "{\"sm_90\": \"unverified\"}" "$(json j "d[\"files\"][0][\"runs_on\"]")"
+'
+test_expect_success 'a library below its documented minimum (cuSPARSELt, 8.0+) is not for that GPU, and fails nothing' '
+	mkdir -p lt && cp "$FB/sass_only.so" lt/libcusparseLt.so.0 &&
+	"$MLSETUP" audit --arch sm_70 lt >out &&
+	grep -q "  sm_70: not for this GPU: cuSPARSELt supports compute capability 8.0 and newer" out &&
+	grep -q "1 not for this GPU" out &&
+	cp "$FB/sass_only.so" lt/libcublas.so.12 &&
+	expect_exit 5 "$MLSETUP" audit --arch sm_70 lt 2>err &&
+	grep -q "libcublas.so.12. cannot run on sm_70" err
+'
+test_expect_success 'torch own library: torch judgement shown beside NVIDIA one, named first when it fails' '
+	mkdir -p sp/torch/lib sp/aaa && cp "$FB/sass_only.so" sp/torch/lib/libtorch_cuda.so &&
+	echo "cuda = \"12.8\"" >sp/torch/version.py &&
+	"$MLSETUP" audit --arch 8.7 sp >out &&
+	grep -q "  sm_87: runs (SASS sm_86 runs on 8.7)" out &&
+	grep -q "^    torch.s own check would warn: torch accepts no code of this build for 8.7" out &&
+	"$MLSETUP" audit --json --arch 8.7 sp >j &&
+	expect_eq false "$(json j "d[\"files\"][0][\"torch_check\"][\"sm_87\"][\"runs\"]")" &&
+	cp "$FB/sm120.so" sp/aaa/libcublas.so.12 && cp "$FB/sm120.so" sp/torch/lib/libtorch_cuda.so &&
+	expect_exit 5 "$MLSETUP" audit --json --arch sm_90 sp >j 2>err &&
+	grep -q "torch/lib/libtorch_cuda.so. cannot run on sm_90: .*(2 libraries cannot: libtorch_cuda.so, libcublas.so.12)" err &&
+	expect_eq "libtorch_cuda.so" "$(json j "d[\"failing\"][\"sm_90\"][0].split(\"/\")[-1]")"
 '
 test_done

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -85,7 +86,7 @@ static void test_parse_refuses_other_names_and_leaves_out_alone(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < N_OF(bad); i++) {
-		ml_cuda_arch a = {77, 7, 'x', true};
+		ml_cuda_arch a = {77, 7, 'x', true, 0};
 		if (ml_cuda_arch_parse(&a, bad[i]) != ML_EPARSE)
 			fail_msg("'%s' should be refused", bad[i] ? bad[i] : "(null)");
 		assert_int_equal(a.major, 77);
@@ -104,14 +105,14 @@ static void test_format_round_trips_and_refuses_what_has_no_name(void **state)
 		assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), 0);
 		assert_string_equal(buf, names[i]);
 	}
-	ml_cuda_arch a = {12, 0, 0, false};
+	ml_cuda_arch a = {12, 0, 0, false, 0};
 	assert_int_equal(ml_cuda_arch_format(buf, 6, &a), ML_EFAIL); /* "sm_120" needs 7 bytes */
 	assert_int_equal(ml_cuda_arch_format(buf, 7, &a), 0);
 	a.minor = 10;
 	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
-	a = (ml_cuda_arch){0, 5, 0, false};
+	a = (ml_cuda_arch){0, 5, 0, false, 0};
 	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
-	a = (ml_cuda_arch){9, 0, 'x', false};
+	a = (ml_cuda_arch){9, 0, 'x', false, 0};
 	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, &a), ML_EFAIL);
 	assert_int_equal(ml_cuda_arch_format(buf, sizeof buf, NULL), ML_EFAIL);
 }
@@ -268,6 +269,120 @@ static void test_why_is_truncated_safely(void **state)
 	assert_string_equal(why, "SASS sm");
 }
 
+/* --- the driver and torch's own judgement (ml_arch_judge) ------------------ */
+
+/* Judges names (PTX entries may carry ":ISA", "compute_52:87") on X.Y. */
+static bool judge(ml_arch_verdict *v, const char *names, int major, int minor, int driver_cuda,
+                  ml_arch_rules rules, int torch_cuda)
+{
+	char buf[256], *save = NULL;
+	code_list c;
+	memset(&c, 0, sizeof c);
+	snprintf(buf, sizeof buf, "%s", names);
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *colon = strchr(w, ':');
+		if (colon)
+			*colon = '\0';
+		if (ml_cuda_arch_parse(&c.v[c.n], w) != 0)
+			fail_msg("'%s' should parse", w);
+		if (colon)
+			c.v[c.n].isa = atoi(colon + 1);
+		c.n++;
+	}
+	ml_arch_query q = ML_ARCH_QUERY_INIT;
+	q.dev_major = major;
+	q.dev_minor = minor;
+	q.driver_cuda = driver_cuda;
+	q.rules = rules;
+	q.torch_cuda = torch_cuda;
+	return ml_arch_judge(v, c.v, c.n, &q);
+}
+
+static void test_ptx_runs_only_where_the_driver_knows_its_isa(void **state)
+{
+	(void)state;
+	ml_arch_verdict v;
+	/* cuSPARSELt 0.7.1's only code below 8.0: compute_52 at ISA 8.7
+	 * (CUDA 12.8). A V100 on a 550 driver (CUDA 12.4) cannot JIT it. */
+	assert_false(judge(&v, "sm_80 compute_52:87", 7, 0, 12040, ML_ARCH_NVIDIA, 0));
+	assert_string_equal(v.why, "sm_70: no SASS for major 7, PTX compute_52 (ISA 8.7) needs a "
+	                           "driver for CUDA ≥ 12.8 to JIT it, and this driver supports "
+	                           "CUDA 12.4");
+	/* A 570 driver (CUDA 12.8) can. */
+	assert_true(judge(&v, "sm_80 compute_52:87", 7, 0, 12080, ML_ARCH_NVIDIA, 0));
+	assert_true(v.by.ptx);
+	assert_int_equal(v.ptx_cuda, 12080);
+	assert_false(v.conditional);
+	/* No driver known: it runs on that condition, which why names. */
+	assert_true(judge(&v, "sm_80 compute_52:87", 7, 0, 0, ML_ARCH_NVIDIA, 0));
+	assert_true(v.conditional);
+	assert_string_equal(v.why,
+	                    "PTX compute_52 (ISA 8.7) can be JIT-compiled for 7.0 by a driver for "
+	                    "CUDA ≥ 12.8");
+	/* PTX of unknown ISA counts as before; SASS needs no driver at all. */
+	assert_true(judge(&v, "compute_52", 7, 0, 12040, ML_ARCH_NVIDIA, 0));
+	assert_false(v.conditional);
+	assert_true(judge(&v, "sm_70 compute_90:90", 7, 0, 11080, ML_ARCH_NVIDIA, 0));
+	assert_false(v.by.ptx);
+	/* Of two PTX the driver can JIT, the closer; of two with the driver
+	 * unknown, the one asking least of it. */
+	assert_true(judge(&v, "compute_60:84 compute_70:90", 7, 5, 13000, ML_ARCH_NVIDIA, 0));
+	assert_int_equal(v.by.major, 7);
+	assert_true(judge(&v, "compute_60:84 compute_70:90", 7, 5, 12040, ML_ARCH_NVIDIA, 0));
+	assert_int_equal(v.by.major, 6);
+	assert_true(judge(&v, "compute_60:84 compute_70:90", 7, 5, 0, ML_ARCH_NVIDIA, 0));
+	assert_int_equal(v.by.major, 6);
+	assert_int_equal(v.ptx_cuda, 12040);
+	/* An ISA newer than every release mlsetup knows needs a newer driver. */
+	assert_false(judge(&v, "compute_90:99", 9, 0, 13050, ML_ARCH_NVIDIA, 0));
+	assert_non_null(strstr(v.why, "needs a driver for CUDA newer than 13.5"));
+	assert_true(judge(&v, "compute_90:99", 9, 0, 13060, ML_ARCH_NVIDIA, 0));
+	/* ml_arch_runs_on() is the judgement without a driver. */
+	char why[256];
+	code_list c = code_of("compute_52");
+	c.v[0].isa = 87;
+	assert_true(ml_arch_runs_on(c.v, c.n, 7, 0, why, sizeof why));
+	assert_non_null(strstr(why, "by a driver for CUDA ≥ 12.8"));
+}
+
+static void test_torch_judges_its_own_library_by_its_own_table(void **state)
+{
+	(void)state;
+	ml_arch_verdict v;
+	/* Integrated parts need code of their own in torch's eyes; NVIDIA's
+	 * same-major rule runs sm_80 code on 8.7 (Jetson Orin). */
+	assert_true(judge(&v, "sm_80 sm_86", 8, 7, 0, ML_ARCH_NVIDIA, 0));
+	assert_false(judge(&v, "sm_80 sm_86", 8, 7, 0, ML_ARCH_TORCH, 12080));
+	assert_string_equal(v.why, "torch accepts no code of this build for 8.7 (sm_86 supports "
+	                           ">=8.6,<9.0 except {8.7})");
+	assert_true(judge(&v, "sm_80 sm_87", 8, 7, 0, ML_ARCH_TORCH, 12080));
+	assert_false(judge(&v, "sm_70", 7, 2, 0, ML_ARCH_TORCH, 12080));
+	assert_false(judge(&v, "sm_60 sm_61", 6, 2, 0, ML_ARCH_TORCH, 12080));
+	assert_false(judge(&v, "sm_50 sm_52", 5, 3, 0, ML_ARCH_TORCH, 12080));
+	/* From a CUDA 13.2 build on, 7.0, 8.0 and 8.6 code runs on 7.2 and 8.7. */
+	assert_true(judge(&v, "sm_80 sm_86", 8, 7, 0, ML_ARCH_TORCH, 13020));
+	assert_true(judge(&v, "sm_70", 7, 2, 0, ML_ARCH_TORCH, 13020));
+	assert_false(judge(&v, "sm_60", 6, 2, 0, ML_ARCH_TORCH, 13020));
+	/* Thor: 10.1 before CUDA 13, 11.0 after; code for either runs on both
+	 * in torch's table, where NVIDIA's same-major rule sees two majors. */
+	assert_true(judge(&v, "sm_101", 11, 0, 0, ML_ARCH_TORCH, 13000));
+	assert_false(judge(&v, "sm_101", 11, 0, 0, ML_ARCH_NVIDIA, 0));
+	assert_true(judge(&v, "sm_110", 10, 1, 0, ML_ARCH_TORCH, 12080));
+	/* ... and 10.0 code is not for 10.1, but is for 10.3. */
+	assert_false(judge(&v, "sm_100", 10, 1, 0, ML_ARCH_TORCH, 12080));
+	assert_true(judge(&v, "sm_100", 10, 3, 0, ML_ARCH_TORCH, 12080));
+	assert_true(judge(&v, "sm_100", 10, 1, 0, ML_ARCH_NVIDIA, 0));
+	/* Variants are ignored, as torch ignores them; PTX is judged alike. */
+	assert_true(judge(&v, "sm_90a", 9, 0, 0, ML_ARCH_TORCH, 12080));
+	assert_true(judge(&v, "sm_120a", 12, 1, 0, ML_ARCH_TORCH, 13020));
+	assert_true(judge(&v, "compute_75", 7, 5, 0, ML_ARCH_TORCH, 13000));
+	assert_false(judge(&v, "sm_120", 11, 0, 0, ML_ARCH_TORCH, 13000));
+	assert_string_equal(v.why,
+	                    "torch accepts no code of this build for 11.0 (none for major 11)");
+	/* An unknown device runs nothing under either rule. */
+	assert_false(judge(&v, "sm_80", -1, 0, 0, ML_ARCH_TORCH, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +402,8 @@ int main(void)
 	        cmocka_unit_test(test_unusable_ptx_is_named_in_the_reason),
 	        cmocka_unit_test(test_no_code_or_unknown_device_runs_nowhere),
 	        cmocka_unit_test(test_why_is_truncated_safely),
+	        cmocka_unit_test(test_ptx_runs_only_where_the_driver_knows_its_isa),
+	        cmocka_unit_test(test_torch_judges_its_own_library_by_its_own_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

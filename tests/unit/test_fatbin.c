@@ -290,9 +290,17 @@ static void test_executable_embedded_and_relocatable_code_are_told_apart(void **
 		assert_int_equal(l.n_unreadable, places[i].unreadable);
 		for (size_t k = 0; k < l.n_entries; k++) {
 			const ml_fatbin_entry *e = &l.entries[k];
-			/* Relocatable code and PTX are never read as cubins. */
-			if (e->where == ML_FATBIN_RELOCATABLE || e->arch.ptx)
+			/* Relocatable code is never read; counted PTX is read as PTX:
+			 * its ISA always (nvcc 13.0 writes PTX ISA 9.0), its
+			 * kernels (0 or 1: "has an .entry") when it settles its
+			 * architecture. */
+			if (e->where == ML_FATBIN_RELOCATABLE) {
 				assert_int_equal(e->kernels, -1);
+				assert_int_equal(e->isa, 0);
+			} else if (e->arch.ptx) {
+				assert_int_equal(e->isa, 90);
+				assert_true(e->kernels >= -1 && e->kernels <= 1);
+			}
 		}
 		ml_fatbin_list_release(&l);
 	}
@@ -539,8 +547,8 @@ static void test_cubin_reader_wants_a_cuda_elf(void **state)
 /* --- the audit's answers follow THE rule ------------------------------------------ */
 
 static const ml_cuda_arch devices[] = {
-        {7, 5, 0, false},  {8, 9, 0, false},  {9, 0, 0, false},  {10, 0, 0, false},
-        {10, 3, 0, false}, {12, 0, 0, false}, {12, 1, 0, false},
+        {7, 5, 0, false, 0},  {8, 9, 0, false, 0},  {9, 0, 0, false, 0},  {10, 0, 0, false, 0},
+        {10, 3, 0, false, 0}, {12, 0, 0, false, 0}, {12, 1, 0, false, 0},
 };
 
 /* One letter per device above: R runs, - does not. */
@@ -609,7 +617,7 @@ static void test_audit_says_why(void **state)
 {
 	(void)state;
 	const char *paths[] = {FIX "sass_only.so", FIX "ptx_only.so"};
-	static const ml_cuda_arch devs[] = {{8, 9, 0, false}, {12, 0, 0, false}};
+	static const ml_cuda_arch devs[] = {{8, 9, 0, false, 0}, {12, 0, 0, false, 0}};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = devs;
 	o.n_devices = 2;
@@ -620,8 +628,11 @@ static void test_audit_says_why(void **state)
 	assert_string_equal(a->files[0].answers[0].why, "SASS sm_86 runs on 8.9");
 	assert_string_equal(a->files[0].answers[1].why,
 	                    "sm_120: no SASS for major 12, no PTX ≤ 12.0");
+	/* No driver known: PTX runs on the condition that one can JIT it. */
 	assert_string_equal(a->files[1].answers[1].why,
-	                    "PTX compute_80 can be JIT-compiled for 12.0");
+	                    "PTX compute_80 (ISA 9.0) can be JIT-compiled for 12.0 by a driver for "
+	                    "CUDA ≥ 13.0");
+	assert_true(a->files[1].answers[1].conditional);
 	assert_true(a->overall[0].runs);
 	assert_false(a->overall[1].runs);
 	assert_non_null(strstr(a->overall[1].why, "1 of 2 libraries"));
@@ -635,8 +646,8 @@ static void test_merged_audits_answer_as_one_audit_of_all_paths(void **state)
 {
 	(void)state;
 	const char *both[] = {FIX "ptx_only.so", FIX "sass_only.so"};
-	static const ml_cuda_arch devs[] = {{8, 9, 0, false}, {12, 0, 0, false}};
-	static const ml_cuda_arch other[] = {{8, 9, 0, false}};
+	static const ml_cuda_arch devs[] = {{8, 9, 0, false, 0}, {12, 0, 0, false, 0}};
+	static const ml_cuda_arch other[] = {{8, 9, 0, false, 0}};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = devs;
 	o.n_devices = 2;
@@ -742,7 +753,7 @@ static void test_unverified_files_say_why_and_are_summed_up(void **state)
 {
 	(void)state;
 	static const char *const files[] = {"kernelless_lz4.so", "reloc_only.so", "sass_only.so"};
-	static const ml_cuda_arch devs[] = {{8, 6, 0, false}, {12, 0, 0, false}};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false, 0}, {12, 0, 0, false, 0}};
 	ml_audit *a = audit_fixtures(files, 3, devs, 2);
 	assert_string_equal(a->files[0].answers[0].why, ML_AUDIT_NO_KERNELS_WHY);
 	assert_string_equal(a->files[0].answers[1].why,
@@ -779,7 +790,7 @@ static void test_status_names_every_failing_library(void **state)
 	(void)state;
 	static const char *const files[] = {"sass_only.so", "kernelless.so",   "sm90a.so",
 	                                    "multi.so",     "reloc_linked.so", "sm120.so"};
-	static const ml_cuda_arch dev = {12, 0, 0, false};
+	static const ml_cuda_arch dev = {12, 0, 0, false, 0};
 	ml_audit *a = audit_fixtures(files, N_OF(files), &dev, 1);
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
@@ -829,7 +840,7 @@ static void test_malformed_file_is_recorded_and_the_audit_goes_on(void **state)
 {
 	(void)state;
 	const char *paths[] = {FIX "bad_zero_sizes.so", FIX "does-not-exist.so", FIX "sm120.so"};
-	static const ml_cuda_arch dev = {12, 0, 0, false};
+	static const ml_cuda_arch dev = {12, 0, 0, false, 0};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = &dev;
 	o.n_devices = 1;
@@ -1146,7 +1157,7 @@ static void test_wheel_members_are_read_in_place(void **state)
 	};
 	write_wheel(whl, members, N_OF(members));
 	const char *paths[] = {whl};
-	static const ml_cuda_arch dev = {12, 0, 0, false};
+	static const ml_cuda_arch dev = {12, 0, 0, false, 0};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = &dev;
 	o.n_devices = 1;
@@ -1222,7 +1233,7 @@ static void test_directory_walk_reads_each_library_once(void **state)
 
 	snprintf(p, sizeof p, "%s/env", tmpdir);
 	const char *paths[] = {p};
-	static const ml_cuda_arch devs[] = {{9, 0, 0, false}, {12, 0, 0, false}};
+	static const ml_cuda_arch devs[] = {{9, 0, 0, false, 0}, {12, 0, 0, false, 0}};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = devs;
 	o.n_devices = 2;
@@ -1275,7 +1286,7 @@ static void test_json_document(void **state)
 {
 	(void)state;
 	const char *paths[] = {FIX "multi.so", FIX "ptx_only.so"};
-	static const ml_cuda_arch devs[] = {{8, 6, 0, false}, {9, 0, 0, false}};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false, 0}, {9, 0, 0, false, 0}};
 	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
 	o.devices = devs;
 	o.n_devices = 2;
@@ -1326,7 +1337,7 @@ static void test_json_has_places_kernelless_and_unverified(void **state)
 {
 	(void)state;
 	static const char *const files[] = {"data_fatbin.so", "reloc_linked.so", "kernelless.so"};
-	static const ml_cuda_arch devs[] = {{8, 6, 0, false}};
+	static const ml_cuda_arch devs[] = {{8, 6, 0, false, 0}};
 	ml_audit *a = audit_fixtures(files, 3, devs, 1);
 	cJSON *doc = ml_audit_to_json(a);
 	assert_non_null(doc);
@@ -1368,6 +1379,353 @@ static void test_json_has_places_kernelless_and_unverified(void **state)
 	ml_audit_free(a);
 }
 
+/* --- GPU truth on today's stacks: kernel-less PTX, the driver, ranges ------ */
+
+/* Audits paths[0..n) for devs with the driver driver_cuda; fails the test
+ * when the audit cannot be made. */
+static ml_audit *audit_for(const char *const *paths, size_t n, const ml_cuda_arch *devs,
+                           size_t n_devs, int driver_cuda)
+{
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	o.devices = devs;
+	o.n_devices = n_devs;
+	o.driver_cuda = driver_cuda;
+	ml_audit *a = NULL;
+	ml_err err = ML_ERR_INIT;
+	if (ml_audit_paths(&a, paths, n, &o, &err) != 0)
+		fail_msg("audit failed: %s", err.msg);
+	return a;
+}
+
+static void test_kernelless_ptx_can_fail_nowhere(void **state)
+{
+	(void)state;
+	static const ml_cuda_arch devs[] = {
+	        {7, 5, 0, false, 0}, {9, 0, 0, false, 0}, {12, 1, 0, false, 0}};
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	char got[256];
+	/* One compute_90 module without an .entry: kernel-less, not counted. */
+	assert_int_equal(scan_fixture("ptx_kernelless.so", &l, &err), 0);
+	names(got, sizeof got, l.ptx, l.n_ptx);
+	assert_string_equal(got, "compute_90");
+	names(got, sizeof got, l.kernelless_ptx, l.n_kernelless_ptx);
+	assert_string_equal(got, "compute_90");
+	assert_int_equal(l.n_ptx_with_entries, 0);
+	assert_int_equal(l.entries[0].kernels, 0);
+	assert_int_equal(l.entries[0].isa, 90);
+	ml_fatbin_list_release(&l);
+	/* Beside a module of the same architecture that has one: it counts. */
+	assert_int_equal(scan_fixture("ptx_two_modules.so", &l, &err), 0);
+	names(got, sizeof got, l.ptx_with_entries, l.n_ptx_with_entries);
+	assert_string_equal(got, "compute_90");
+	assert_int_equal(l.ptx_with_entries[0].isa, 90);
+	assert_int_equal(l.n_kernelless_ptx, 0);
+	ml_fatbin_list_release(&l);
+	/* As cuDNN 9.26's libcudnn_ext.so.9: no kernel in any cubin or PTX
+	 * module, so unverified on every GPU - before, its compute_121 PTX
+	 * failed 7.5 and 9.0 ("no PTX <= 9.0"). */
+	const char *paths[] = {FIX "kernelless_all.so", FIX "ptx_kernelless.so"};
+	ml_audit *a = audit_for(paths, 2, devs, N_OF(devs), 0);
+	assert_int_equal(a->n_files, 2);
+	assert_int_equal(a->n_unverified, 2);
+	for (size_t i = 0; i < 2; i++)
+		for (size_t d = 0; d < N_OF(devs); d++) {
+			assert_int_equal(a->files[i].answers[d].state, ML_AUDIT_UNVERIFIED);
+			assert_string_equal(a->files[i].answers[d].why, ML_AUDIT_NO_KERNELS_WHY);
+		}
+	names(got, sizeof got, a->files[0].code.kernelless, a->files[0].code.n_kernelless);
+	assert_string_equal(got, "sm_80 sm_120f");
+	names(got, sizeof got, a->files[0].code.kernelless_ptx, a->files[0].code.n_kernelless_ptx);
+	assert_string_equal(got, "compute_121");
+	for (size_t d = 0; d < N_OF(devs); d++)
+		assert_true(a->overall[d].runs);
+	assert_int_equal(ml_audit_status(a, &err), 0);
+	ml_audit_free(a);
+}
+
+static void test_ptx_counts_only_where_the_driver_can_jit_it(void **state)
+{
+	(void)state;
+	/* ptx_only.so: compute_80 PTX of ISA 9.0 (nvcc 13.0): CUDA 13.0 JITs it. */
+	static const ml_cuda_arch devs[] = {{8, 9, 0, false, 0}};
+	const char *paths[] = {FIX "ptx_only.so"};
+	ml_err err = ML_ERR_INIT;
+	ml_audit *a = audit_for(paths, 1, devs, 1, 12040); /* a 550 driver */
+	const ml_audit_answer *ans = &a->files[0].answers[0];
+	assert_int_equal(ans->state, ML_AUDIT_FAILS);
+	assert_string_equal(ans->why,
+	                    "sm_89: no SASS for major 8, PTX compute_80 (ISA 9.0) needs a "
+	                    "driver for CUDA ≥ 13.0 to JIT it, and this driver supports "
+	                    "CUDA 12.4");
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	ml_audit_free(a);
+	a = audit_for(paths, 1, devs, 1, 13000); /* a 580 driver */
+	ans = &a->files[0].answers[0];
+	assert_int_equal(ans->state, ML_AUDIT_RUNS);
+	assert_false(ans->conditional);
+	assert_true(ans->has_by);
+	assert_true(ans->by.ptx);
+	assert_int_equal(ans->by.isa, 90);
+	assert_string_equal(ans->why, "PTX compute_80 (ISA 9.0) can be JIT-compiled for 8.9");
+	ml_audit_free(a);
+	a = audit_for(paths, 1, devs, 1, 0); /* no driver known: the condition is named */
+	ans = &a->files[0].answers[0];
+	assert_int_equal(ans->state, ML_AUDIT_RUNS);
+	assert_true(ans->conditional);
+	assert_non_null(strstr(ans->why, "by a driver for CUDA ≥ 13.0"));
+	ml_audit_free(a);
+	/* Compressed PTX (zstd, LZ4) is read for its ISA through a prefix. */
+	static const char *const compressed[] = {"ptx_zstd.so", "lz4.so", "sass_ptx.so"};
+	for (size_t i = 0; i < N_OF(compressed); i++) {
+		ml_fatbin_list l;
+		assert_int_equal(scan_fixture(compressed[i], &l, &err), 0);
+		assert_int_equal(l.n_ptx_with_entries, 1);
+		assert_int_equal(l.ptx_with_entries[0].isa, 90);
+		ml_fatbin_list_release(&l);
+	}
+}
+
+/* Writes fixture `name` to tmpdir/rel, making its directories. */
+static void place_fixture(const char *name, const char *rel)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, rel);
+	for (char *p = path + strlen(tmpdir) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	copy_fixture(name, path);
+}
+
+static void test_library_below_its_documented_minimum_is_not_for_that_gpu(void **state)
+{
+	(void)state;
+	/* The same code (SASS sm_75 .. sm_90) as cuSPARSELt and as cuBLAS. */
+	place_fixture("sass_only.so", "env/nvidia/cusparselt/lib/libcusparseLt.so.0");
+	place_fixture("sass_only.so", "env/nvidia/cublas/lib/libcublas.so.12");
+	static const ml_cuda_arch devs[] = {{7, 0, 0, false, 0}, {8, 6, 0, false, 0}};
+	char env[512];
+	snprintf(env, sizeof env, "%s/env", tmpdir);
+	const char *paths[] = {env};
+	ml_err err = ML_ERR_INIT;
+	ml_audit *a = audit_for(paths, 1, devs, N_OF(devs), 12040);
+	assert_int_equal(a->n_files, 2);
+	const ml_audit_file *cublas = &a->files[0], *lt = &a->files[1];
+	assert_non_null(strstr(lt->path, "libcusparseLt.so.0"));
+	/* 7.0 is below cuSPARSELt's 8.0: not for this GPU; cuBLAS fails there. */
+	assert_int_equal(lt->answers[0].state, ML_AUDIT_NOT_FOR_GPU);
+	assert_false(lt->answers[0].runs);
+	assert_non_null(strstr(lt->answers[0].why, "cuSPARSELt supports compute capability 8.0"));
+	assert_int_equal(cublas->answers[0].state, ML_AUDIT_FAILS);
+	assert_int_equal(lt->answers[1].state, ML_AUDIT_RUNS);
+	assert_false(a->overall[0].runs); /* cuBLAS */
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "libcublas.so.12' cannot run on sm_70"));
+	assert_null(strstr(err.msg, "libcusparseLt"));
+	ml_audit_free(a);
+	/* cuSPARSELt alone fails nothing on 7.0. */
+	snprintf(env, sizeof env, "%s/env/nvidia/cusparselt", tmpdir);
+	a = audit_for(paths, 1, devs, N_OF(devs), 12040);
+	assert_true(a->overall[0].runs);
+	assert_non_null(strstr(a->overall[0].why, "1 not for this GPU"));
+	assert_int_equal(ml_audit_status(a, &err), 0);
+	cJSON *doc = ml_audit_to_json(a);
+	cJSON *st = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "files"), 0),
+	                                "state");
+	assert_string_equal(cJSON_GetObjectItem(st, "sm_70")->valuestring, "not_for_this_gpu");
+	assert_string_equal(cJSON_GetObjectItem(st, "sm_86")->valuestring, "runs");
+	cJSON_Delete(doc);
+	ml_audit_free(a);
+	assert_non_null(ml_cuda_library_find("w.whl!nvidia/cusparselt/lib/libcusparseLt.so.0"));
+	assert_null(ml_cuda_library_find("nvidia/cublas/lib/libcublas.so.12"));
+	assert_int_equal(ml_cuda_libraries_check(&err), 0);
+}
+
+static void test_torch_library_gets_torch_judgement_beside_nvidias(void **state)
+{
+	(void)state;
+	/* torch/lib/libtorch_cuda.so with SASS sm_75 .. sm_90, and cuBLAS with
+	 * sm_120 only (listed first: "aaa" sorts before "torch"). */
+	place_fixture("sass_only.so", "sp/torch/lib/libtorch_cuda.so");
+	place_fixture("sm120.so", "sp/aaa/libcublas.so.12");
+	char path[512];
+	snprintf(path, sizeof path, "%s/sp/torch/version.py", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("__version__ = '2.9.0+cu128'\ncuda: Optional[str] = '12.8'\n", f);
+	assert_int_equal(fclose(f), 0);
+	static const ml_cuda_arch devs[] = {{8, 7, 0, false, 0}, {8, 6, 0, false, 0}};
+	char sp[512];
+	snprintf(sp, sizeof sp, "%s/sp", tmpdir);
+	const char *paths[] = {sp};
+	ml_err err = ML_ERR_INIT;
+	ml_audit *a = audit_for(paths, 1, devs, N_OF(devs), 0);
+	assert_int_equal(a->n_files, 2);
+	const ml_audit_file *t = &a->files[1];
+	assert_non_null(strstr(t->path, "torch/lib/libtorch_cuda.so"));
+	/* NVIDIA: sm_86 SASS runs on 8.7 (Orin); torch 2.x's own check says
+	 * an integrated 8.7 needs its own code: shown, deciding nothing. */
+	assert_int_equal(t->answers[0].state, ML_AUDIT_RUNS);
+	assert_true(t->answers[0].torch_checked);
+	assert_false(t->answers[0].torch_runs);
+	assert_non_null(strstr(t->answers[0].torch_why, "except {8.7}"));
+	assert_true(t->answers[1].torch_runs);
+	assert_false(a->files[0].answers[0].torch_checked); /* not torch's library */
+	/* cuBLAS (sm_120 only) fails on both devices and the status names it:
+	 * torch's own library runs there. */
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "libcublas.so.12' cannot run on sm_87"));
+	ml_audit_free(a);
+	/* A CUDA 13.2 build relaxes 8.7: torch accepts sm_80/sm_86 code there. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("cuda = '13.2'\n", f);
+	assert_int_equal(fclose(f), 0);
+	a = audit_for(paths, 1, devs, N_OF(devs), 0);
+	assert_true(a->files[1].answers[0].torch_runs);
+	ml_audit_free(a);
+	/* When torch's library fails too, it is named first, before cuBLAS. */
+	place_fixture("sm120.so", "sp/torch/lib/libtorch_cuda.so");
+	static const ml_cuda_arch ampere[] = {{8, 0, 0, false, 0}};
+	a = audit_for(paths, 1, ampere, 1, 0);
+	assert_int_equal(ml_audit_status(a, &err), ML_EGPU);
+	assert_non_null(strstr(err.msg, "torch/lib/libtorch_cuda.so' cannot run on sm_80"));
+	assert_non_null(strstr(err.msg, "(2 libraries cannot: libtorch_cuda.so, libcublas.so.12)"));
+	assert_non_null(strstr(a->overall[0].why, "first: "));
+	assert_non_null(strstr(a->overall[0].why, "libtorch_cuda.so"));
+	cJSON *doc = ml_audit_to_json(a);
+	cJSON *failing = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "failing"), "sm_80");
+	assert_int_equal(cJSON_GetArraySize(failing), 2);
+	assert_non_null(strstr(cJSON_GetArrayItem(failing, 0)->valuestring, "libtorch_cuda.so"));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "driver")));
+	cJSON_Delete(doc);
+	ml_audit_free(a);
+}
+
+static void test_mercury_cubins_are_read_and_classified(void **state)
+{
+	(void)state;
+	ml_fatbin_list l;
+	ml_err err = ML_ERR_INIT;
+	char got[256];
+	/* nvcc 13.0's sm_100f cubin: SASS and the same kernel in Mercury form. */
+	assert_int_equal(scan_fixture("sm100f.so", &l, &err), 0);
+	assert_int_equal(l.n_merc, 1);
+	assert_true(l.entries[0].merc);
+	assert_int_equal(l.entries[0].kernels, 1);
+	ml_fatbin_list_release(&l);
+	/* Its kernels in Mercury form only (.nv.capmerc.text.<name>, no
+	 * .text.<name>): they count, the architecture is not kernel-less. */
+	assert_int_equal(scan_fixture("capmerc_only.so", &l, &err), 0);
+	assert_int_equal(l.n_merc, 1);
+	assert_int_equal(l.entries[0].kernels, 1);
+	names(got, sizeof got, l.with_kernels, l.n_with_kernels);
+	assert_string_equal(got, "sm_100f");
+	assert_int_equal(l.n_kernelless, 0);
+	ml_fatbin_list_release(&l);
+	/* A kernel-less family cubin with Mercury sections is kernel-less. */
+	assert_int_equal(scan_fixture("kernelless_all.so", &l, &err), 0);
+	assert_int_equal(l.n_merc, 1);
+	names(got, sizeof got, l.kernelless, l.n_kernelless);
+	assert_string_equal(got, "sm_80 sm_120f");
+	ml_fatbin_list_release(&l);
+	static const ml_cuda_arch devs[] = {{10, 3, 0, false, 0}};
+	const char *paths[] = {FIX "capmerc_only.so"};
+	ml_audit *a = audit_for(paths, 1, devs, 1, 13000);
+	assert_int_equal(a->files[0].answers[0].state, ML_AUDIT_RUNS);
+	assert_string_equal(a->files[0].answers[0].why, "SASS sm_100f runs on 10.3");
+	cJSON *doc = ml_audit_to_json(a);
+	cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "files"), 0);
+	assert_int_equal(cJSON_GetObjectItem(f0, "merc_cubins")->valueint, 1);
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "runs_by"), "sm_103")->valuestring,
+	        "sm_100f");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "driver"), "cuda")->valuestring,
+	        "13.0");
+	cJSON_Delete(doc);
+	ml_audit_free(a);
+}
+
+static void test_ptx_text_is_read_for_version_and_entries(void **state)
+{
+	(void)state;
+	ml_ptx_info info;
+	static const char ptx[] = "//\n// Generated by NVIDIA NVVM Compiler\n// .entry in a "
+	                          "comment\n/* .entry here too\n */\n\n.version 8.7\n.target "
+	                          "sm_52\n.address_size 64\n.file 1 \".entry x\"\n"
+	                          ".visible .entry _Z3addPi(\n.param .u64 p)\n{ ret; }\n"
+	                          ".entry k2() { ret; }\n.func f() { ret; }\n";
+	ml_ptx_scan(&info, ptx, sizeof ptx - 1, 0);
+	assert_int_equal(info.isa, 87);
+	assert_int_equal(info.entries, 2);
+	ml_ptx_scan(&info, ptx, sizeof ptx - 1, 1);
+	assert_int_equal(info.entries, 1);
+	/* cuDNN 9.26's kernel-less modules: blank lines, a version, no .entry. */
+	static const char none[] = "\n\n\n\n.version 9.4\n.target sm_121\n.address_size 64\n\0"
+	                           ".entry after_the_nul()";
+	ml_ptx_scan(&info, none, sizeof none - 1, 0);
+	assert_int_equal(info.isa, 94);
+	assert_int_equal(info.entries, 0);
+	/* Not versions: ".version 10", ".version 8.10", ".versions 8.7". */
+	static const char *const bad[] = {".version 10\n", ".version 8.10\n", ".versions 8.7\n",
+	                                  ".version\n8.7", ".version .7"};
+	for (size_t i = 0; i < N_OF(bad); i++) {
+		ml_ptx_scan(&info, bad[i], strlen(bad[i]), 0);
+		if (info.isa != 0)
+			fail_msg("'%s' read as ISA %d", bad[i], info.isa);
+	}
+	/* Every prefix of the text is safe to scan (AddressSanitizer). */
+	for (size_t n = 0; n <= sizeof ptx - 1; n++) {
+		char *copy = malloc(n ? n : 1);
+		assert_non_null(copy);
+		memcpy(copy, ptx, n);
+		ml_ptx_scan(&info, copy, n, 0);
+		free(copy);
+	}
+}
+
+static void test_inflate_prefix_agrees_with_the_whole(void **state)
+{
+	(void)state;
+	static const char *const files[] = {"ptx_zstd.so", "lz4.so", "sass_zstd.so"};
+	for (size_t i = 0; i < N_OF(files); i++) {
+		size_t size;
+		unsigned char *sec = fatbin_section(files[i], &size);
+		ml_fatbin_list l = ML_FATBIN_LIST_INIT;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_fatbin_scan(&l, sec, size, &err), 0);
+		const ml_fatbin_entry *e = &l.entries[0];
+		const unsigned char *h = sec + e->offset;
+		uint32_t csize = (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 |
+		                 (uint32_t)h[19] << 24;
+		unsigned char *whole = NULL;
+		size_t len = 0, got = 0;
+		assert_int_equal(ml_fatbin_inflate(&whole, &len, h + e->header_size, csize,
+		                                   e->flags, e->uncompressed_size, 0, &err),
+		                 0);
+		unsigned char head[64];
+		assert_int_equal(ml_fatbin_inflate_prefix(head, sizeof head, &got,
+		                                          h + e->header_size, csize, e->flags,
+		                                          &err),
+		                 0);
+		assert_int_equal(got, len < sizeof head ? len : sizeof head);
+		assert_memory_equal(head, whole, got);
+		/* Corrupt input is an error, never an over-read. */
+		unsigned char junk[32];
+		memset(junk, 0xff, sizeof junk);
+		assert_int_equal(ml_fatbin_inflate_prefix(head, sizeof head, &got, junk,
+		                                          sizeof junk, e->flags, &err),
+		                 ML_EPARSE);
+		free(whole);
+		ml_fatbin_list_release(&l);
+		free(sec);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1401,6 +1759,16 @@ int main(void)
 	        cmocka_unit_test(test_library_names),
 	        cmocka_unit_test(test_json_document),
 	        cmocka_unit_test(test_json_has_places_kernelless_and_unverified),
+	        cmocka_unit_test(test_kernelless_ptx_can_fail_nowhere),
+	        cmocka_unit_test(test_ptx_counts_only_where_the_driver_can_jit_it),
+	        cmocka_unit_test_setup_teardown(
+	                test_library_below_its_documented_minimum_is_not_for_that_gpu, make_tmp,
+	                drop_tmp),
+	        cmocka_unit_test_setup_teardown(
+	                test_torch_library_gets_torch_judgement_beside_nvidias, make_tmp, drop_tmp),
+	        cmocka_unit_test(test_mercury_cubins_are_read_and_classified),
+	        cmocka_unit_test(test_ptx_text_is_read_for_version_and_entries),
+	        cmocka_unit_test(test_inflate_prefix_agrees_with_the_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
