@@ -165,6 +165,28 @@ static void test_driver_branches_of_cuda_13(void **state)
 	assert_int_equal(ml_driver_cuda_version(ml_toolkit_min_driver("13.2", false)), 13020);
 }
 
+/* The row a build's minimum comes from (selection names it): its own, or
+ * for a toolkit the table lacks the newest older one of its major. */
+static void test_cuda_driver_row_is_exact_or_a_lower_bound(void **state)
+{
+	bool exact = false;
+	(void)state;
+	const ml_toolkit_driver *r = ml_cuda_driver_row("13.2", &exact);
+	assert_non_null(r);
+	assert_true(exact);
+	assert_string_equal(r->linux_min, "595.45.04");
+	r = ml_cuda_driver_row("13.3", &exact);
+	assert_non_null(r);
+	assert_false(exact);
+	assert_string_equal(r->cuda, "13.2.2");
+	r = ml_cuda_driver_row("12.5", &exact);
+	assert_string_equal(r->cuda, "12.4");
+	assert_false(exact);
+	assert_null(ml_cuda_driver_row("12", &exact)); /* only the 12.x floor */
+	assert_null(ml_cuda_driver_row("99.0", &exact));
+	assert_null(ml_cuda_driver_row(NULL, &exact));
+}
+
 /* --- per architecture ---------------------------------------------------- */
 
 static void test_blackwell_needs_its_first_toolkit(void **state)
@@ -434,6 +456,7 @@ int main(void)
 	        cmocka_unit_test(test_unknown_cuda_versions_have_no_minimum),
 	        cmocka_unit_test(test_minor_version_floor_is_per_cuda_major),
 	        cmocka_unit_test(test_driver_branches_of_cuda_13),
+	        cmocka_unit_test(test_cuda_driver_row_is_exact_or_a_lower_bound),
 	        cmocka_unit_test(test_blackwell_needs_its_first_toolkit),
 	        cmocka_unit_test(test_ampere_and_hopper_have_no_architecture_minimum),
 	        cmocka_unit_test(test_gpu_newer_than_every_rule_gets_the_newest_as_a_lower_bound),
