@@ -162,11 +162,13 @@ void ml_gpu_precision(ml_precision *out, int major, int minor);
 
 /* The one home of every driver number mlsetup uses is manifests/drivers.json
  * (embedded): NVIDIA CUDA Toolkit release notes, table 3 "CUDA Toolkit and
- * Minimum Required Driver Version" (GA releases, and 12.8 Update 1), the
- * "CUDA Minor Version Compatibility" floors, and rules naming the first
- * toolkit with SASS for an architecture (FACTS.md). detect, plan and verify
- * read it only through the functions below. Strings they return are static
- * (they live as long as the process). */
+ * Minimum Required Driver Version" (GA releases, and the updates whose
+ * minimum differs: 12.8 Update 1, 13.2 Update 2), the "CUDA Minor Version
+ * Compatibility" floors (12.x: 525.60.13 / 528.33; 13.x: 580.65.06, no
+ * Windows floor published), and rules naming the first toolkit with SASS
+ * for an architecture. detect, plan and verify read it only through the
+ * functions below. Strings they return are static (they live as long as
+ * the process). */
 
 /* One row of table 3. */
 typedef struct ml_toolkit_driver {
@@ -195,9 +197,10 @@ const ml_toolkit_driver *ml_toolkit_driver_find(const char *cuda);
 const char *ml_toolkit_min_driver(const char *cuda, bool windows);
 
 /* The CUDA minor-version compatibility floor for builds of `cuda`'s major
- * version ("12.4" -> "525.60.13" on Linux): such builds start on a driver
- * this new, with reduced features and no JIT of newer PTX. NULL when the
- * major has no floor in the table. */
+ * version ("12.4" -> "525.60.13" on Linux, "13.2" -> "580.65.06"): such
+ * builds start on a driver this new, with reduced features and no JIT of
+ * newer PTX. NULL when the major has no floor in the table, or none for
+ * that OS (Windows, 13.x). */
 const char *ml_minor_version_floor(const char *cuda, bool windows);
 
 /* The first CUDA toolkit with SASS for the architecture of compute

@@ -204,16 +204,18 @@ int ml_driver_version_cmp(const char *a, const char *b)
 }
 
 /* Highest CUDA version (1000*major + 10*minor) each driver branch supports,
- * ascending by branch. A branch between two rows supports what the lower
- * row says; one above the last row, what the last row says. */
+ * ascending by branch: the branch of each toolkit's minimum driver in the
+ * CUDA Toolkit release notes, table 3 (R590: CUDA 13.1, R595: 13.2). A
+ * branch between two rows supports what the lower row says (R585: 13.0);
+ * one above the last row, what the last row says. */
 static const struct {
 	int branch;
 	int cuda;
 } driver_cuda[] = {
-        {450, 11000}, {455, 11010}, {460, 11020}, {465, 11030}, {470, 11040},
-        {495, 11050}, {510, 11060}, {515, 11070}, {520, 11080}, {525, 12000},
-        {530, 12010}, {535, 12020}, {545, 12030}, {550, 12040}, {555, 12050},
-        {560, 12060}, {565, 12070}, {570, 12080}, {575, 12090}, {580, 13000},
+        {450, 11000}, {455, 11010}, {460, 11020}, {465, 11030}, {470, 11040}, {495, 11050},
+        {510, 11060}, {515, 11070}, {520, 11080}, {525, 12000}, {530, 12010}, {535, 12020},
+        {545, 12030}, {550, 12040}, {555, 12050}, {560, 12060}, {565, 12070}, {570, 12080},
+        {575, 12090}, {580, 13000}, {590, 13010}, {595, 13020},
 };
 
 /* The largest branch number taken seriously; anything longer is garbage. */

@@ -243,6 +243,15 @@ int ml_toml_parse(ml_toml **out, const char *name_for_messages, const char *text
  * and returns how many there are (0 when the table is broken). Static. */
 size_t ml_torch_builds(const ml_torch_build **out);
 
+/* The driver-table row (detect.h, ml_toolkit_driver_find()) whose minimum
+ * code built with CUDA toolkit `cuda` needs: its own (*exact true), else
+ * the newest older toolkit of the same major, a lower bound (*exact
+ * false: a newer toolkit never needs an older driver). NULL when neither
+ * is in the table (then the major's minor-version floor is the only
+ * bound). The one place ml_torch_build_min_driver() and selection's
+ * driver rule take that row from. Static. */
+const ml_toolkit_driver *ml_cuda_driver_row(const char *cuda, bool *exact);
+
 /* Returns 0 when the embedded table is present and well-formed (schema
  * "mlsetup.torch-builds/1"; each build with a PEP 440 version, a platform,
  * a dotted or empty cuda, architecture names of the right kind, files with

@@ -211,9 +211,47 @@ static const char *gpu_arch_min_driver(const ml_machine *m, bool windows, const 
 	return need;
 }
 
-/* Rule 2: the driver meets the manifest's minimum for this OS, or at least
- * the CUDA minor-version floor (with a warning) when every GPU's
- * architecture minimum is met too. */
+/* What the minimum driver `min` of manifest mf for this OS is, for the
+ * driver rule's reason: "the minimum for CUDA 13.2" (with `cite`, the
+ * source: " (toolkit release notes, table 3)"), the manifest's own
+ * min_driver_* header, or a lower bound for a toolkit the driver table has
+ * no row for (that of an older toolkit of the same major, or the major's
+ * minor-version floor). */
+static void min_what(char *dst, size_t sz, const ml_manifest *mf, const char *min, bool windows,
+                     bool cite)
+{
+	const char *src = cite ? " (toolkit release notes, table 3)" : "";
+	const char *cuda = mf->cuda ? mf->cuda : "?";
+	const char *key = windows ? "min_driver_windows" : "min_driver_linux";
+	const char *hdr = mf->reqs ? ml_requirements_meta(mf->reqs, key) : NULL;
+	const char *floor = ml_minor_version_floor(mf->cuda, windows);
+	bool exact = false;
+	const ml_toolkit_driver *row = mf->cuda ? ml_cuda_driver_row(mf->cuda, &exact) : NULL;
+	const char *rv = row ? (windows ? row->windows_min : row->linux_min) : NULL;
+	if (rv && strcmp(rv, min) == 0 && exact)
+		snprintf(dst, sz, "the minimum for CUDA %s%s", cuda, src);
+	else if (hdr && strcmp(hdr, min) == 0)
+		snprintf(dst, sz, "the manifest's %s%s%s%s", key, mf->cuda ? " (CUDA " : "",
+		         mf->cuda ? mf->cuda : "", mf->cuda ? ")" : "");
+	else if (rv && strcmp(rv, min) == 0)
+		snprintf(dst, sz,
+		         "the minimum for CUDA %s%s, a lower bound for CUDA %s (mlsetup's driver "
+		         "table has no row for it)",
+		         row->cuda, src, cuda);
+	else if (floor && strcmp(floor, min) == 0)
+		snprintf(dst, sz,
+		         "the CUDA %d.x minor-version compatibility floor, a lower bound for CUDA "
+		         "%s (mlsetup's driver table has no row for it)",
+		         atoi(cuda), cuda);
+	else
+		snprintf(dst, sz, "the minimum for CUDA %s", cuda);
+}
+
+/* Rule 2: the driver meets the manifest's minimum for this OS (NVIDIA's
+ * CUDA toolkit release notes, table 3), or at least the CUDA minor-version
+ * compatibility floor of the build's CUDA major (with a warning) when every
+ * GPU's architecture minimum is met too and no GPU needs PTX JIT. The
+ * reason names the rule that decided and the numbers of both. */
 static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine *m, fit *f)
 {
 	bool windows = strcmp(m->os.name, "windows") == 0;
@@ -233,30 +271,62 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	if (!min)
 		return add_reason(s, mf->name, "driver", ML_RULE_INFO,
 		                  "manifest names no CUDA version or minimum %s driver", os);
+	char what[256], cited[256];
+	min_what(what, sizeof(what), mf, min, windows, false);
+	min_what(cited, sizeof(cited), mf, min, windows, true);
 	if (!drv[0]) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
-		                  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer",
-		                  cuda, min);
+		                  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer "
+		                  "(%s)",
+		                  cuda, min, cited);
 	}
 	if (ml_driver_version_cmp(drv, min) >= 0)
-		return add_reason(s, mf->name, "driver", ML_RULE_OK,
-		                  "driver %s >= %s, the minimum for CUDA %s", drv, min, cuda);
+		return add_reason(s, mf->name, "driver", ML_RULE_OK, "driver %s >= %s, %s", drv,
+		                  min, cited);
+	/* Below the minimum: CUDA minor-version compatibility is the only way
+	 * the build still starts. */
 	const char *floor = ml_minor_version_floor(mf->cuda, windows);
+	int major = atoi(cuda);
+	bool above_floor = floor && ml_driver_version_cmp(drv, floor) >= 0;
 	bool arch_ok = !arch_min || ml_driver_version_cmp(drv, arch_min) >= 0;
-	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !f->ptx_only) {
+	if (above_floor && arch_ok && !f->ptx_only) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(
 		        s, mf->name, "driver", ML_RULE_WARN,
-		        "driver %s is below %s, the minimum for CUDA %s, but at least %s: "
-		        "runs under CUDA minor-version compatibility (reduced features, no "
-		        "PTX JIT); upgrade to %s or newer for full support",
-		        drv, min, cuda, floor, min);
+		        "driver %s is below %s, %s, but at least %s, the CUDA %d.x "
+		        "minor-version compatibility floor: runs under CUDA %d.x minor-version "
+		        "compatibility (reduced features; no JIT of PTX newer than the driver); "
+		        "upgrade to %s or newer for full support",
+		        drv, min, what, floor, major, major, min);
 	}
 	f->driver = ML_RULE_FAIL;
+	/* Which rule failed, besides the minimum: the floor, or what keeps
+	 * minor-version compatibility from applying above it. */
+	char compat[320] = "";
+	if (!floor && mf->cuda)
+		snprintf(compat, sizeof(compat),
+		         " (mlsetup's driver table records no CUDA %d.x minor-version "
+		         "compatibility floor%s)",
+		         major, windows ? " for Windows" : "");
+	else if (floor && !above_floor && strcmp(floor, min) != 0)
+		snprintf(compat, sizeof(compat),
+		         ", and below %s, the CUDA %d.x minor-version compatibility floor", floor,
+		         major);
+	else if (floor && above_floor && arch_ok) /* a GPU needs PTX JIT */
+		snprintf(compat, sizeof(compat),
+		         "; it meets %s, the CUDA %d.x minor-version compatibility floor, but a "
+		         "GPU here runs this build only through PTX JIT, which minor-version "
+		         "compatibility does not provide",
+		         floor, major);
+	else if (floor && above_floor)
+		snprintf(compat, sizeof(compat),
+		         "; the CUDA %d.x minor-version compatibility floor (%s), which it "
+		         "meets, does not lower an architecture's minimum",
+		         major, floor);
 	if (arch_ok)
 		return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-		                  "driver %s is below %s, the minimum for CUDA %s", drv, min, cuda);
+		                  "driver %s is below %s, %s%s", drv, min, cited, compat);
 	if (ml_driver_version_cmp(arch_min, min) > 0)
 		ml_strlcpy(f->driver_need, arch_min, sizeof(f->driver_need));
 	char label[160];
@@ -265,18 +335,18 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	const char *tk = ml_arch_first_toolkit(arch_gpu->cc_major, arch_gpu->cc_minor, &beyond);
 	const char *arch = ml_cc_architecture(arch_gpu->cc_major, arch_gpu->cc_minor);
 	if (beyond)
-		return add_reason(
-		        s, mf->name, "driver", ML_RULE_FAIL,
-		        "driver %s is below %s, the minimum for CUDA %s; %s is newer than "
-		        "the architectures mlsetup's driver table knows and needs at "
-		        "least driver %s (CUDA %s)",
-		        drv, min, cuda, label, arch_min, tk);
+		return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
+		                  "driver %s is below %s, %s%s; %s is newer than "
+		                  "the architectures mlsetup's driver table knows and needs at "
+		                  "least driver %s (CUDA %s)",
+		                  drv, min, cited, compat, label, arch_min, tk);
 	/* "R570": the driver branch, the first component of the minimum. */
 	int branch = atoi(arch_min);
 	return add_reason(s, mf->name, "driver", ML_RULE_FAIL,
-	                  "driver %s is below %s, the minimum for CUDA %s; %s needs an R%d+ "
+	                  "driver %s is below %s, %s%s; %s needs an R%d+ "
 	                  "driver (%s or newer: CUDA %s is the first toolkit with %s%sSASS)",
-	                  drv, min, cuda, label, branch, arch_min, tk, arch, arch[0] ? " " : "");
+	                  drv, min, cited, compat, label, branch, arch_min, tk, arch,
+	                  arch[0] ? " " : "");
 }
 
 /* Rule 3: OS, CPU architecture and Python version are supported. */

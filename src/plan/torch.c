@@ -278,25 +278,38 @@ static int cuda_major(const char *cuda)
 	return cuda && isdigit((unsigned char)*cuda) ? atoi(cuda) : -1;
 }
 
+const ml_toolkit_driver *ml_cuda_driver_row(const char *cuda, bool *exact)
+{
+	*exact = false;
+	const ml_toolkit_driver *own = ml_toolkit_driver_find(cuda);
+	if (own) {
+		*exact = true;
+		return own;
+	}
+	const ml_toolkit_driver *rows;
+	size_t n = ml_toolkit_drivers(&rows);
+	const ml_toolkit_driver *best = NULL;
+	for (size_t i = 0; cuda && i < n; i++)
+		if (cuda_major(rows[i].cuda) == cuda_major(cuda) &&
+		    ml_driver_version_cmp(rows[i].cuda, cuda) < 0)
+			best = &rows[i]; /* rows are oldest first */
+	return best;
+}
+
 const char *ml_torch_build_min_driver(const ml_torch_build *b, bool windows, bool *at_least)
 {
 	if (at_least)
 		*at_least = false;
 	if (!b || !b->cuda[0])
 		return NULL;
-	if (ml_toolkit_driver_find(b->cuda))
-		return ml_toolkit_min_driver(b->cuda, windows);
-	/* Not in the table: the newest older toolkit of the same major is a
-	 * lower bound (a newer toolkit never needs an older driver). */
-	const ml_toolkit_driver *rows;
-	size_t n = ml_toolkit_drivers(&rows);
-	const ml_toolkit_driver *best = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (cuda_major(rows[i].cuda) == cuda_major(b->cuda) &&
-		    ml_driver_version_cmp(rows[i].cuda, b->cuda) < 0)
-			best = &rows[i]; /* rows are oldest first */
-	const char *v = best ? (windows ? best->windows_min : best->linux_min)
-	                     : ml_minor_version_floor(b->cuda, windows);
+	bool exact;
+	const ml_toolkit_driver *row = ml_cuda_driver_row(b->cuda, &exact);
+	if (exact)
+		return windows ? row->windows_min : row->linux_min;
+	/* Not in the table: the newest older toolkit of the same major, else
+	 * the major's minor-version floor, is a lower bound. */
+	const char *v = row ? (windows ? row->windows_min : row->linux_min)
+	                    : ml_minor_version_floor(b->cuda, windows);
 	if (v && at_least)
 		*at_least = true;
 	return v;
@@ -445,8 +458,8 @@ int ml_manifest_set_torch_build(ml_manifest *mf, const ml_torch_build *b, ml_err
 	mf->torch = label;
 	mf->cuda = copy->cuda[0] ? copy->cuda : NULL;
 	if (!ml_requirements_meta(mf->reqs, "min_driver_linux"))
-		mf->min_driver_linux = copy->cuda[0] ? ml_torch_build_min_driver(copy, false, NULL)
-		                                     : NULL;
+		mf->min_driver_linux =
+		        copy->cuda[0] ? ml_torch_build_min_driver(copy, false, NULL) : NULL;
 	if (!ml_requirements_meta(mf->reqs, "min_driver_windows"))
 		mf->min_driver_windows =
 		        copy->cuda[0] ? ml_torch_build_min_driver(copy, true, NULL) : NULL;

@@ -235,11 +235,18 @@ static void min_driver(char *dst, size_t sz, char *why, size_t why_sz, const str
 		return;
 	}
 	ml_manifest_free(mf);
+	/* torch's CUDA version: its row of the driver table, or (a toolkit
+	 * the table lacks) the lower bound a build of it gets */
 	const ml_framework_result *f = c->o->framework;
-	const char *t = f ? ml_toolkit_min_driver(f->torch_cuda, windows(c)) : NULL;
+	ml_torch_build tb = {0};
+	bool at_least = false;
+	if (f)
+		ml_strlcpy(tb.cuda, f->torch_cuda, sizeof(tb.cuda));
+	const char *t = ml_torch_build_min_driver(&tb, windows(c), &at_least);
 	if (t) {
 		ml_strlcpy(dst, t, sz);
-		put(why, why_sz, "torch is built with CUDA %s", f->torch_cuda);
+		put(why, why_sz, "torch is built with CUDA %s%s", f->torch_cuda,
+		    at_least ? "; a lower bound: mlsetup's driver table has no row for it" : "");
 		return;
 	}
 	const ml_machine *mm = c->o->machine;

@@ -5,6 +5,10 @@
 . "$(dirname "$0")/lib.sh"
 E="$SYSROOTS/empty"
 cases="$(dirname "$0")/plan-cases.txt"
+# A user's manifest the cases name as ./torch-2.15.0.txt: torch 2.15.0 (a
+# CUDA 13.2 build in mlsetup's torch-build table), pinned by its cp312 hash.
+printf 'torch==2.15.0 --hash=sha256:%s\n' \
+	6d8c86f4e33a9f12a58149bd9b0d64351632b8eb44479be8ff85e5389932dd79 >"$TRASH/torch-2.15.0.txt"
 
 run_case() { # gpus args exit manifest phrase
 	gpus=$1 args=$2 want_exit=$3 want_manifest=$4 phrase=$5

@@ -258,7 +258,7 @@ test_expect_success 'CPU-only and ROCm builds say so; CUDA from METADATA; toolki
 	"$MLSETUP" audit --arch sm_120 tw/torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl >out &&
 	grep -q "^torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl: CUDA 13.0, SASS sm_120, PTX none, needs driver ≥ 580.65.06 (Linux)$" out &&
 	"$MLSETUP" audit --arch sm_100 tw/torch-2.9.0+cu130-cp311-cp311-linux_x86_64.whl >out &&
-	grep -q "CUDA 13.9, SASS sm_100f, PTX none, needs driver ≥ 580.65.06 (Linux) at least (mlsetup.s driver table has no row for CUDA 13.9)$" out &&
+	grep -q "CUDA 13.9, SASS sm_100f, PTX none, needs driver ≥ 595.71.05 (Linux) at least (mlsetup.s driver table has no row for CUDA 13.9)$" out &&
 	expect_exit 5 "$MLSETUP" audit --arch sm_120 tw/torch-2.5.1-1-cp311-cp311-manylinux1_x86_64.whl >out 2>/dev/null &&
 	grep -q ": CUDA 12.x, SASS sm_75 sm_80 sm_86 sm_90, PTX none, needs driver ≥ 525.60.13 (Linux) at least" out
 '

@@ -74,6 +74,12 @@ static const struct machine A100_DOCKER = {
 static const struct machine A100_DOCKER_DEVICES = {"NVIDIA A100-SXM4-80GB", 8,       0, "550.54.15",
                                                    "container-no-libcuda",  "docker"};
 
+/* What write_python() reports as torch.version.cuda and the manifest
+ * run_case() says was installed (NULL: none); the cases below keep these,
+ * a test may change them for one run. */
+static const char *case_torch_cuda = "12.4";
+static const char *case_manifest = "requirements.txt";
+
 static const struct text_case cases[] = {
         /* cudaErrorNoKernelImageForDevice (209), raised through
          * c10/cuda/CUDAException.h C10_CUDA_CHECK as "CUDA error: " +
@@ -284,7 +290,7 @@ static void write_python(char *path, size_t sz, const char *dir, const struct te
 	cJSON_AddStringToObject(doc, "python", "3.12.8");
 	cJSON_AddStringToObject(doc, "torch", "2.6.0+cu124");
 	cJSON_AddStringToObject(doc, "torch_path", "/env/torch/__init__.py");
-	cJSON_AddStringToObject(doc, "torch_cuda", "12.4");
+	cJSON_AddStringToObject(doc, "torch_cuda", case_torch_cuda);
 	cJSON *archs = cJSON_AddArrayToObject(doc, "arch_list");
 	const char *list[] = {"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"};
 	for (size_t i = 0; i < 7; i++)
@@ -386,7 +392,7 @@ static void run_case(const struct text_case *tc)
 	ml_diagnose_opts o = ML_DIAGNOSE_OPTS_INIT;
 	o.machine = &m;
 	o.framework = &r;
-	o.manifest = "requirements.txt";
+	o.manifest = case_manifest;
 	o.root = root;
 	ml_verdict *v = NULL;
 	assert_int_equal(ml_diagnose(&v, &o, &err), 0);
@@ -420,6 +426,33 @@ static void test_each_known_text_gets_its_cause_and_remedy(void **state)
 		printf("# %s\n", cases[i].name);
 		run_case(&cases[i]);
 	}
+}
+
+/* Without an installed manifest the driver minimum is torch's CUDA
+ * version's; for a version the driver table has no row for, the newest
+ * older row of its major, as a lower bound, never the GPU's default
+ * advice (550.54.14 for an RTX 3090, below what any CUDA 13 build needs). */
+static void test_driver_too_old_for_a_toolkit_without_a_row_names_a_lower_bound(void **state)
+{
+	(void)state;
+	ML_LINUX_ONLY("the fake python is a #!/bin/sh script, which Windows cannot run");
+	struct text_case tc = cases[0];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(cases[i].name, "driver too old (torch)"))
+			tc = cases[i];
+	assert_string_equal(tc.name, "driver too old (torch)");
+	tc.remedy[0] = "update the NVIDIA driver to 595.71.05 or newer (torch is built with CUDA "
+	               "13.3; a lower bound: mlsetup's driver table has no row for it)";
+	tc.remedy[1] = NULL;
+	case_torch_cuda = "13.3";
+	case_manifest = NULL;
+	run_case(&tc);
+	tc.remedy[0] = "update the NVIDIA driver to 595.45.04 or newer (torch is built with CUDA "
+	               "13.2)";
+	case_torch_cuda = "13.2";
+	run_case(&tc);
+	case_torch_cuda = "12.4";
+	case_manifest = "requirements.txt";
 }
 
 static void test_classifier_knows_each_text(void **state)
@@ -457,6 +490,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_each_known_text_gets_its_cause_and_remedy),
+	        cmocka_unit_test(
+	                test_driver_too_old_for_a_toolkit_without_a_row_names_a_lower_bound),
 	        cmocka_unit_test(test_classifier_knows_each_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

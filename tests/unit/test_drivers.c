@@ -1,7 +1,8 @@
 /*
  * test_drivers.c - specs for the driver table (manifests/drivers.json, read
  * by src/detect/drivers.c): each CUDA toolkit's minimum driver as NVIDIA's
- * release notes (table 3) and FACTS.md give it, the minor-version floor,
+ * release notes (table 3) give it, the minor-version floors (CUDA Minor
+ * Version Compatibility), the highest CUDA a driver branch supports,
  * the per-architecture minimum, and the places that take their numbers
  * from it - a manifest's `cuda` header, detect's advice - plus where a GPU
  * stands against the shipped builds (ml_shipped_build_range()), which the
@@ -59,7 +60,7 @@ static void expect_toolkit(const char *cuda, const char *release, const char *li
 	}
 }
 
-static void test_each_toolkit_minimum_is_what_facts_md_says(void **state)
+static void test_each_toolkit_minimum_is_what_the_release_notes_say(void **state)
 {
 	(void)state;
 	expect_toolkit("12.4", "12.4 GA", "550.54.14", "551.61");
@@ -67,6 +68,10 @@ static void test_each_toolkit_minimum_is_what_facts_md_says(void **state)
 	expect_toolkit("12.8.1", "12.8 Update 1", "570.124.06", "572.61");
 	expect_toolkit("12.9", "12.9 GA", "575.51.03", "576.02");
 	expect_toolkit("13.0", "13.0 GA", "580.65.06", NULL);
+	/* 13.x: the release notes name no Windows minimum. */
+	expect_toolkit("13.1", "13.1 GA", "590.44.01", NULL);
+	expect_toolkit("13.2", "13.2 GA", "595.45.04", NULL);
+	expect_toolkit("13.2.2", "13.2 Update 2", "595.71.05", NULL);
 	/* The older GA releases diagnosis named before the table existed. */
 	assert_string_equal(ml_toolkit_min_driver("11.8", false), "520.61.05");
 	assert_string_equal(ml_toolkit_min_driver("12.1", false), "530.30.02");
@@ -124,6 +129,9 @@ static void test_unknown_cuda_versions_have_no_minimum(void **state)
 	/* "12.4.0" is 12.4; "12.8.1" is Update 1, not 12.8 GA. */
 	assert_string_equal(ml_toolkit_min_driver("12.4.0", false), "550.54.14");
 	assert_string_equal(ml_toolkit_min_driver("12.8.1", false), "570.124.06");
+	/* A build reporting 13.2 (torch 2.15.0) gets 13.2 GA's, not Update 2's. */
+	assert_string_equal(ml_toolkit_min_driver("13.2", false), "595.45.04");
+	assert_null(ml_toolkit_driver_find("13.3"));
 }
 
 static void test_minor_version_floor_is_per_cuda_major(void **state)
@@ -132,10 +140,51 @@ static void test_minor_version_floor_is_per_cuda_major(void **state)
 	assert_string_equal(ml_minor_version_floor("12.4", false), "525.60.13");
 	assert_string_equal(ml_minor_version_floor("12.9", false), "525.60.13");
 	assert_string_equal(ml_minor_version_floor("12.4", true), "528.33");
-	assert_null(ml_minor_version_floor("13.0", false));
+	/* 13.x: a Linux floor; no Windows one is published. */
+	assert_string_equal(ml_minor_version_floor("13.0", false), "580.65.06");
+	assert_string_equal(ml_minor_version_floor("13.2", false), "580.65.06");
+	assert_null(ml_minor_version_floor("13.2", true));
+	assert_null(ml_minor_version_floor("14.0", false));
 	assert_null(ml_minor_version_floor("11.8", false));
 	assert_null(ml_minor_version_floor(NULL, false));
 	assert_null(ml_minor_version_floor("x", false));
+}
+
+/* The newest CUDA a driver branch supports: R590 is CUDA 13.1's, R595
+ * 13.2's; a branch between two (R585) supports the lower one's. */
+static void test_driver_branches_of_cuda_13(void **state)
+{
+	(void)state;
+	assert_int_equal(ml_driver_cuda_version("580.65.06"), 13000);
+	assert_int_equal(ml_driver_cuda_version("585.05.10"), 13000);
+	assert_int_equal(ml_driver_cuda_version("590.44.01"), 13010);
+	assert_int_equal(ml_driver_cuda_version("595.45.04"), 13020);
+	assert_int_equal(ml_driver_cuda_version("595.71.05"), 13020);
+	/* each toolkit's minimum driver supports that toolkit */
+	assert_int_equal(ml_driver_cuda_version(ml_toolkit_min_driver("13.1", false)), 13010);
+	assert_int_equal(ml_driver_cuda_version(ml_toolkit_min_driver("13.2", false)), 13020);
+}
+
+/* The row a build's minimum comes from (selection names it): its own, or
+ * for a toolkit the table lacks the newest older one of its major. */
+static void test_cuda_driver_row_is_exact_or_a_lower_bound(void **state)
+{
+	bool exact = false;
+	(void)state;
+	const ml_toolkit_driver *r = ml_cuda_driver_row("13.2", &exact);
+	assert_non_null(r);
+	assert_true(exact);
+	assert_string_equal(r->linux_min, "595.45.04");
+	r = ml_cuda_driver_row("13.3", &exact);
+	assert_non_null(r);
+	assert_false(exact);
+	assert_string_equal(r->cuda, "13.2.2");
+	r = ml_cuda_driver_row("12.5", &exact);
+	assert_string_equal(r->cuda, "12.4");
+	assert_false(exact);
+	assert_null(ml_cuda_driver_row("12", &exact)); /* only the 12.x floor */
+	assert_null(ml_cuda_driver_row("99.0", &exact));
+	assert_null(ml_cuda_driver_row(NULL, &exact));
 }
 
 /* --- per architecture ---------------------------------------------------- */
@@ -228,6 +277,20 @@ static void test_manifest_with_cuda_12_8_gets_570_26(void **state)
 	assert_int_equal(ml_manifest_open(&mf, "requirements.txt", &err), 0);
 	assert_string_equal(mf->min_driver_linux, "550.54.14");
 	assert_string_equal(mf->min_driver_windows, "551.61");
+	ml_manifest_free(mf);
+}
+
+static void test_manifest_with_cuda_13_2_gets_595_45_04_and_no_windows_minimum(void **state)
+{
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+
+	(void)state;
+	const char *path = write_manifest("# mlsetup: cuda = 13.2\n");
+	assert_int_equal(ml_manifest_open(&mf, path, &err), 0);
+	unlink(path);
+	assert_string_equal(mf->min_driver_linux, "595.45.04");
+	assert_null(mf->min_driver_windows);
 	ml_manifest_free(mf);
 }
 
@@ -387,16 +450,20 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_table_loads),
-	        cmocka_unit_test(test_each_toolkit_minimum_is_what_facts_md_says),
+	        cmocka_unit_test(test_each_toolkit_minimum_is_what_the_release_notes_say),
 	        cmocka_unit_test(test_ptx_isa_maps_to_the_release_that_introduced_it),
 	        cmocka_unit_test(test_windows_and_linux_minimums_differ),
 	        cmocka_unit_test(test_unknown_cuda_versions_have_no_minimum),
 	        cmocka_unit_test(test_minor_version_floor_is_per_cuda_major),
+	        cmocka_unit_test(test_driver_branches_of_cuda_13),
+	        cmocka_unit_test(test_cuda_driver_row_is_exact_or_a_lower_bound),
 	        cmocka_unit_test(test_blackwell_needs_its_first_toolkit),
 	        cmocka_unit_test(test_ampere_and_hopper_have_no_architecture_minimum),
 	        cmocka_unit_test(test_gpu_newer_than_every_rule_gets_the_newest_as_a_lower_bound),
 	        cmocka_unit_test(test_unknown_or_too_old_gpus_get_no_advice),
 	        cmocka_unit_test(test_manifest_with_cuda_12_8_gets_570_26),
+	        cmocka_unit_test(
+	                test_manifest_with_cuda_13_2_gets_595_45_04_and_no_windows_minimum),
 	        cmocka_unit_test(test_manifest_min_driver_header_overrides_the_table),
 	        cmocka_unit_test(test_manifest_with_unknown_cuda_names_no_minimum),
 	        cmocka_unit_test(test_windows_manifests_agree_with_the_driver_table_and_pin_torch),

@@ -289,6 +289,8 @@ static void test_cuda_version_follows_driver_branch_table(void **state)
 	assert_int_equal(ml_driver_cuda_version("570.124.06"), 12080);
 	assert_int_equal(ml_driver_cuda_version("575.51.03"), 12090);
 	assert_int_equal(ml_driver_cuda_version("580.65.06"), 13000);
+	assert_int_equal(ml_driver_cuda_version("590.44.01"), 13010);
+	assert_int_equal(ml_driver_cuda_version("595.45.04"), 13020);
 }
 
 static void test_cuda_version_of_branch_between_rows_is_the_lower_row(void **state)
@@ -303,9 +305,10 @@ static void test_cuda_version_of_branch_between_rows_is_the_lower_row(void **sta
 static void test_cuda_version_of_newer_branch_is_the_last_row(void **state)
 {
 	(void)state;
-	assert_int_equal(ml_driver_cuda_version("590.44.01"), 13000);
-	assert_int_equal(ml_driver_cuda_version("610.43.03"), 13000);
-	assert_int_equal(ml_driver_cuda_version("9999"), 13000);
+	/* R595 (CUDA 13.2) is the last row */
+	assert_int_equal(ml_driver_cuda_version("600.20.01"), 13020);
+	assert_int_equal(ml_driver_cuda_version("610.43.03"), 13020);
+	assert_int_equal(ml_driver_cuda_version("9999"), 13020);
 }
 
 static void test_cuda_version_is_zero_when_unknown(void **state)

@@ -2,7 +2,8 @@
  * test_select.c - specs for manifest selection (src/plan/select.c through
  * ml_select(), with the embedded manifests and selection rules): for
  * machines built by hand (no GPU, Ampere, Hopper, Blackwell on old and new
- * drivers, mixed GPUs, Kepler, a driver below the CUDA 12 floor, Windows,
+ * drivers, mixed GPUs, Kepler, a driver below the CUDA 12 floor, CUDA 13.2
+ * builds on drivers from below the CUDA 13 floor to 13.2's own, Windows,
  * aarch64 with and without a GPU, an unsupported Python), which manifest is chosen, every rule's
  * verdict in order, and what the problem and remedy say when nothing fits.
  * The numbers asserted are the user-visible ones (driver 570.26,
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -281,6 +283,9 @@ static void test_driver_520_is_below_the_cuda12_floor_and_fits_nothing(void **st
 	assert_reason(s, BW, "driver", 0,
 	              "driver 520.61.05 is below 570.26, the minimum for CUDA "
 	              "12.8");
+	/* and it names the floor it is also below, the rule that failed */
+	assert_reason(s, REQ, "driver", 0,
+	              "and below 525.60.13, the CUDA 12.x minor-version compatibility floor");
 	/* The preferred manifest is the one to upgrade for, and the problem
 	 * names the GPU (its code runs; only the driver is too old). */
 	assert_non_null(strstr(s->problem, "NVIDIA GeForce RTX 3090 (sm_86) needs"));
@@ -348,7 +353,8 @@ static void test_windows_rtx5090_on_572_gets_the_windows_blackwell_manifest(void
 	                       " platform ok\n" BW " python ok\n" BW " choice info\n");
 	assert_reason(s, BW, "gpu", 0, "NVIDIA GeForce RTX 5090 (sm_120): SASS sm_120");
 	assert_reason(s, BW, "driver", 0, "driver 572.83 >= 570.65, the minimum for CUDA 12.8");
-	assert_reason(s, BW, "platform", 0, "windows-x86_64 is supported (manifest: windows-x86_64)");
+	assert_reason(s, BW, "platform", 0,
+	              "windows-x86_64 is supported (manifest: windows-x86_64)");
 	assert_int_equal(s->n_warnings, 0);
 	ml_selection_free(s);
 }
@@ -367,7 +373,8 @@ static void test_windows_rtx3090_on_551_gets_the_windows_cu124_manifest(void **s
 	ml_selection_free(s);
 }
 
-static void test_windows_driver_below_the_cuda12_floor_fits_nothing_with_windows_advice(void **state)
+static void
+test_windows_driver_below_the_cuda12_floor_fits_nothing_with_windows_advice(void **state)
 {
 	(void)state;
 	box b;
@@ -569,6 +576,167 @@ static void test_a_manifest_that_does_not_exist_is_an_error(void **state)
 	assert_non_null(strstr(err.msg, "no-such-manifest.txt"));
 }
 
+/* --- CUDA 13.2 builds: which driver rule applied --------------------------- */
+
+/* torch 2.15.0's cp312 wheel: a CUDA 13.2 build in mlsetup's torch-build
+ * table, so the manifest needs no header. */
+#define TORCH_2_15_CP312 "6d8c86f4e33a9f12a58149bd9b0d64351632b8eb44479be8ff85e5389932dd79"
+
+/* Writes a manifest pinning torch==2.15.0 (hash `sha`) under `header`;
+ * returns its path (static buffer). */
+static const char *torch_manifest(const char *header, const char *sha)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/mlsetup-test-select-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%storch==2.15.0 --hash=sha256:%s\n", header, sha);
+	fclose(f);
+	return path;
+}
+
+/* The plan of an RTX 3090 on Linux with driver `driver` for the torch 2.15.0
+ * (CUDA 13.2) manifest, forced; *path is the manifest's name. */
+static ml_selection *cuda_13_2_on(const char *driver, const char **path)
+{
+	box b;
+	machine(&b, "linux", "x86_64", driver);
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	*path = torch_manifest("", TORCH_2_15_CP312);
+	ml_selection *s = select_for(&b, "3.12", *path);
+	unlink(*path);
+	assert_string_equal(s->manifest->cuda, "13.2");
+	return s;
+}
+
+static ml_verdict_kind driver_verdict(const ml_selection *s)
+{
+	for (size_t i = 0; i < s->n_reasons; i++)
+		if (!strcmp(s->reasons[i].rule, "driver"))
+			return s->reasons[i].verdict;
+	fail_msg("no driver reason");
+	return ML_RULE_INFO;
+}
+
+static void test_cuda_13_2_build_on_its_own_minimum_cites_table_3(void **state)
+{
+	(void)state;
+	const char *p;
+	ml_selection *s = cuda_13_2_on("595.45.04", &p);
+	assert_int_equal(driver_verdict(s), ML_RULE_OK);
+	assert_reason(s, p, "driver", 0,
+	              "driver 595.45.04 >= 595.45.04, the minimum for CUDA 13.2 (toolkit "
+	              "release notes, table 3)");
+	ml_selection_free(s);
+	s = cuda_13_2_on("595.71.05", &p);
+	assert_int_equal(driver_verdict(s), ML_RULE_OK);
+	assert_reason(s, p, "driver", 0,
+	              "driver 595.71.05 >= 595.45.04, the minimum for CUDA 13.2 (toolkit "
+	              "release notes, table 3)");
+	ml_selection_free(s);
+}
+
+static void test_cuda_13_2_build_on_585_runs_under_minor_version_compatibility(void **state)
+{
+	(void)state;
+	const char *p;
+	ml_selection *s = cuda_13_2_on("585.05.10", &p);
+	assert_int_equal(driver_verdict(s), ML_RULE_WARN);
+	assert_reason(s, p, "driver", 0,
+	              "driver 585.05.10 is below 595.45.04, the minimum for CUDA 13.2, but at "
+	              "least 580.65.06, the CUDA 13.x minor-version compatibility floor: runs "
+	              "under CUDA 13.x minor-version compatibility");
+	assert_true(any_warning(s, "upgrade to 595.45.04 or newer for full support"));
+	ml_selection_free(s);
+}
+
+static void test_cuda_13_2_build_on_575_fails_below_the_cuda_13_floor(void **state)
+{
+	(void)state;
+	const char *p;
+	ml_selection *s = cuda_13_2_on("575.51.03", &p);
+	assert_int_equal(driver_verdict(s), ML_RULE_FAIL);
+	assert_reason(s, p, "driver", 0,
+	              "driver 575.51.03 is below 595.45.04, the minimum for CUDA 13.2 (toolkit "
+	              "release notes, table 3), and below 580.65.06, the CUDA 13.x "
+	              "minor-version compatibility floor");
+	ml_selection_free(s);
+}
+
+static void test_cuda_13_2_build_on_550_never_calls_580_the_13_2_minimum(void **state)
+{
+	(void)state;
+	const char *p;
+	ml_selection *s = cuda_13_2_on("550.54.14", &p);
+	assert_int_equal(driver_verdict(s), ML_RULE_FAIL);
+	assert_reason(s, p, "driver", 0,
+	              "driver 550.54.14 is below 595.45.04, the minimum for CUDA 13.2");
+	assert_reason(s, p, "driver", 0, "and below 580.65.06, the CUDA 13.x minor-version");
+	for (size_t i = 0; i < s->n_reasons; i++)
+		assert_null(strstr(s->reasons[i].detail, "580.65.06, the minimum"));
+	ml_selection_free(s);
+}
+
+/* A GPU that runs the build only through PTX: minor-version compatibility
+ * does not JIT newer PTX, so the floor does not help, and the reason says
+ * so. */
+static void test_cuda_13_2_ptx_only_build_above_the_floor_still_fails(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "585.05.10");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	const char *p =
+	        torch_manifest("# mlsetup: cuda = 13.2\n# mlsetup: torch_sass = none\n"
+	                       "# mlsetup: torch_ptx = compute_80\n",
+	                       "0000000000000000000000000000000000000000000000000000000000000000");
+	ml_selection *s = select_for(&b, "3.12", p);
+	unlink(p);
+	assert_int_equal(driver_verdict(s), ML_RULE_FAIL);
+	assert_reason(s, p, "driver", 0,
+	              "driver 585.05.10 is below 595.45.04, the minimum for CUDA 13.2");
+	assert_reason(s, p, "driver", 0,
+	              "it meets 580.65.06, the CUDA 13.x minor-version compatibility floor, "
+	              "but a GPU here runs this build only through PTX JIT");
+	ml_selection_free(s);
+}
+
+/* A CUDA toolkit the driver table has no row for (an audited wheel of CUDA
+ * 13.3): its minimum is a lower bound, and the reason says so rather than
+ * calling it 13.3's. */
+static void test_a_toolkit_without_a_row_gets_a_lower_bound_named_as_such(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "linux", "x86_64", "590.44.01");
+	gpu(&b, "NVIDIA GeForce RTX 3090", 8, 6);
+	const char *p = torch_manifest("", TORCH_2_15_CP312);
+	ml_manifest *mf = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_manifest_open(&mf, p, &err), 0);
+	unlink(p);
+	ml_torch_build tb = {.version = "2.16.0", .platform = "linux-x86_64", .cuda = "13.3"};
+	tb.sass[0] = (ml_cuda_arch){.major = 8, .minor = 6};
+	tb.n_sass = 1;
+	assert_int_equal(ml_manifest_set_torch_build(mf, &tb, &err), 0);
+	ml_selection *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	s->manifest = mf;
+	ml_select_opts o = ML_SELECT_OPTS_INIT;
+	o.python_version = "3.12";
+	bool fits = false;
+	assert_int_equal(ml_select_judge(s, &b.m, &o, "judged", &fits, &err), 0);
+	assert_true(fits);
+	assert_int_equal(driver_verdict(s), ML_RULE_WARN);
+	assert_reason(s, p, "driver", 0,
+	              "driver 590.44.01 is below 595.71.05, the minimum for CUDA 13.2.2, a lower "
+	              "bound for CUDA 13.3 (mlsetup's driver table has no row for it), but at "
+	              "least 580.65.06");
+	ml_selection_free(s);
+}
+
 /* The NUL-separated candidates of ml_python_candidates(), as one string
  * with '|' between them, for these registry entries. */
 static char *candidates_reg(const char *path, bool windows, const ml_python_reg *reg, size_t n,
@@ -595,7 +763,8 @@ static void test_system_pythons_are_looked_for_on_path_then_in_the_usual_places(
 	/* PATH first, newest minor first, trailing slash dropped; relative
 	 * entries never; then /usr/local/bin and /usr/bin */
 	assert_non_null(strstr(c, "/opt/py/bin/python3.19|/opt/py/bin/python3.18|"));
-	assert_non_null(strstr(c, "/opt/py/bin/python3.8|/opt/py/bin/python3|/usr/bin/python3.19|"));
+	assert_non_null(
+	        strstr(c, "/opt/py/bin/python3.8|/opt/py/bin/python3|/usr/bin/python3.19|"));
 	assert_null(strstr(c, "relative"));
 	assert_non_null(strstr(c, "|/usr/local/bin/python3|/usr/bin/python3.19|"));
 	size_t l = strlen(c);
@@ -616,7 +785,7 @@ static void test_windows_pythons_are_python_exe_on_path_then_in_python_org_folde
 	                   "C:\\Users\\u\\AppData\\Local\\Programs\\Python\\Python319\\python.exe|";
 	assert_memory_equal(want, c, strlen(want));
 	assert_non_null(strstr(c, "|C:\\Program Files\\Python38\\python.exe|"));
-	assert_null(strstr(c, "scripts"));  /* relative: a planted python.exe */
+	assert_null(strstr(c, "scripts"));   /* relative: a planted python.exe */
 	assert_null(strstr(c, "python3.1")); /* no POSIX names */
 	free(c);
 	/* no roots: PATH alone */
@@ -711,7 +880,15 @@ int main(void)
 	        cmocka_unit_test(test_forcing_a_manifest_that_cannot_run_warns_loudly),
 	        cmocka_unit_test(test_unknown_compute_capability_is_a_warning_not_a_failure),
 	        cmocka_unit_test(test_a_manifest_that_does_not_exist_is_an_error),
-	        cmocka_unit_test(test_system_pythons_are_looked_for_on_path_then_in_the_usual_places),
+	        cmocka_unit_test(test_cuda_13_2_build_on_its_own_minimum_cites_table_3),
+	        cmocka_unit_test(
+	                test_cuda_13_2_build_on_585_runs_under_minor_version_compatibility),
+	        cmocka_unit_test(test_cuda_13_2_build_on_575_fails_below_the_cuda_13_floor),
+	        cmocka_unit_test(test_cuda_13_2_build_on_550_never_calls_580_the_13_2_minimum),
+	        cmocka_unit_test(test_cuda_13_2_ptx_only_build_above_the_floor_still_fails),
+	        cmocka_unit_test(test_a_toolkit_without_a_row_gets_a_lower_bound_named_as_such),
+	        cmocka_unit_test(
+	                test_system_pythons_are_looked_for_on_path_then_in_the_usual_places),
 	        cmocka_unit_test(
 	                test_windows_pythons_are_python_exe_on_path_then_in_python_org_folders),
 	        cmocka_unit_test(

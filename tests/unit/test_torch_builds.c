@@ -141,10 +141,16 @@ static void test_min_driver_comes_from_the_driver_table(void **state)
 	                    ml_toolkit_min_driver("12.8", true));
 	assert_string_equal(ml_torch_build_min_driver(build_of("2.11.0"), false, NULL),
 	                    ml_toolkit_min_driver("13.0", false));
+	/* 2.15.0 is a CUDA 13.2 build: 13.2's own minimum, not 13.0's */
+	assert_string_equal(ml_torch_build_min_driver(build_of("2.15.0"), false, &at_least),
+	                    "595.45.04");
+	assert_false(at_least);
+	assert_null(ml_torch_build_min_driver(build_of("2.15.0"), true, &at_least));
 
-	ml_torch_build b = {.cuda = "13.9"}; /* not in the table: 13.0's, at least */
+	/* not in the table: the newest older 13.x row's (13.2 Update 2), at least */
+	ml_torch_build b = {.cuda = "13.9"};
 	assert_string_equal(ml_torch_build_min_driver(&b, false, &at_least),
-	                    ml_toolkit_min_driver("13.0", false));
+	                    ml_toolkit_min_driver("13.2.2", false));
 	assert_true(at_least);
 	ml_torch_build major_only = {.cuda = "12"}; /* nvidia-*-cu12: the 12.x floor */
 	assert_string_equal(ml_torch_build_min_driver(&major_only, false, &at_least),
@@ -389,12 +395,12 @@ static void test_user_manifest_without_header_gets_code_cuda_and_driver(void **s
 	assert_false(ml_arch_runs_on(mf->code, mf->n_code, 6, 1, why, sizeof why));
 	ml_manifest_free(mf);
 
-	b = build_of("2.15.0"); /* CUDA 13.2: 13.0's minimum, at least */
+	b = build_of("2.15.0"); /* CUDA 13.2: 13.2's own minimum */
 	path = write_manifest("", "2.15.0", b->files[0].sha256);
 	mf = open_manifest(path);
 	unlink(path);
 	assert_string_equal(mf->cuda, b->cuda);
-	assert_string_equal(mf->min_driver_linux, ml_toolkit_min_driver("13.0", false));
+	assert_string_equal(mf->min_driver_linux, "595.45.04");
 	ml_manifest_free(mf);
 }
 
