@@ -11,11 +11,13 @@
 # environment untouched. Transcripts go to tests/e2e/*.txt, the cross-check
 # tables to tests/e2e/crosscheck-*.md.
 #
-# Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis]]
+# Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis|today]]
 #   audit: only the audit and cross-check steps, on the environments an
 #   earlier full run left in WORKDIR (installing what is missing)
 #   thesis: only the thesis-like project (tests/e2e/thesis): plan --project
 #   with simulated RTX 3090, RTX 5090 and H100 GPUs, then install --project
+#   today: only today's stack (torch 2.15.0 project on a simulated RTX 5090
+#   with driver 595), installed and audited for every GPU class
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 M="$top/build/mlsetup"
@@ -124,8 +126,31 @@ print(\"manifest:\", d[\"manifest\"][\"name\"], \"project:\", d[\"project\"])' '
 	(cd "$W/thesis-work" && step thesis-install "$M" install \
 		--project "file://$W/thesis-repo@$commit" --python "$PY" --no-progress --smoke-size 512)
 }
+# today: the stack most new users install today - a project whose
+# requirements.txt says torch==2.15.0 (CUDA 13.2, cuDNN 9.26) and numpy -
+# installed with `install --project` on a simulated RTX 5090 with driver
+# 595.45.04, then the environment audited for every GPU class torch builds
+# for (exit 0 each) and for sm_70 (exit 5, naming libtorch_cuda.so).
+today() {
+	rm -rf "$W/today-project" "$W/today-env" && mkdir -p "$W/today-project" &&
+		printf 'torch==2.15.0\nnumpy\n' >"$W/today-project/requirements.txt" || return 1
+	step today-install env LD_LIBRARY_PATH="$top/build/shims" \
+		MLSETUP_FAKE_NVIDIA="$top/tests/fixtures/gpus/rtx5090-595.json" \
+		"$M" install --project "$W/today-project" --python "$PY" --target "$W/today-env" \
+		--no-progress --smoke-size 512
+	for sm in sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_103 sm_120 sm_121 sm_70; do
+		step "today-audit-$sm" "$M" audit --arch "$sm" "$W/today-env"
+	done
+	f="$OUT/today-audit-sm_70.txt"
+	grep -q "torch/lib/libtorch_cuda.so' cannot run on sm_70" "$f" &&
+		echo "sm_70: exit 5 naming libtorch_cuda.so, as expected" | tee -a "$f"
+}
 if [ "${2:-}" = thesis ]; then
 	thesis
+	exit 0
+fi
+if [ "${2:-}" = today ]; then
+	today
 	exit 0
 fi
 if [ -n "$ONLY_AUDIT" ]; then
@@ -196,5 +221,7 @@ else
 fi
 tail -1 "$OUT/tampered-wheel.txt"
 
-# The thesis-like project, last: planned for three GPUs, then installed.
+# The thesis-like project: planned for three GPUs, then installed.
 thesis
+# Today's stack, last.
+today
