@@ -268,6 +268,24 @@ static int by_arch_then_size(const void *x, const void *y)
 	return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
+/* The entries [first, n_entries) of kind that count (executable and
+ * embedded; relocatable code is never loaded), as refs in file order; a new
+ * array (caller frees) of *n, or NULL when there is none (*n == 0) or no
+ * memory (*n > 0). */
+static cubin_ref *counted_refs(const ml_fatbin_list *l, size_t first, uint16_t kind, size_t *n)
+{
+	*n = 0;
+	for (size_t i = first; i < l->n_entries; i++)
+		*n += l->entries[i].kind == kind && l->entries[i].where != ML_FATBIN_RELOCATABLE;
+	cubin_ref *refs = *n ? malloc(*n * sizeof *refs) : NULL;
+	for (size_t i = first, k = 0; refs && i < l->n_entries; i++) {
+		const ml_fatbin_entry *e = &l->entries[i];
+		if (e->kind == kind && e->where != ML_FATBIN_RELOCATABLE)
+			refs[k++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
+	}
+	return refs;
+}
+
 /* Settles, for the entries [first, n_entries) that a scan of buf appended,
  * which counted SASS architectures hold kernels: for each architecture not
  * yet known to, its cubins are read smallest first until one holds a
@@ -277,21 +295,10 @@ static int by_arch_then_size(const void *x, const void *y)
  * unread. Returns 0 or ML_ENOMEM. */
 static int settle_kernels(ml_fatbin_list *l, size_t first, const unsigned char *buf)
 {
-	size_t n = 0;
-	for (size_t i = first; i < l->n_entries; i++)
-		n += l->entries[i].kind == ML_FATBIN_KIND_ELF &&
-		     l->entries[i].where != ML_FATBIN_RELOCATABLE;
-	if (n == 0)
-		return 0;
-	cubin_ref *refs = malloc(n * sizeof *refs);
+	size_t n;
+	cubin_ref *refs = counted_refs(l, first, ML_FATBIN_KIND_ELF, &n);
 	if (!refs)
-		return ML_ENOMEM;
-	n = 0;
-	for (size_t i = first; i < l->n_entries; i++) {
-		const ml_fatbin_entry *e = &l->entries[i];
-		if (e->kind == ML_FATBIN_KIND_ELF && e->where != ML_FATBIN_RELOCATABLE)
-			refs[n++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
-	}
+		return n ? ML_ENOMEM : 0;
 	qsort(refs, n, sizeof *refs, by_arch_then_size);
 	int rc = 0;
 	for (size_t g = 0; g < n && !rc;) {
@@ -336,25 +343,16 @@ static void raise_isa(ml_cuda_arch *arr, size_t n, const ml_cuda_arch *a)
  * ptx[] and embedded_ptx[] get the newest ISA too. Returns 0 or ML_ENOMEM. */
 static int settle_ptx(ml_fatbin_list *l, size_t first, const unsigned char *buf)
 {
-	size_t n = 0;
-	for (size_t i = first; i < l->n_entries; i++)
-		n += l->entries[i].kind == ML_FATBIN_KIND_PTX &&
-		     l->entries[i].where != ML_FATBIN_RELOCATABLE;
-	if (n == 0)
-		return 0;
-	cubin_ref *refs = malloc(n * sizeof *refs);
+	size_t n;
+	cubin_ref *refs = counted_refs(l, first, ML_FATBIN_KIND_PTX, &n);
 	if (!refs)
-		return ML_ENOMEM;
-	n = 0;
-	for (size_t i = first; i < l->n_entries; i++) {
-		ml_fatbin_entry *e = &l->entries[i];
-		if (e->kind != ML_FATBIN_KIND_PTX || e->where == ML_FATBIN_RELOCATABLE)
-			continue;
+		return n ? ML_ENOMEM : 0;
+	for (size_t k = 0; k < n; k++) {
+		ml_fatbin_entry *e = &l->entries[refs[k].index];
 		read_ptx(l, e, buf + e->offset, false);
-		e->arch.isa = e->isa;
+		e->arch.isa = refs[k].arch.isa = e->isa;
 		raise_isa(e->where == ML_FATBIN_EMBEDDED ? l->embedded_ptx : l->ptx,
 		          e->where == ML_FATBIN_EMBEDDED ? l->n_embedded_ptx : l->n_ptx, &e->arch);
-		refs[n++] = (cubin_ref){e->arch, e->payload_size, e->offset, i};
 	}
 	qsort(refs, n, sizeof *refs, by_arch_then_size);
 	int rc = 0;
@@ -371,15 +369,12 @@ static int settle_ptx(ml_fatbin_list *l, size_t first, const unsigned char *buf)
 			ml_fatbin_entry *e = &l->entries[refs[k].index];
 			entries = !read_ptx(l, e, buf + e->offset, true) || e->kernels != 0;
 		}
-		if (entries) {
+		ml_cuda_arch **into = entries ? &l->ptx_with_entries : &l->kernelless_ptx;
+		size_t *n_into = entries ? &l->n_ptx_with_entries : &l->n_kernelless_ptx;
+		if (entries)
 			remove_arch(l->kernelless_ptx, &l->n_kernelless_ptx, &arch);
-			rc = insert_unique(&l->ptx_with_entries, &l->n_ptx_with_entries, &arch);
-			raise_isa(l->ptx_with_entries, l->n_ptx_with_entries, &arch);
-		} else if (!arch_in(l->kernelless_ptx, l->n_kernelless_ptx, &arch)) {
-			rc = insert_unique(&l->kernelless_ptx, &l->n_kernelless_ptx, &arch);
-		} else {
-			raise_isa(l->kernelless_ptx, l->n_kernelless_ptx, &arch);
-		}
+		rc = insert_unique(into, n_into, &arch);
+		raise_isa(*into, *n_into, &arch);
 		g = end;
 	}
 	free(refs);

@@ -311,6 +311,21 @@ static void add_counted(ml_torch_build *b, const ml_fatbin_list *c)
 	qsort(b->ptx, b->n_ptx, sizeof *b->ptx, cmp_arch);
 }
 
+/* The counted code of a library as one list (SASS, then PTX) in
+ * code[CODE_MAX]; returns how many. */
+enum { CODE_MAX = 2 * ML_TORCH_MAX_CODE };
+static size_t counted_code(ml_cuda_arch *code, const ml_fatbin_list *c)
+{
+	ml_torch_build lib = {0};
+	add_counted(&lib, c);
+	size_t n = 0;
+	for (size_t k = 0; k < lib.n_sass; k++)
+		code[n++] = lib.sass[k];
+	for (size_t k = 0; k < lib.n_ptx; k++)
+		code[n++] = lib.ptx[k];
+	return n;
+}
+
 /* The member part of "w.whl!torch/lib/x.so". */
 static const char *member_of(const char *path)
 {
@@ -347,14 +362,8 @@ static int find_gaps(ml_torch_wheel *w, const ml_audit *a, size_t first, size_t 
 		const ml_audit_file *f = &a->files[i];
 		if (i == main_lib || !f->has_code || f->unverified)
 			continue;
-		ml_torch_build lib = {0};
-		add_counted(&lib, &f->code);
-		ml_cuda_arch code[2 * ML_TORCH_MAX_CODE];
-		size_t n = 0;
-		for (size_t k = 0; k < lib.n_sass; k++)
-			code[n++] = lib.sass[k];
-		for (size_t k = 0; k < lib.n_ptx; k++)
-			code[n++] = lib.ptx[k];
+		ml_cuda_arch code[CODE_MAX];
+		size_t n = counted_code(code, &f->code);
 		ml_torch_gap gap = {.n_missing = 0};
 		for (size_t d = 0; d < n_dev; d++)
 			if (!ml_arch_runs_on(code, n, devices[d].major, devices[d].minor, NULL,
@@ -563,14 +572,8 @@ int ml_torch_checks(ml_audit *a, ml_err *err)
 		ml_audit_file *f = &a->files[i];
 		if (!f->has_code || f->unverified || !is_torch_cuda_library(member_of(f->path)))
 			continue;
-		ml_torch_build counted = {0};
-		add_counted(&counted, &f->code);
-		ml_cuda_arch code[2 * ML_TORCH_MAX_CODE];
-		size_t n = 0;
-		for (size_t k = 0; k < counted.n_sass; k++)
-			code[n++] = counted.sass[k];
-		for (size_t k = 0; k < counted.n_ptx; k++)
-			code[n++] = counted.ptx[k];
+		ml_cuda_arch code[CODE_MAX];
+		size_t n = counted_code(code, &f->code);
 		ml_arch_query q = ML_ARCH_QUERY_INIT;
 		q.rules = ML_ARCH_TORCH;
 		q.torch_cuda = torch_cuda_of(a, f->path);
