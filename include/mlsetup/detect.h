@@ -236,15 +236,16 @@ const char *ml_min_driver_for_cc(int major, int minor, bool windows);
  * is broken. */
 int ml_ptx_isa_cuda(int isa, bool *beyond);
 
-/* --- driver versions (src/detect/gpu_tables.c) ---------------------------- */
-
 /* The highest CUDA version (1000 * major + 10 * minor) a driver of this
- * version supports, from its branch ("550.54.15" -> 12040), as NVML's
+ * version supports, from its branch ("550.54.15" -> 12040; drivers.json "driver_branches"), as NVML's
  * nvmlSystemGetCudaDriverVersion would report it; for a machine, prefer
  * ml_driver.cuda_version, which detect reads from the driver itself. 0
  * when the version is not a driver version or older than every branch
  * known. */
 int ml_driver_cuda_version(const char *driver_version);
+
+/* --- driver versions (src/detect/gpu_tables.c) ---------------------------- */
+
 
 /* Compares dotted driver versions numerically ("570.26" < "570.124.06").
  * Returns <0, 0 or >0 like strcmp. */

@@ -4,8 +4,10 @@
  * "CUDA Toolkit and Minimum Required Driver Version"), the CUDA
  * minor-version compatibility floors, the architecture rules ("Blackwell
  * needs the driver of CUDA 12.8, its first toolkit with SASS") and the
- * toolkit detect's driver advice starts from. detect, plan and verify all
- * ask here, so no driver number lives in C.
+ * toolkit detect's driver advice starts from, which CUDA release first
+ * loads each PTX ISA version, and which CUDA each driver branch supports.
+ * detect, plan, audit and verify all ask here, so no driver number lives
+ * in C.
  *
  * The table is parsed once, on first use, into static storage; every string
  * handed out points into it and lives as long as the process.
@@ -24,6 +26,9 @@
 #define MAX_RULES    16
 #define MAX_MAJORS   8
 #define MAX_ISAS     64
+#define MAX_BRANCHES 64
+/* The largest branch number taken seriously; anything longer is garbage. */
+#define BRANCH_MAX 9999
 
 struct toolkit_row {
 	char cuda[16], release[32], linux_min[32], windows_min[32];
@@ -37,6 +42,11 @@ struct floor_row {
  * 10 * major + minor / 1000 * major + 10 * minor. */
 struct isa_row {
 	int isa, cuda;
+};
+
+/* Driver branch (570) -> the highest CUDA it supports (12080). */
+struct branch_row {
+	int branch, cuda;
 };
 
 struct arch_rule {
@@ -58,6 +68,8 @@ static struct {
 	size_t n_rules;
 	struct isa_row isas[MAX_ISAS];
 	size_t n_isas;
+	struct branch_row branches[MAX_BRANCHES];
+	size_t n_branches;
 	char advice_toolkit[16];
 	int advice_major, advice_minor;
 } table;
@@ -225,6 +237,33 @@ static bool load_isas(const cJSON *doc)
 	return true;
 }
 
+static bool load_branches(const cJSON *doc)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "driver_branches");
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, "branches");
+	const cJSON *e;
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+		return bad("driver_branches has no branches");
+	cJSON_ArrayForEach(e, arr)
+	{
+		char cuda[16];
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "branch");
+		if (table.n_branches == MAX_BRANCHES)
+			return bad("too many driver branches");
+		struct branch_row *r = &table.branches[table.n_branches];
+		if (!cJSON_IsNumber(b) || b->valueint < 1 || b->valueint > BRANCH_MAX ||
+		    !member(cuda, sizeof cuda, e, "cuda", false, true) ||
+		    (r->cuda = two_part(cuda, 1000)) < 0)
+			return bad("a driver branch needs a branch number and a cuda X.Y");
+		r->branch = b->valueint;
+		if (table.n_branches && (table.branches[table.n_branches - 1].branch >= r->branch ||
+		                         table.branches[table.n_branches - 1].cuda > r->cuda))
+			return bad("driver branches must be listed oldest first, each once");
+		table.n_branches++;
+	}
+	return true;
+}
+
 static bool load_advice(const cJSON *doc)
 {
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "detect_advice");
@@ -254,10 +293,11 @@ static void load(void)
 		bad("schema is not mlsetup.drivers/1");
 	else
 		table.ok = load_toolkits(doc) && load_floors(doc) && load_rules(doc) &&
-		           load_isas(doc) && load_advice(doc);
+		           load_isas(doc) && load_branches(doc) && load_advice(doc);
 	cJSON_Delete(doc);
 	if (!table.ok) {
 		table.n_toolkits = table.n_floors = table.n_rules = table.n_isas = 0;
+		table.n_branches = 0;
 		table.advice_toolkit[0] = '\0';
 	}
 }
@@ -388,4 +428,29 @@ int ml_ptx_isa_cuda(int isa, bool *beyond)
 		if (table.isas[i].isa > isa)
 			return table.isas[i].cuda;
 	return 0;
+}
+
+int ml_driver_cuda_version(const char *driver_version)
+{
+	if (!driver_version || !loaded())
+		return 0;
+	const char *s = driver_version;
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	int branch = 0;
+	while (isdigit((unsigned char)*s)) {
+		branch = branch * 10 + (*s - '0');
+		if (branch > BRANCH_MAX)
+			return 0;
+		s++;
+	}
+	/* The branch must be a whole component: "570.124.06", "570", "570\n". */
+	if (*s != '\0' && *s != '.' && !isspace((unsigned char)*s))
+		return 0;
+	int cuda = 0;
+	for (size_t i = 0; i < table.n_branches && table.branches[i].branch <= branch; i++)
+		cuda = table.branches[i].cuda;
+	return cuda;
 }

@@ -1,14 +1,13 @@
 /*
  * gpu_tables.c - the facts detect and plan look up rather than compute:
  * compute capability -> architecture name, compute capability -> precision
- * features and recommended dtype, the "12.0" / "sm_120" spellings, and
- * driver branch -> highest CUDA version it supports. Each is one table;
- * the functions only walk them. The minimum driver per CUDA toolkit and per
- * architecture is data too, in manifests/drivers.json (read by drivers.c).
+ * features and recommended dtype, the "12.0" / "sm_120" spellings, and the
+ * comparison of driver versions. Each is one table; the functions only
+ * walk them. Every driver number (minimum per CUDA toolkit and per
+ * architecture, driver branch -> CUDA) is data in manifests/drivers.json,
+ * read by drivers.c.
  *
- * Sources: NVIDIA CUDA GPU compute capability list; NVIDIA CUDA Toolkit
- * release notes, "CUDA Toolkit and Corresponding Driver Versions" (table 3);
- * both summarised with their checks in docs/FACTS.md.
+ * Source: NVIDIA CUDA GPU compute capability list (docs/gpu-truth.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -201,51 +200,4 @@ int ml_driver_version_cmp(const char *a, const char *b)
 			return ca < cb ? -1 : 1;
 	}
 	return 0;
-}
-
-/* Highest CUDA version (1000*major + 10*minor) each driver branch supports,
- * ascending by branch: the branch of each toolkit's minimum driver in the
- * CUDA Toolkit release notes, table 3 (R590: CUDA 13.1, R595: 13.2). A
- * branch between two rows supports what the lower row says (R585: 13.0);
- * one above the last row, what the last row says. */
-static const struct {
-	int branch;
-	int cuda;
-} driver_cuda[] = {
-        {450, 11000}, {455, 11010}, {460, 11020}, {465, 11030}, {470, 11040}, {495, 11050},
-        {510, 11060}, {515, 11070}, {520, 11080}, {525, 12000}, {530, 12010}, {535, 12020},
-        {545, 12030}, {550, 12040}, {555, 12050}, {560, 12060}, {565, 12070}, {570, 12080},
-        {575, 12090}, {580, 13000}, {590, 13010}, {595, 13020},
-};
-
-/* The largest branch number taken seriously; anything longer is garbage. */
-#define BRANCH_MAX 9999
-
-int ml_driver_cuda_version(const char *driver_version)
-{
-	const char *s;
-	int branch = 0;
-	int cuda = 0;
-
-	if (!driver_version)
-		return 0;
-	s = skip_space(driver_version);
-	if (!is_digit(*s))
-		return 0;
-	while (is_digit(*s)) {
-		branch = branch * 10 + (*s - '0');
-		if (branch > BRANCH_MAX)
-			return 0;
-		s++;
-	}
-	/* The branch must be a whole component: "570.124.06", "570", "570\n". */
-	if (*s != '\0' && *s != '.' && !is_space(*s))
-		return 0;
-
-	for (size_t i = 0; i < sizeof driver_cuda / sizeof driver_cuda[0]; i++) {
-		if (driver_cuda[i].branch > branch)
-			break;
-		cuda = driver_cuda[i].cuda;
-	}
-	return cuda;
 }
