@@ -237,8 +237,9 @@ const char *ml_min_driver_for_cc(int major, int minor, bool windows);
 int ml_ptx_isa_cuda(int isa, bool *beyond);
 
 /* The highest CUDA version (1000 * major + 10 * minor) a driver of this
- * version supports, from its branch ("550.54.15" -> 12040; drivers.json "driver_branches"), as NVML's
- * nvmlSystemGetCudaDriverVersion would report it; for a machine, prefer
+ * version supports, from its branch ("550.54.15" -> 12040; drivers.json
+ * "driver_branches"), as NVML's nvmlSystemGetCudaDriverVersion would
+ * report it; for a machine, prefer
  * ml_driver.cuda_version, which detect reads from the driver itself. 0
  * when the version is not a driver version or older than every branch
  * known. */
