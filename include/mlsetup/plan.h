@@ -250,6 +250,12 @@ typedef struct ml_cuda_arch {
  * four digits, no leading zero. Returns 0 or ML_EPARSE (*out untouched). */
 int ml_cuda_arch_parse(ml_cuda_arch *out, const char *s);
 
+/* Parses a device's compute capability as people name it: "sm_120" (a
+ * SASS name without variant) or "12.0" (one to three digits without a
+ * leading zero, a dot, one digit), into out (variant 0, not PTX). Returns
+ * 0 or ML_EPARSE (*out untouched). */
+int ml_cuda_device_parse(ml_cuda_arch *out, const char *s);
+
 /* Writes the nvcc name of a ("sm_100f", "compute_120") into dst, sz bytes.
  * Returns 0, or ML_EFAIL when a has no such name (major < 1, minor outside
  * 0..9, unknown variant) or the name does not fit. */

@@ -284,6 +284,8 @@ typedef struct ml_torch_wheel {
 	size_t n_gaps;
 	const ml_torch_build *known; /* the torch-build table's build with this
 	                              * sha256 (ml_torch_build_lookup()), or NULL */
+	bool known_agrees;           /* known says what the wheel's own bytes say:
+	                              * the same CUDA version, SASS and PTX */
 } ml_torch_wheel;
 
 /* Derives the torch build of one wheel, read in place: the SASS and PTX

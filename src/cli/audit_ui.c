@@ -103,22 +103,6 @@ static void driver_needs(char *dst, size_t sz, const ml_torch_build *b)
 		         lower ? "no row" : "no minimum", b->cuda);
 }
 
-static bool same_code(const ml_cuda_arch *a, const ml_cuda_arch *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (a[i].major != b[i].major || a[i].minor != b[i].minor ||
-		    a[i].variant != b[i].variant || a[i].ptx != b[i].ptx)
-			return false;
-	return true;
-}
-
-/* Whether the table's entry says what the wheel itself says. */
-static bool same_build(const ml_torch_build *a, const ml_torch_build *b)
-{
-	return strcmp(a->cuda, b->cuda) == 0 && a->n_sass == b->n_sass && a->n_ptx == b->n_ptx &&
-	       same_code(a->sass, b->sass, a->n_sass) && same_code(a->ptx, b->ptx, a->n_ptx);
-}
-
 /* One line per torch wheel: its CUDA version, the SASS and PTX of torch's
  * own CUDA library and the driver that needs; then the libraries that
  * miss some of those GPUs, and whether mlsetup's table knows the file. */
@@ -155,7 +139,7 @@ static void print_torch_wheels(const ml_audit *a)
 			       w->known->version, w->known->local[0] ? "+" : "", w->known->local,
 			       w->known->build_tag[0] ? ", build " : "", w->known->build_tag,
 			       w->known->platform,
-			       same_build(tb, w->known)
+			       w->known_agrees
 			               ? ""
 			               : ", which says other CUDA or code: regenerate it (make "
 			                 "torch-builds)");

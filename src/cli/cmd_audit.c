@@ -36,28 +36,6 @@ struct audit_args {
 	size_t n_paths;
 };
 
-/* Parses one device name: "sm_120" or "12.0". Returns 0 or -1. */
-static int parse_device(ml_cuda_arch *out, const char *s)
-{
-	ml_cuda_arch a;
-	if (ml_cuda_arch_parse(&a, s) == 0) {
-		if (a.ptx || a.variant)
-			return -1;
-		*out = a;
-		return 0;
-	}
-	/* X.Y: one to three digits without a leading zero, a dot, one digit. */
-	size_t n = 0;
-	while (n < 4 && s[n] >= '0' && s[n] <= '9')
-		n++;
-	if (n >= 1 && n <= 3 && s[0] != '0' && s[n] == '.' && s[n + 1] >= '0' && s[n + 1] <= '9' &&
-	    s[n + 2] == '\0') {
-		*out = (ml_cuda_arch){atoi(s), s[n + 1] - '0', 0, false, 0};
-		return 0;
-	}
-	return -1;
-}
-
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
 	struct audit_args *a = data;
@@ -84,7 +62,7 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
 		if (a->n_devices == sizeof a->devices / sizeof a->devices[0])
 			rc = ml_cli_usage(&ml_cmd_audit, err, "too many --arch values");
-		else if (parse_device(&a->devices[a->n_devices], t) != 0)
+		else if (ml_cuda_device_parse(&a->devices[a->n_devices], t) != 0)
 			rc = ml_cli_usage(
 			        &ml_cmd_audit, err,
 			        "--arch '%s' is not a GPU: use sm_XY (sm_120) or X.Y (12.0)", t);

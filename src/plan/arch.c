@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ml_cuda_arch_parse(ml_cuda_arch *out, const char *s)
@@ -52,6 +53,28 @@ int ml_cuda_arch_parse(ml_cuda_arch *out, const char *s)
 	if (s[n] != '\0')
 		return ML_EPARSE;
 	*out = (ml_cuda_arch){v / 10, v % 10, variant, ptx, 0};
+	return 0;
+}
+
+int ml_cuda_device_parse(ml_cuda_arch *out, const char *s)
+{
+	ml_cuda_arch a;
+	if (!s)
+		return ML_EPARSE;
+	if (ml_cuda_arch_parse(&a, s) == 0) {
+		if (a.ptx || a.variant)
+			return ML_EPARSE;
+		*out = a;
+		return 0;
+	}
+	/* X.Y: one to three digits without a leading zero, a dot, one digit. */
+	size_t n = 0;
+	while (n < 4 && s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n < 1 || n > 3 || s[0] == '0' || s[n] != '.' || s[n + 1] < '0' || s[n + 1] > '9' ||
+	    s[n + 2] != '\0')
+		return ML_EPARSE;
+	*out = (ml_cuda_arch){atoi(s), s[n + 1] - '0', 0, false, 0};
 	return 0;
 }
 

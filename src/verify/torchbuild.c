@@ -326,6 +326,24 @@ static size_t counted_code(ml_cuda_arch *code, const ml_fatbin_list *c)
 	return n;
 }
 
+static bool same_code(const ml_cuda_arch *a, const ml_cuda_arch *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].major != b[i].major || a[i].minor != b[i].minor ||
+		    a[i].variant != b[i].variant || a[i].ptx != b[i].ptx)
+			return false;
+	return true;
+}
+
+/* Whether a table entry says what the wheel itself says: the same CUDA
+ * version and the same SASS and PTX (the PTX ISA aside: the table keeps
+ * names only). */
+static bool same_build(const ml_torch_build *a, const ml_torch_build *b)
+{
+	return strcmp(a->cuda, b->cuda) == 0 && a->n_sass == b->n_sass && a->n_ptx == b->n_ptx &&
+	       same_code(a->sass, b->sass, a->n_sass) && same_code(a->ptx, b->ptx, a->n_ptx);
+}
+
 /* The member part of "w.whl!torch/lib/x.so". */
 static const char *member_of(const char *path)
 {
@@ -476,6 +494,7 @@ int ml_torch_wheel_add(ml_audit *a, const char *path, const ml_wheel_meta *m, si
 		w.sha256[0] = '\0';
 	else
 		w.known = ml_torch_build_lookup(w.sha256);
+	w.known_agrees = w.known && same_build(&w.build, w.known);
 	ml_torch_wheel *grown = realloc(a->torch, (a->n_torch + 1) * sizeof *grown);
 	if (!grown) {
 		ml_torch_wheel_release(&w);

@@ -383,6 +383,26 @@ static void test_torch_judges_its_own_library_by_its_own_table(void **state)
 	assert_false(judge(&v, "sm_80", -1, 0, 0, ML_ARCH_TORCH, 0));
 }
 
+
+static void test_device_names_as_people_write_them(void **state)
+{
+	(void)state;
+	ml_cuda_arch d;
+	assert_int_equal(ml_cuda_device_parse(&d, "sm_120"), 0);
+	assert_int_equal(d.major * 10 + d.minor, 120);
+	assert_int_equal(ml_cuda_device_parse(&d, "12.0"), 0);
+	assert_int_equal(d.major, 12);
+	assert_int_equal(ml_cuda_device_parse(&d, "8.6"), 0);
+	assert_int_equal(d.major * 10 + d.minor, 86);
+	assert_false(d.ptx);
+	static const char *const bad[] = {"sm_90a", "compute_90", "0.9", "12.", "12.10", "1234.5",
+	                                  "12", "", "sm_", "12.0 ", "x.0"};
+	for (size_t i = 0; i < N_OF(bad); i++)
+		if (ml_cuda_device_parse(&d, bad[i]) != ML_EPARSE)
+			fail_msg("'%s' should not parse as a device", bad[i]);
+	assert_int_equal(ml_cuda_device_parse(&d, NULL), ML_EPARSE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +424,7 @@ int main(void)
 	        cmocka_unit_test(test_why_is_truncated_safely),
 	        cmocka_unit_test(test_ptx_runs_only_where_the_driver_knows_its_isa),
 	        cmocka_unit_test(test_torch_judges_its_own_library_by_its_own_table),
+	        cmocka_unit_test(test_device_names_as_people_write_them),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
