@@ -573,7 +573,7 @@ typedef struct ml_manifest {
 	char *torch_label;
 } ml_manifest;
 
-/* Flags for ml_manifest_open_flags(). */
+/* Flags for ml_manifest_open_os(). */
 enum {
 	/* pip's --require-hashes: a file that does not pin hashes is
 	 * refused (file:line) instead of resolved. PIP_REQUIRE_HASHES in the
@@ -585,11 +585,8 @@ enum {
  * "requirements_blackwell.txt", also without ".txt") or by path (anything
  * containing '/' or naming an existing file). A name means this OS's
  * shipped manifest (ml_manifest_open_os() with the OS mlsetup was built
- * for). Parses it in hash mode
- * (ML_REQ_HASH_MODE; a user's file that pins no hashes is read as
- * ml_manifest_open_flags() says, a path ending in .toml as a PEP 751 lock
- * file; a shipped manifest without hashes, manifests/windows/, is marked
- * resolve) and checks the header: torch_sass/torch_ptx must be architecture
+ * for). Parses it in hash mode (ML_REQ_HASH_MODE; a path ending in
+ * .toml as a PEP 751 lock file) and checks the header: torch_sass/torch_ptx must be architecture
  * names or "none", min_driver_* (optional) dotted versions, python X.Y
  * versions, platforms os-arch pairs; errors name the file and line.
  * Without torch_sass/torch_ptx, the torch facts come from the torch-build
@@ -602,9 +599,17 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err);
  * "windows", "darwin" as ml_machine.os.name): a name is looked up as
  * "<os>/<name>" when the build ships a set for that OS (manifests/<os>/,
  * embedded with the folder), else as the name itself (the default set,
- * Linux's). The manifest's name is the same either way. flags as
- * ml_manifest_open_flags() (ML_MANIFEST_REQUIRE_HASHES refuses a shipped
- * manifest without hashes too). Same returns as ml_manifest_open(). */
+ * Linux's). The manifest's name is the same either way.
+ *
+ * A user's own file may be any requirements file pip reads: one with a
+ * --hash (or --require-hashes, or flags ML_MANIFEST_REQUIRE_HASHES, or
+ * PIP_REQUIRE_HASHES in the environment) is read in hash mode; any other
+ * is read with its -r/-c includes (ml_requirements_load_tree), checked
+ * (wheels only: no -e, paths, VCS) and marked resolve. A shipped manifest
+ * is hash mode, unless it pins no hashes at all (manifests/windows/): then
+ * it is marked resolve (pip resolves it at install, which locks what it
+ * chose); ML_MANIFEST_REQUIRE_HASHES refuses it too. Same returns as
+ * ml_manifest_open(). */
 int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os, unsigned flags,
                         ml_err *err);
 

@@ -20,19 +20,6 @@ int ml_lock_add_target(ml_lock *lk, const char *platform, const char *python, ml
 /* Returns the recorded file info for a sha256 (lower-case hex), or NULL. */
 const ml_file_info *ml_manifest_file(const ml_manifest *mf, const char *sha256);
 
-/* ml_manifest_open() for a user's own file, any requirements file pip
- * reads: one with a --hash (or --require-hashes, or flags
- * ML_MANIFEST_REQUIRE_HASHES, or PIP_REQUIRE_HASHES) is read in hash
- * mode as above; any other is read with its -r/-c includes
- * (ml_requirements_load_tree), checked (wheels only: no -e, paths, VCS),
- * and marked resolve. A shipped manifest is hash mode, unless it pins
- * no hashes at all (manifests/windows/): then it is marked resolve (pip
- * resolves it at install, which locks what it chose). A name means this
- * build's OS's set (ml_manifest_open_os()). Same returns as
- * ml_manifest_open(). */
-int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags,
-                           ml_err *err);
-
 /* Returns true when a wheel with this platform tag installs on a Linux with
  * glibc glibc_major.glibc_minor and CPU arch ("x86_64"/"amd64",
  * "aarch64"/"arm64", or another manylinux arch such as "ppc64le"): PEP 600
@@ -107,9 +94,6 @@ int ml_marker_eval(bool *out, const char *marker, const ml_marker_env *env, ml_e
 /* True when path names a lock file rather than a requirements file: it
  * ends in ".toml" (pylock.toml, pylock.NAME.toml). */
 bool ml_pylock_path_like(const char *path);
-
-/* "managed", "system", "only-managed", "only-system" (static). */
-const char *ml_python_preference_name(ml_python_preference p);
 
 /* Returns the value of the first `# mlsetup: key = value` header with this
  * key (owned by r), or NULL when there is none or r is NULL. */

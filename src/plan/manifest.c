@@ -599,11 +599,6 @@ int ml_manifest_open(ml_manifest **out, const char *name_or_path, ml_err *err)
 	return ml_manifest_open_os(out, name_or_path, ml_plan_build_os(), 0, err);
 }
 
-int ml_manifest_open_flags(ml_manifest **out, const char *name_or_path, unsigned flags, ml_err *err)
-{
-	return ml_manifest_open_os(out, name_or_path, ml_plan_build_os(), flags, err);
-}
-
 int ml_manifest_open_os(ml_manifest **out, const char *name_or_path, const char *os,
                         unsigned flags, ml_err *err)
 {

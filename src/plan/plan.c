@@ -41,11 +41,6 @@ static int add_warning(ml_plan *p, const char *fmt, ...)
 
 static const char *const preference_names[] = {"managed", "system", "only-managed", "only-system"};
 
-const char *ml_python_preference_name(ml_python_preference p)
-{
-	return (unsigned)p < 4 ? preference_names[p] : "?";
-}
-
 int ml_python_preference_parse(ml_python_preference *out, const char *s, ml_err *err)
 {
 	for (int i = 0; i < 4; i++)
