@@ -298,4 +298,41 @@ typedef struct ml_python_reg {
 int ml_python_candidates(ml_buf *list, const char *path, bool windows, const ml_python_reg *reg,
                          size_t n_reg, const char *local_appdata, const char *program_files);
 
+/* --- one pip dry run (src/plan/pip.c): the one builder of its command line */
+
+#define ML_PIP_RUN_MAX_ARGS 200
+
+/* `python -m pip install --dry-run --ignore-installed --no-input
+ * --disable-pip-version-check --target DIR/target --report
+ * DIR/report.json --only-binary=:all:` in a temporary directory DIR, to
+ * which the caller appends its own options (target tags, index options,
+ * -r FILE) before running it. Resolution (pip.c) and locking (lock.c)
+ * both run pip this way. */
+typedef struct ml_pip_run {
+	char dir[4096];    /* the temporary directory; "" when none */
+	char target[4200]; /* DIR/target (pip installs nothing there) */
+	char report[4200]; /* DIR/report.json, pip's installation report */
+	char input[4200];  /* DIR/requirements.txt, for input given as text */
+	const char *argv[ML_PIP_RUN_MAX_ARGS];
+	size_t n;
+	bool overflow; /* an argument did not fit */
+} ml_pip_run;
+
+/* Makes the temporary directory ($TMPDIR, else %TEMP% on Windows, else
+ * /tmp; named "mlsetup-<what>.XXXXXX") and the fixed part of argv, run
+ * with python. Returns 0 or ML_EIO (err says which directory). */
+int ml_pip_run_begin(ml_pip_run *r, const char *python, const char *what, ml_err *err);
+
+/* Appends one argument (not copied: it must live until the run); one that
+ * does not fit makes ml_pip_run_exec() fail. */
+void ml_pip_run_arg(ml_pip_run *r, const char *arg);
+
+/* Runs pip (ml_os_run_output(): at most 1 MiB of output kept, 30 minutes):
+ * *output (caller frees) and *status as there. Returns 0, ML_EUSAGE (too
+ * many arguments), or ml_os_run_output()'s errors. */
+int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err);
+
+/* Removes the temporary directory. */
+void ml_pip_run_end(ml_pip_run *r);
+
 #endif

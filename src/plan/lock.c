@@ -227,46 +227,18 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 {
 	const ml_lock_target *tg = &lk->targets[t];
 	int pi = platform_index(tg->platform);
-	char tmpl[4096];
-	const char *tmp = getenv("TMPDIR");
-#ifdef _WIN32
-	if (!tmp || !*tmp)
-		tmp = getenv("TEMP"); /* GetTempPath's first choice */
-#endif
-	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-lock.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpl))
-		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",
-		                  tmp && *tmp ? tmp : "/tmp");
-	char target[4200], report[4200], pyver[16], abi[16];
-	snprintf(target, sizeof(target), "%s/target", tmpl);
-	snprintf(report, sizeof(report), "%s/report.json", tmpl);
+	ml_pip_run r;
+	int rc = ml_pip_run_begin(&r, o->python ? o->python : "python3", "lock", err);
+	if (rc)
+		return rc;
+	char pyver[16], abi[16], tags[40][64];
+	size_t nt = 0;
 	snprintf(pyver, sizeof(pyver), "%d.%d", tg->py_major, tg->py_minor);
 	snprintf(abi, sizeof(abi), "cp%d%d", tg->py_major, tg->py_minor);
-
-	const char *argv[160];
-	char tags[40][64];
-	size_t n = 0, nt = 0;
-	const char *fixed[] = {o->python ? o->python : "python3",
-	                       "-m",
-	                       "pip",
-	                       "install",
-	                       "--dry-run",
-	                       "--ignore-installed",
-	                       "--no-input",
-	                       "--disable-pip-version-check",
-	                       "--target",
-	                       target,
-	                       "--report",
-	                       report,
-	                       "--only-binary=:all:",
-	                       "--implementation",
-	                       "cp",
-	                       "--python-version",
-	                       pyver,
-	                       "--abi",
-	                       abi};
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		argv[n++] = fixed[i];
+	const char *target_args[] = {
+	        "--implementation", "cp", "--python-version", pyver, "--abi", abi};
+	for (size_t i = 0; i < sizeof(target_args) / sizeof(target_args[0]); i++)
+		ml_pip_run_arg(&r, target_args[i]);
 	if (platforms[pi].manylinux) {
 		for (int y = GLIBC_BASELINE_MINOR; y >= 17; y--)
 			snprintf(tags[nt++], 64, "manylinux_2_%d_%s", y, platforms[pi].pip_arch);
@@ -280,18 +252,17 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 		snprintf(tags[nt++], 64, "%s", platforms[pi].pip_arch);
 	}
 	for (size_t i = 0; i < nt; i++) {
-		argv[n++] = "--platform";
-		argv[n++] = tags[i];
+		ml_pip_run_arg(&r, "--platform");
+		ml_pip_run_arg(&r, tags[i]);
 	}
-	for (size_t i = 0; i < o->n_index_args && n < 150; i++)
-		argv[n++] = o->index_args[i];
-	argv[n++] = "-r";
-	argv[n++] = o->input_path;
-	argv[n] = NULL;
+	for (size_t i = 0; i < o->n_index_args; i++)
+		ml_pip_run_arg(&r, o->index_args[i]);
+	ml_pip_run_arg(&r, "-r");
+	ml_pip_run_arg(&r, o->input_path);
 
 	char *output = NULL;
 	int status = 0;
-	int rc = ml_os_run_output(&output, &status, argv, 1024 * 1024, 30 * 60, err);
+	rc = ml_pip_run_exec(&r, &output, &status, err);
 	if (!rc && status != 0) {
 		size_t len = strlen(output);
 		const char *tailp = len > 1500 ? output + len - 1500 : output;
@@ -303,8 +274,8 @@ int ml_lock_resolve(ml_lock *lk, size_t t, const ml_lock_pip_opts *o, ml_err *er
 	}
 	free(output);
 	if (!rc)
-		rc = read_report(lk, t, report, err);
-	ml_fs_rm_tree(tmpl);
+		rc = read_report(lk, t, r.report, err);
+	ml_pip_run_end(&r);
 	return rc;
 }
 

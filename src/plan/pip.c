@@ -150,33 +150,29 @@ static int read_report(ml_pip_pick **out, size_t *n_out, const char *path, ml_er
 	return 0;
 }
 
-int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *o, ml_err *err)
+/* --- one pip dry run (shared with lock.c) ------------------------------------ */
+
+int ml_pip_run_begin(ml_pip_run *r, const char *python, const char *what, ml_err *err)
 {
-	char tmpl[4096];
+	memset(r, 0, sizeof *r);
 	const char *tmp = getenv("TMPDIR");
 #ifdef _WIN32
 	if (!tmp || !*tmp)
 		tmp = getenv("TEMP"); /* GetTempPath's first choice */
 #endif
-	snprintf(tmpl, sizeof(tmpl), "%s/mlsetup-resolve.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpl))
-		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s",
-		                  tmp && *tmp ? tmp : "/tmp");
-	char target[4200], report[4200], input[4200];
-	snprintf(target, sizeof(target), "%s/target", tmpl);
-	snprintf(report, sizeof(report), "%s/report.json", tmpl);
-	snprintf(input, sizeof(input), "%s/requirements.txt", tmpl);
-	if (o->input_text) {
-		int e = ml_fs_write_atomic(input, o->input_text, strlen(o->input_text), 0644);
-		if (e) {
-			ml_fs_rm_tree(tmpl);
-			return ml_err_set(err, ML_EIO, "cannot write '%s': %s", input,
-			                  strerror(-e));
-		}
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (snprintf(r->dir, sizeof r->dir, "%s/mlsetup-%s.XXXXXX", tmp, what) >=
+	    (int)sizeof r->dir)
+		return ml_err_set(err, ML_EIO, "temporary directory name too long: '%s'", tmp);
+	if (!mkdtemp(r->dir)) {
+		r->dir[0] = '\0';
+		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s", tmp);
 	}
-	const char *argv[80];
-	size_t n = 0;
-	const char *fixed[] = {o->python,
+	snprintf(r->target, sizeof r->target, "%s/target", r->dir);
+	snprintf(r->report, sizeof r->report, "%s/report.json", r->dir);
+	snprintf(r->input, sizeof r->input, "%s/requirements.txt", r->dir);
+	const char *fixed[] = {python,
 	                       "-m",
 	                       "pip",
 	                       "install",
@@ -185,24 +181,65 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 	                       "--no-input",
 	                       "--disable-pip-version-check",
 	                       "--target",
-	                       target,
+	                       r->target,
 	                       "--report",
-	                       report,
+	                       r->report,
 	                       "--only-binary=:all:"};
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		argv[n++] = fixed[i];
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		r->argv[r->n++] = fixed[i];
+	return 0;
+}
+
+void ml_pip_run_arg(ml_pip_run *r, const char *arg)
+{
+	if (r->n + 1 < ML_PIP_RUN_MAX_ARGS)
+		r->argv[r->n++] = arg;
+	else
+		r->overflow = true;
+}
+
+int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err)
+{
+	if (r->overflow)
+		return ml_err_set(err, ML_EUSAGE, "too many arguments for pip (at most %d)",
+		                  ML_PIP_RUN_MAX_ARGS - 1);
+	r->argv[r->n] = NULL;
+	return ml_os_run_output(output, status, r->argv, 1024 * 1024, 30 * 60, err);
+}
+
+void ml_pip_run_end(ml_pip_run *r)
+{
+	if (r->dir[0])
+		ml_fs_rm_tree(r->dir);
+	r->dir[0] = '\0';
+}
+
+int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *o, ml_err *err)
+{
+	ml_pip_run r;
+	int rc = ml_pip_run_begin(&r, o->python, "resolve", err);
+	if (rc)
+		return rc;
+	if (o->input_text) {
+		int e = ml_fs_write_atomic(r.input, o->input_text, strlen(o->input_text), 0644);
+		if (e) {
+			rc = ml_err_set(err, ML_EIO, "cannot write '%s': %s", r.input,
+			                strerror(-e));
+			ml_pip_run_end(&r);
+			return rc;
+		}
+	}
 	/* PEP 668: a distribution's Python refuses installs; a dry run
 	 * installs nothing, so it may pass */
 	if (o->break_system_packages)
-		argv[n++] = "--break-system-packages";
-	for (size_t i = 0; i < o->n_index_args && n < 74; i++)
-		argv[n++] = o->index_args[i];
-	argv[n++] = "-r";
-	argv[n++] = o->input_text ? input : o->input_path;
-	argv[n] = NULL;
+		ml_pip_run_arg(&r, "--break-system-packages");
+	for (size_t i = 0; i < o->n_index_args; i++)
+		ml_pip_run_arg(&r, o->index_args[i]);
+	ml_pip_run_arg(&r, "-r");
+	ml_pip_run_arg(&r, o->input_text ? r.input : o->input_path);
 	char *output = NULL;
 	int status = 0;
-	int rc = ml_os_run_output(&output, &status, argv, 1024 * 1024, 30 * 60, err);
+	rc = ml_pip_run_exec(&r, &output, &status, err);
 	if (!rc && status != 0) {
 		size_t len = strlen(output);
 		const char *tailp = len > 1500 ? output + len - 1500 : output;
@@ -213,7 +250,7 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 	}
 	free(output);
 	if (!rc)
-		rc = read_report(out, n_out, report, err);
-	ml_fs_rm_tree(tmpl);
+		rc = read_report(out, n_out, r.report, err);
+	ml_pip_run_end(&r);
 	return rc;
 }
