@@ -88,6 +88,31 @@ int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *n
                const ml_index_config *cfg, ml_cache *c, const ml_fetch_opts *o,
                void (*note)(void *data, const char *text), void *data, ml_err *err);
 
+/* One source an index lookup asks: an index URL or a --find-links
+ * location. */
+typedef struct mlf_source {
+	const char *url; /* borrowed from the index configuration */
+	bool find_links;
+} mlf_source;
+
+/* The sources of cfg in the order pip asks them: the primary index, the
+ * extra indexes, then the --find-links locations; offline, only the local
+ * find-links locations. Sets *out (caller frees the array, not the URLs)
+ * and *n. Returns 0 or ML_ENOMEM. lookup.c. */
+int mlf_sources(mlf_source **out, size_t *n, const ml_index_config *cfg, bool offline);
+
+/* True for an http: or https: URL (one --offline may not use). lookup.c. */
+bool mlf_is_remote(const char *url);
+
+/* Most lookups made at once. */
+#define MLF_LOOKUP_THREADS 8
+
+/* Calls job(data, i) once for each i in [0, n), on up to
+ * MLF_LOOKUP_THREADS threads that take the next index as they finish;
+ * where no thread can be started, on this one. Returns when all are done.
+ * job must touch only what index i owns (or lock). lookup.c. */
+void mlf_each_parallel(size_t n, void (*job)(void *data, size_t i), void *data);
+
 /* Frees what one index file entry owns (filename, url, sha256,
  * requires_python, yanked_reason, core_metadata_sha256); not f itself.
  * index.c. */
@@ -97,10 +122,10 @@ void mlf_index_file_release(ml_index_file *f);
 
 /* Moves a verified partial file into the store as blob sha256: chmod
  * 0444, rename(part_path -> blobs/sha256/<2>/<64>); no flush (every use of
- * a blob hashes it again, see ml_cache_blob_get). The caller has checked size and hash; fd stays open (the
- * caller closes it). When the blob already exists (another process was
- * first) the partial file is removed and the existing blob kept. Writes
- * the blob path into blob_path (pathsz bytes). Returns 0 or ML_EIO. */
+ * a blob hashes it again, see ml_cache_blob_get). The caller has checked size and hash; fd stays
+ * open (the caller closes it). When the blob already exists (another process was first) the partial
+ * file is removed and the existing blob kept. Writes the blob path into blob_path (pathsz bytes).
+ * Returns 0 or ML_EIO. */
 int ml_cache_blob_commit(char *blob_path, size_t pathsz, ml_cache *c, int fd, const char *part_path,
                          const char *sha256, ml_err *err);
 

@@ -1,9 +1,14 @@
 /*
- * lookup.c - one project page from one source, with the retry policy
- * every index lookup of the fetch stage shares (resolve.c, pins.c).
+ * lookup.c - what every index lookup of the fetch stage shares (resolve.c,
+ * pins.c): the sources in pip's order, one project page from one source
+ * with the retry policy, and the pool of threads that looks several
+ * projects up at once.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "internal.h"
@@ -58,4 +63,77 @@ int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *n
 		sleep_s(delay);
 		delay = delay * 2 < BACKOFF_MAX_S ? delay * 2 : BACKOFF_MAX_S;
 	}
+}
+
+bool mlf_is_remote(const char *url)
+{
+	return strncasecmp(url, "http:", 5) == 0 || strncasecmp(url, "https:", 6) == 0;
+}
+
+static int add_source(mlf_source **v, size_t *n, const char *url, bool find_links)
+{
+	mlf_source *g = realloc(*v, (*n + 1) * sizeof(*g));
+	if (!g)
+		return ML_ENOMEM;
+	*v = g;
+	g[(*n)++] = (mlf_source){url, find_links};
+	return 0;
+}
+
+int mlf_sources(mlf_source **out, size_t *n, const ml_index_config *cfg, bool offline)
+{
+	mlf_source *v = NULL;
+	size_t k = 0;
+	int rc = 0;
+	if (cfg && !offline && cfg->index_url)
+		rc = add_source(&v, &k, cfg->index_url, false);
+	for (size_t i = 0; cfg && !rc && !offline && i < cfg->n_extra; i++)
+		rc = add_source(&v, &k, cfg->extra_index_urls[i], false);
+	for (size_t i = 0; cfg && !rc && i < cfg->n_find_links; i++)
+		if (!offline || !mlf_is_remote(cfg->find_links[i]))
+			rc = add_source(&v, &k, cfg->find_links[i], true);
+	if (rc) {
+		free(v);
+		return ML_ENOMEM;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+typedef struct pool {
+	size_t n, next; /* next under mu */
+	void (*job)(void *data, size_t i);
+	void *data;
+	pthread_mutex_t mu;
+} pool;
+
+static void *pool_worker(void *arg)
+{
+	pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		size_t i = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		if (i >= p->n)
+			return NULL;
+		p->job(p->data, i);
+	}
+}
+
+void mlf_each_parallel(size_t n, void (*job)(void *data, size_t i), void *data)
+{
+	if (n == 0)
+		return;
+	pool p = {n, 0, job, data, PTHREAD_MUTEX_INITIALIZER};
+	size_t n_threads = n < MLF_LOOKUP_THREADS ? n : MLF_LOOKUP_THREADS;
+	pthread_t th[MLF_LOOKUP_THREADS];
+	size_t started = 0;
+	for (; started < n_threads; started++)
+		if (pthread_create(&th[started], NULL, pool_worker, &p) != 0)
+			break;
+	if (started == 0)
+		pool_worker(&p); /* no threads to be had: do it here */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
 }

@@ -6,7 +6,6 @@
  * index, extra indexes, --find-links), several projects at a time; sizes
  * the pages do not give are asked of the file servers (HEAD).
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,18 +13,14 @@
 #include "internal.h"
 #include "mlsetup/plan.h"
 
-#define LOOKUP_THREADS 8
-
 typedef struct pins_run {
 	ml_pin_lookup *q;
-	size_t n, next;
+	size_t n;
 	const ml_index_config *cfg;
 	ml_cache *cache;
 	const ml_fetch_opts *o;
-	const char **urls; /* sources */
-	bool *find_links;
+	mlf_source *sources;
 	size_t n_sources;
-	pthread_mutex_t mu;
 } pins_run;
 
 void ml_pin_lookup_release(ml_pin_lookup *q)
@@ -94,8 +89,8 @@ static void one(pins_run *r, ml_pin_lookup *q)
 	for (size_t s = 0; s < r->n_sources; s++) {
 		ml_project *proj = NULL;
 		ml_err e = ML_ERR_INIT;
-		int rc = mlf_lookup(&proj, r->urls[s], r->find_links[s], q->name, r->cfg, r->cache,
-		                    r->o, NULL, NULL, &e);
+		int rc = mlf_lookup(&proj, r->sources[s].url, r->sources[s].find_links, q->name,
+		                    r->cfg, r->cache, r->o, NULL, NULL, &e);
 		if (rc == ML_ENOENT)
 			continue;
 		if (rc) {
@@ -121,37 +116,10 @@ static void one(pins_run *r, ml_pin_lookup *q)
 	}
 }
 
-static void *worker(void *arg)
+static void one_job(void *data, size_t i)
 {
-	pins_run *r = arg;
-	for (;;) {
-		pthread_mutex_lock(&r->mu);
-		size_t i = r->next++;
-		pthread_mutex_unlock(&r->mu);
-		if (i >= r->n)
-			return NULL;
-		one(r, &r->q[i]);
-	}
-}
-
-static bool is_remote(const char *url)
-{
-	return strncasecmp(url, "http:", 5) == 0 || strncasecmp(url, "https:", 6) == 0;
-}
-
-static int add_source(pins_run *r, const char *url, bool fl)
-{
-	const char **u = realloc(r->urls, (r->n_sources + 1) * sizeof(*u));
-	if (!u)
-		return ML_ENOMEM;
-	r->urls = u;
-	bool *f = realloc(r->find_links, (r->n_sources + 1) * sizeof(*f));
-	if (!f)
-		return ML_ENOMEM;
-	r->find_links = f;
-	u[r->n_sources] = url;
-	f[r->n_sources++] = fl;
-	return 0;
+	pins_run *r = data;
+	one(r, &r->q[i]);
 }
 
 /* Sizes the found files whose page gave none (HEAD), one request each. */
@@ -162,7 +130,7 @@ static int size_found(pins_run *r, ml_err *err)
 			ml_index_file *f = &r->q[i].found[k];
 			if (f->size >= 0)
 				continue;
-			if (r->o->offline && is_remote(f->url)) {
+			if (r->o->offline && mlf_is_remote(f->url)) {
 				ml_err_set(
 				        err, ML_ENOENT,
 				        "the size of '%s' is unknown and --offline forbids asking "
@@ -195,34 +163,11 @@ int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, m
 	r.cfg = cfg;
 	r.cache = c;
 	r.o = o ? o : &defaults;
-	int rc = 0;
-	bool offline = r.o->offline;
-	if (cfg && !offline && cfg->index_url)
-		rc = add_source(&r, cfg->index_url, false);
-	for (size_t i = 0; cfg && !rc && !offline && i < cfg->n_extra; i++)
-		rc = add_source(&r, cfg->extra_index_urls[i], false);
-	for (size_t i = 0; cfg && !rc && i < cfg->n_find_links; i++)
-		if (!offline || !is_remote(cfg->find_links[i]))
-			rc = add_source(&r, cfg->find_links[i], true);
-	if (rc) {
-		free(r.urls);
-		free(r.find_links);
+	if (mlf_sources(&r.sources, &r.n_sources, cfg, r.o->offline))
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	}
-	pthread_mutex_init(&r.mu, NULL);
-	size_t n_threads = n < LOOKUP_THREADS ? n : LOOKUP_THREADS;
-	pthread_t th[LOOKUP_THREADS];
-	size_t started = 0;
-	for (; started < n_threads && r.n_sources; started++)
-		if (pthread_create(&th[started], NULL, worker, &r) != 0)
-			break;
-	if (started == 0 && r.n_sources)
-		worker(&r);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&r.mu);
-	rc = size_found(&r, err);
-	free(r.urls);
-	free(r.find_links);
+	if (r.n_sources)
+		mlf_each_parallel(n, one_job, &r);
+	int rc = size_found(&r, err);
+	free(r.sources);
 	return rc;
 }

@@ -5,8 +5,9 @@
  * for the project's files and matching them by sha256 (the plan's pin),
  * in source order: primary index, extra indexes, find-links.
  *
- * Projects are looked up several at a time (one thread per project, at
- * most LOOKUP_THREADS); each thread touches only its own project's items.
+ * Projects are looked up several at a time (mlf_each_parallel(), at most
+ * MLF_LOOKUP_THREADS at once); each lookup touches only its own project's
+ * items.
  * Index pages go through the page cache, so a re-run revalidates them with
  * conditional requests instead of downloading them again.
  */
@@ -15,18 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "internal.h"
 #include "mlsetup/plan.h"
-
-#define LOOKUP_THREADS 8
-
-typedef struct source {
-	const char *url;
-	bool find_links;
-} source;
 
 /* One project to look up, and what came of it. */
 typedef struct project_job {
@@ -41,12 +34,11 @@ typedef struct resolver {
 	const ml_index_config *cfg;
 	ml_cache *cache;
 	const ml_fetch_opts *o;
-	source *sources;
+	mlf_source *sources;
 	size_t n_sources;
 	project_job *projects;
 	size_t n_projects;
-	size_t next; /* next project to take; under mu */
-	pthread_mutex_t mu;
+	pthread_mutex_t mu; /* serializes progress notes */
 } resolver;
 
 static void note(resolver *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -67,18 +59,13 @@ static void note(resolver *r, const char *fmt, ...)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static bool is_remote(const char *url)
-{
-	return strncasecmp(url, "http:", 5) == 0 || strncasecmp(url, "https:", 6) == 0;
-}
-
 static void note_fn(void *data, const char *text)
 {
 	note(data, "%s", text);
 }
 
 /* Asks one source for project name, retrying retryable failures. */
-static int lookup(resolver *r, const source *s, const char *name, ml_project **out, ml_err *err)
+static int lookup(resolver *r, const mlf_source *s, const char *name, ml_project **out, ml_err *err)
 {
 	return mlf_lookup(out, s->url, s->find_links, name, r->cfg, r->cache, r->o, note_fn, r,
 	                  err);
@@ -146,47 +133,10 @@ static void resolve_project(resolver *r, project_job *pj)
 	}
 }
 
-static void *worker(void *arg)
+static void project_job_run(void *data, size_t i)
 {
-	resolver *r = arg;
-	for (;;) {
-		pthread_mutex_lock(&r->mu);
-		size_t i = r->next++;
-		pthread_mutex_unlock(&r->mu);
-		if (i >= r->n_projects)
-			return NULL;
-		resolve_project(r, &r->projects[i]);
-	}
-}
-
-static int add_source(resolver *r, const char *url, bool find_links)
-{
-	source *s = realloc(r->sources, (r->n_sources + 1) * sizeof(*s));
-	if (!s)
-		return ML_ENOMEM;
-	r->sources = s;
-	s[r->n_sources++] = (source){url, find_links};
-	return 0;
-}
-
-static int collect_sources(resolver *r)
-{
-	const ml_index_config *cfg = r->cfg;
-	if (!cfg)
-		return 0;
-	bool offline = r->o->offline;
-	if (!offline && cfg->index_url && add_source(r, cfg->index_url, false))
-		return ML_ENOMEM;
-	for (size_t i = 0; !offline && i < cfg->n_extra; i++)
-		if (add_source(r, cfg->extra_index_urls[i], false))
-			return ML_ENOMEM;
-	for (size_t i = 0; i < cfg->n_find_links; i++) {
-		if (offline && is_remote(cfg->find_links[i]))
-			continue;
-		if (add_source(r, cfg->find_links[i], true))
-			return ML_ENOMEM;
-	}
-	return 0;
+	resolver *r = data;
+	resolve_project(r, &r->projects[i]);
 }
 
 /* Lists the projects of the items that still need a source. */
@@ -210,18 +160,8 @@ static int collect_projects(resolver *r)
 
 static void run_lookups(resolver *r)
 {
-	if (r->n_projects == 0 || r->n_sources == 0)
-		return;
-	size_t n_threads = r->n_projects < LOOKUP_THREADS ? r->n_projects : LOOKUP_THREADS;
-	pthread_t th[LOOKUP_THREADS];
-	size_t started = 0;
-	for (; started < n_threads; started++)
-		if (pthread_create(&th[started], NULL, worker, r) != 0)
-			break;
-	if (started == 0)
-		worker(r); /* no threads to be had: do it here */
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	if (r->n_sources)
+		mlf_each_parallel(r->n_projects, project_job_run, r);
 }
 
 int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_config *cfg,
@@ -252,7 +192,7 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 			goto out;
 		/* a file the manifest names the URL of (a lock file, pip's
 		 * resolution) is fetched from there: no index is asked */
-		if (a->url && (!r.o->offline || !is_remote(a->url)) &&
+		if (a->url && (!r.o->offline || !mlf_is_remote(a->url)) &&
 		    (rc = ml_download_add_url(&items[i], a->url, err)) != 0)
 			goto out;
 	}
@@ -277,7 +217,7 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 	}
 
 	/* 3. sources for the rest */
-	if (collect_sources(&r) || collect_projects(&r)) {
+	if (mlf_sources(&r.sources, &r.n_sources, cfg, r.o->offline) || collect_projects(&r)) {
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		goto out;
 	}
