@@ -22,7 +22,7 @@ test_expect_success 'commands that need no network accept --offline' '
 	expect_eq mlsetup.detect/1 "$(json out "d[\"schema\"]")"
 '
 test_expect_success 'install: the target lock comes first, a busy target fails at once' '
-	flock "$TRASH/.busy.mlsetup-lock" sleep 3 &
+	{ flock "$TRASH/.busy.mlsetup-lock" sleep 3 & } &&
 	holder=$! &&
 	sleep 0.5 &&
 	expect_exit 1 "$MLSETUP" install --sysroot "$SYSROOTS/empty" --manifest nosuch.txt \

@@ -66,11 +66,9 @@ test_expect_success 'integrity failures are not retried' '
 test_expect_success 'an index listing another hash for the file: exit 3, no download' '
 	faults web "{}" &&
 	cp web/files/$A saved.whl &&
+	test_when_finished "cp saved.whl web/files/$A" &&
 	chmod u+w web/files/$A && printf x >>web/files/$A &&
-	expect_exit 3 dl -r m.txt -d out 2>err;
-	rc=$?;
-	cp saved.whl web/files/$A &&
-	test $rc -eq 0 &&
+	expect_exit 3 dl -r m.txt -d out 2>err &&
 	grep -q "hash mismatch for .$A.: .*lists it with sha256 [0-9a-f]\{64\}, the manifest pins $H" err &&
 	expect_eq 0 "$(requests web /files/$A)" &&
 	nothing_kept

@@ -18,8 +18,8 @@ all_slow="{\"$(wheel_file alpha 1.0)\": $slow, \"$(wheel_file beta 1.0)\": $slow
 
 test_expect_success 'two downloads at once, one cache: both succeed' '
 	faults web "$all_slow" &&
-	{ dl -r m.txt -d out1 >log1 2>&1; echo $? >rc1; } &
-	{ dl -r m.txt -d out2 >log2 2>&1; echo $? >rc2; } &
+	{ { dl -r m.txt -d out1 >log1 2>&1; echo $? >rc1; } & } &&
+	{ { dl -r m.txt -d out2 >log2 2>&1; echo $? >rc2; } & } &&
 	wait &&
 	cat log1 log2 &&
 	expect_eq 0 "$(cat rc1)" && expect_eq 0 "$(cat rc2)" &&
@@ -64,13 +64,12 @@ test_expect_success 'a run killed with -9 leaves a .part that a later run sweeps
 	rm -rf cache &&
 	f=$(wheel_file alpha 1.0) &&
 	faults web "{\"$f\": \"slow:20000\"}" &&
-	"$MLSETUP" download --sysroot "$SYSROOTS/empty" --python 3.12 --cache-dir cache \
-		--no-progress -r m.txt -d k >/dev/null 2>&1 &
+	{ "$MLSETUP" download --sysroot "$SYSROOTS/empty" --python 3.12 --cache-dir cache \
+		--no-progress -r m.txt -d k >/dev/null 2>&1 & } &&
 	pid=$! &&
 	i=0 && while [ -z "$(find cache/tmp -name "*.part" 2>/dev/null)" ] && [ $i -lt 100 ]; do
 		sleep 0.05; i=$((i + 1)); done &&
-	kill -9 $pid;
-	wait $pid;
+	kill -9 $pid && { wait $pid || :; } &&
 	part=$(find cache/tmp -name "*.part" | head -1) &&
 	test -n "$part" &&
 	touch -d "-2 minutes" cache/tmp/*.part &&
@@ -80,7 +79,7 @@ test_expect_success 'a run killed with -9 leaves a .part that a later run sweeps
 	no_parts
 '
 test_expect_success 'cache clean is refused while another process uses the cache' '
-	flock -s cache/.lock sleep 2 &
+	{ flock -s cache/.lock sleep 2 & } &&
 	sleep 0.3 &&
 	expect_exit 1 "$MLSETUP" cache clean --cache-dir cache 2>err &&
 	grep -q "in use by another mlsetup process" err &&

@@ -194,21 +194,21 @@ test_expect_success 'no python3 on PATH and no index named: the pinned interpret
 	wheel_manifest "$TRASH/np.txt" $GOOD_WHEELS &&
 	sed -i "/^--index-url /d" np.txt &&
 	! grep -q index-url np.txt &&
-	env PATH=/nonexistent XDG_DATA_HOME="$TRASH/npdata" "$MLSETUP" install \
+	{ env PATH=/nonexistent XDG_DATA_HOME="$TRASH/npdata" "$MLSETUP" install \
 		--sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/npcache" \
 		--python-pins "$TRASH/nopath-pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
 		--python-preference only-managed --no-progress --retries 1 --connect-timeout 2 \
 		--manifest np.txt --target "$TRASH/npenv" >out 2>err ||
-		{ cat err; false; } &&
+		{ cat err; false; }; } &&
 	env_works "$TRASH/npenv" &&
 	expect_eq managed "$(json "$TRASH/npenv/mlsetup-report.json" "d[\"python\"][\"source\"]")"
 '
 test_expect_success 'download, no python3 on PATH: the unpacked pinned interpreter'"'"'s pip names the index' '
-	env PATH=/nonexistent XDG_DATA_HOME="$TRASH/npdata" \
+	{ env PATH=/nonexistent XDG_DATA_HOME="$TRASH/npdata" \
 		MLSETUP_PYTHON_PINS="$TRASH/nopath-pins.json" "$MLSETUP" download \
 		--cache-dir "$TRASH/npdlcache" --no-progress --retries 1 --connect-timeout 2 \
 		-r np.txt -d "$TRASH/npdl" >out 2>err ||
-		{ cat err; false; } &&
+		{ cat err; false; }; } &&
 	for w in $GOOD_WHEELS; do cmp "$TRASH/npdl/$w" "web/files/$w" || return 1; done
 '
 test_done

@@ -47,8 +47,8 @@ test_expect_success 'two concurrent installs into one target: one waits, both su
 	env_works "$TRASH/cenv" && no_staging "$TRASH"
 '
 test_expect_success '--no-wait fails cleanly while another install holds the target' '
-	flock "$TRASH/.cenv.mlsetup-lock" sleep 3 &
-	holder=$!
+	{ flock "$TRASH/.cenv.mlsetup-lock" sleep 3 & } &&
+	holder=$! &&
 	test_when_finished "kill $holder 2>/dev/null; wait $holder 2>/dev/null; true" &&
 	sleep 0.5 &&
 	tree_hash "$TRASH/cenv" >before &&
@@ -71,11 +71,11 @@ test_expect_success 'a read-only target directory fails cleanly, the old environ
 	chmod a-w ro &&
 	test_when_finished "chmod u+w \"$TRASH/ro\"" &&
 	if [ "$(id -u)" -eq 0 ]; then
-		echo "# root ignores directory permissions; checking only that the env survives"
+		echo "# root ignores directory permissions; checking only that the env survives" &&
 		inst --manifest m.txt --target "$TRASH/ro/env" >/dev/null 2>&1
 	else
 		! inst --manifest m.txt --target "$TRASH/ro/env" >/dev/null 2>err
-	fi
+	fi &&
 	chmod u+w ro &&
 	env_works "$TRASH/ro/env"
 '

@@ -35,8 +35,8 @@ test_expect_success 'the refusal stops the downloads still running' '
 		datapkg-0.5-py3-none-any.whl &&
 	faults web "{\"datapkg-0.5-py3-none-any.whl\": \"wait_for:held\"}" &&
 	test_when_finished "touch \"$TRASH/web/held\"; faults web \"{}\"" &&
-	{ with_gpus rtx5090.json inst --manifest cudaheld.txt --target "$TRASH/gh" \
-		--cache-dir "$TRASH/ghcache" --low-speed-time 120 >out 2>err; echo $? >rc; } &
+	{ { with_gpus rtx5090.json inst --manifest cudaheld.txt --target "$TRASH/gh" \
+		--cache-dir "$TRASH/ghcache" --low-speed-time 120 >out 2>err; echo $? >rc; } & } &&
 	pid=$! &&
 	# Without the stop, the held download keeps the install waiting: give
 	# it a minute (it needs about a second), then let the file go.
@@ -106,8 +106,10 @@ test_expect_success 'verify --require-gpu without a GPU: exit 5' '
 	grep -q "gpu_required" out
 '
 test_expect_success 'doctor prints findings: machine, the manifest that fits, the checks' '
-	MLSETUP_STUB_TORCH=healthy with_gpus rtx5090-550.json "$MLSETUP" doctor --smoke-size 8 --alloc-mib 1 \
-		--sysroot "$SYSROOTS/empty" --target "$TRASH/tenv" >out 2>err;
+	# nothing fits driver 550 on a Blackwell GPU: doctor says so, exit 6
+	MLSETUP_STUB_TORCH=healthy expect_exit 6 with_gpus rtx5090-550.json "$MLSETUP" doctor \
+		--smoke-size 8 --alloc-mib 1 --sysroot "$SYSROOTS/empty" --target "$TRASH/tenv" \
+		>out 2>err &&
 	grep -q "^machine" out && grep -q "^fits      nothing" out &&
 	grep -q "570.26" out
 '

@@ -69,7 +69,7 @@ test_expect_success '-q: nothing at all on success' '
 	test ! -s out && test ! -s err
 '
 test_expect_success '-q: a failure still prints its error, nothing else' '
-	expect_exit 1 run -q --manifest no-such-manifest.txt --target "$TRASH/e6" >out 2>err;
+	expect_exit 1 run -q --manifest no-such-manifest.txt --target "$TRASH/e6" >out 2>err &&
 	test ! -s out &&
 	grep -q "^error: " err && ! grep -q "^mlsetup: " err
 '
@@ -90,7 +90,7 @@ test_expect_success 'verify and doctor: a plain line per stage; --json and -q wi
 	grep -q "^mlsetup: verify: done in [0-9]*\.[0-9] s$" err &&
 	grep -q "^verdict   pass" out &&
 	MLSETUP_STUB_TORCH=healthy with_gpus rtx3090-550.json "$MLSETUP" doctor --smoke-size 8 \
-		--alloc-mib 1 --sysroot "$SYSROOTS/empty" --target "$TRASH/e1" >out 2>err;
+		--alloc-mib 1 --sysroot "$SYSROOTS/empty" --target "$TRASH/e1" >out 2>err &&
 	grep -q "^mlsetup: plan: done in" err &&
 	grep -q "^mlsetup: verify: done in" err &&
 	MLSETUP_STUB_TORCH=healthy with_gpus rtx3090-550.json "$MLSETUP" verify --smoke-size 8 \

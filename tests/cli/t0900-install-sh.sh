@@ -165,9 +165,8 @@ test_expect_success 'without MLSETUP_INSTALL_DIR it installs into ~/.local/bin' 
 '
 
 test_expect_success 'without MLSETUP_DOWNLOAD_URL or a release URL it says the variable is required' '
-	curl -sSf "$base/install.sh" |
-		env -u MLSETUP_DOWNLOAD_URL MLSETUP_INSTALL_DIR="$TRASH/bin-nourl" sh 2>err
-	[ $? -ne 0 ] &&
+	! curl -sSf "$base/install.sh" |
+		env -u MLSETUP_DOWNLOAD_URL MLSETUP_INSTALL_DIR="$TRASH/bin-nourl" sh 2>err &&
 	grep -q "MLSETUP_DOWNLOAD_URL is not set" err &&
 	nothing_in "$TRASH/bin-nourl"
 '
@@ -229,8 +228,7 @@ test_expect_success 'a binary that does not match SHA256SUMS is refused, nothing
 	test_when_finished "cp \"$TRASH/SHA256SUMS.good\" \"$files/SHA256SUMS\"" &&
 	mkdir -p bin-bad && echo old >bin-bad/mlsetup &&
 	printf "%064d  %s\n" 0 "$bin" >"$files/SHA256SUMS" &&
-	run_install sh "$TRASH/bin-bad" --version >out 2>err
-	[ $? -ne 0 ] &&
+	test_must_fail run_install sh "$TRASH/bin-bad" --version >out 2>err &&
 	grep -q "does not match SHA256SUMS" err && grep -q "nothing was installed" err &&
 	! grep -q "^mlsetup [0-9]" out &&
 	expect_eq old "$(cat bin-bad/mlsetup)" && only_mlsetup bin-bad
@@ -240,8 +238,7 @@ for fault in shorten:4096 flip_byte append:10; do
 	test_expect_success "a download the server alters ($fault) is refused" '
 		test_when_finished "faults rel {}" &&
 		faults rel "{\"$bin\": \"$fault\"}" &&
-		run_install sh "$TRASH/bin-$fault" >out 2>err
-		[ $? -ne 0 ] &&
+		test_must_fail run_install sh "$TRASH/bin-$fault" >out 2>err &&
 		grep -q "does not match SHA256SUMS" err &&
 		nothing_in "$TRASH/bin-$fault"
 	'
@@ -250,23 +247,23 @@ done
 test_expect_success 'a download cut off mid-transfer is refused' '
 	test_when_finished "faults rel {}" &&
 	faults rel "{\"$bin\": \"truncate\"}" &&
-	run_install sh "$TRASH/bin-trunc" >out 2>err
-	[ $? -ne 0 ] && grep -q "error:" err &&
+	test_must_fail run_install sh "$TRASH/bin-trunc" >out 2>err &&
+	grep -q "error:" err &&
 	nothing_in "$TRASH/bin-trunc"
 '
 
 test_expect_success 'a SHA256SUMS without this target is refused' '
 	test_when_finished "cp \"$TRASH/SHA256SUMS.good\" \"$files/SHA256SUMS\"" &&
 	grep -v " $bin\$" "$TRASH/SHA256SUMS.good" >"$files/SHA256SUMS" &&
-	run_install sh "$TRASH/bin-nosum" >out 2>err
-	[ $? -ne 0 ] && grep -q "has no sha256 for $bin" err &&
+	test_must_fail run_install sh "$TRASH/bin-nosum" >out 2>err &&
+	grep -q "has no sha256 for $bin" err &&
 	nothing_in "$TRASH/bin-nosum"
 '
 
 test_expect_success 'no curl and no wget: a clear message and a non-zero exit' '
-	PATH="$TRASH/none" MLSETUP_DOWNLOAD_URL="$base" MLSETUP_INSTALL_DIR="$TRASH/bin-none" \
-		"$DASH" <"$files/install.sh" 2>err
-	[ $? -ne 0 ] && grep -q "neither curl nor wget is installed" err &&
+	test_must_fail env PATH="$TRASH/none" MLSETUP_DOWNLOAD_URL="$base" MLSETUP_INSTALL_DIR="$TRASH/bin-none" \
+		"$DASH" <"$files/install.sh" 2>err &&
+	grep -q "neither curl nor wget is installed" err &&
 	nothing_in "$TRASH/bin-none"
 '
 
@@ -278,24 +275,24 @@ test_expect_success 'an install directory it cannot write to: a clear message an
 		rm -f ro/probe
 		dir=/proc # root writes anywhere but here
 	fi &&
-	run_install sh "$dir" >out 2>err
-	[ $? -ne 0 ] && grep -q "cannot write to the install directory $dir" err &&
+	test_must_fail run_install sh "$dir" >out 2>err &&
+	grep -q "cannot write to the install directory $dir" err &&
 	! ls -A "$dir" | grep -q "^\.mlsetup\."
 '
 
 test_expect_success 'an install directory that cannot be made: a clear message' '
 	echo file >afile &&
-	run_install sh "$TRASH/afile/bin" >out 2>err
-	[ $? -ne 0 ] && grep -q "cannot create the install directory $TRASH/afile/bin" err
+	test_must_fail run_install sh "$TRASH/afile/bin" >out 2>err &&
+	grep -q "cannot create the install directory $TRASH/afile/bin" err
 '
 
 for plat in "darwin:macOS is not supported" "i686:32-bit systems (i686) are not supported" \
 	"musl:musl libc (Alpine and similar) is not supported" "oldglibc:glibc 2.12 is too old"; do
 	test_expect_success "unsupported platform (${plat%%:*}): a clear refusal, nothing fetched" '
 		faults rel "{}" &&
-		PATH="$TRASH/${plat%%:*}" MLSETUP_DOWNLOAD_URL="$base" MLSETUP_INSTALL_DIR="$TRASH/bin-${plat%%:*}" \
-			"$DASH" <"$files/install.sh" 2>err
-		[ $? -ne 0 ] && grep -qF "${plat#*:}" err &&
+		test_must_fail env PATH="$TRASH/${plat%%:*}" MLSETUP_DOWNLOAD_URL="$base" MLSETUP_INSTALL_DIR="$TRASH/bin-${plat%%:*}" \
+			"$DASH" <"$files/install.sh" 2>err &&
+		grep -qF "${plat#*:}" err &&
 		nothing_in "$TRASH/bin-${plat%%:*}" &&
 		expect_eq 0 "$(requests rel /files/$bin)"
 	'

@@ -13,7 +13,7 @@ STAMP="$top/packaging/release/stamp-install-ps1.sh"
 
 test_expect_success 'stamping writes the release URL into its one line, and nothing else' '
 	sh "$STAMP" https://example.invalid/mlsetup/v1 <"$PS1" >stamped.ps1 &&
-	diff "$PS1" stamped.ps1 >d; test $? -eq 1 &&
+	expect_exit 1 diff "$PS1" stamped.ps1 >d &&
 	expect_eq 2 "$(grep -c "^[<>]" d)" &&
 	grep -q "^> 	\$release = .https://example.invalid/mlsetup/v1.$" d &&
 	sh "$STAMP" "" <"$PS1" | cmp - "$PS1"

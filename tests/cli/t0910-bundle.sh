@@ -101,7 +101,7 @@ test_expect_success 'an incomplete install.sh runs nothing' '
 	test ! -e "$TRASH/env6"
 '
 test_expect_success 'the bundle served by a static web server is an index for install' '
-	python3 - "$TRASH/B" "$TRASH/http.port" 2>/dev/null <<-EOF &
+	{ python3 - "$TRASH/B" "$TRASH/http.port" 2>/dev/null <<-EOF &
 	import functools, http.server, os, sys
 	h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
 	s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
@@ -109,6 +109,7 @@ test_expect_success 'the bundle served by a static web server is an index for in
 	os.rename(sys.argv[2] + ".tmp", sys.argv[2])
 	s.serve_forever()
 	EOF
+	} &&
 	pid=$! &&
 	test_when_finished "kill $pid" &&
 	url="http://127.0.0.1:$(port_of http.port)" &&
@@ -147,8 +148,9 @@ test_expect_success 'a platform no manifest has wheels for is exit 6' '
 	test ! -e Barm
 '
 test_expect_success 'without --manifest the shipped manifests are the candidates' '
-	"$MLSETUP" bundle --offline --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/scache" \
-		--no-progress --python 3.12 -o Bship >out 2>err;
+	# offline, and the wheels of the shipped manifests are not in this cache: exit 1
+	expect_exit 1 "$MLSETUP" bundle --offline --sysroot "$SYSROOTS/empty" \
+		--cache-dir "$TRASH/scache" --no-progress --python 3.12 -o Bship >out 2>err &&
 	grep -q "bundling requirements.txt for CPython 3.12" out &&
 	grep -q "accelerate-1.2.1-py3-none-any.whl" err && test ! -e Bship
 '

@@ -46,10 +46,9 @@ test_expect_success 'Linux NVML: driver model not supported unless the fixture s
 
 test_expect_success 'Linux NVML: a bad driver_model is refused with a message' '
 	sed "s/\"WDDM\"/\"wddm\"/" "$FIXTURES/gpus/win-rtx5090-572.json" >bad.json &&
-	MLSETUP_FAKE_NVIDIA=bad.json python3 -c "
+	expect_exit 9 env MLSETUP_FAKE_NVIDIA=bad.json python3 -c "
 import ctypes, sys
-sys.exit(ctypes.CDLL(sys.argv[1]).nvmlInit_v2())" "$SHIMS/libnvidia-ml.so.1" 2>err;
-	test $? -eq 9 &&
+sys.exit(ctypes.CDLL(sys.argv[1]).nvmlInit_v2())" "$SHIMS/libnvidia-ml.so.1" 2>err &&
 	grep "gpus\[0\]: \"driver_model\" must be \"WDDM\", \"TCC\" or \"MCDM\"" err
 '
 
