@@ -9,7 +9,10 @@
 #
 # Each block runs in a subshell inside a fresh scratch directory ($TRASH)
 # and prints TAP ("ok N - ..." / "not ok N - ...", with the block's output
-# as "#" comments on failure). Helpers: with_gpus, json, expect_exit.
+# as "#" comments on failure). Helpers: with_gpus, json, expect_exit,
+# test_must_fail. Every block's commands must be joined with && (a chain
+# lint checks it before the block runs, as git's test-lib does; set
+# TEST_NO_CHAIN_LINT=1 to skip it while debugging).
 #
 # Inside a block, `test_when_finished 'cmd'` registers cleanup that runs
 # when the block ends, passed or failed (git's semantics: in the block's
@@ -50,6 +53,26 @@ test_expect_success() {
 		return 0
 	fi
 	out="$TRASH/.out.$test_count"
+	# Chain lint (git's t/test-lib.sh): "(exit 117) && BODY" must end with
+	# 117 without running anything; a command not joined to the chain with
+	# && (a missing && at the end of a line) runs and changes the status,
+	# so its failure could not have failed the block. Checked in a subshell
+	# in a scratch directory (what such a command writes there is thrown
+	# away); a broken chain fails the block without running it.
+	if [ -z "${TEST_NO_CHAIN_LINT:-}" ]; then
+		lint_dir="$TRASH/.chain-lint.$test_count"
+		mkdir -p "$lint_dir"
+		(cd "$lint_dir" && eval "(exit 117) && $2
+(exit \$?)") >/dev/null 2>&1
+		lint=$?
+		rm -rf "$lint_dir"
+		if [ "$lint" -ne 117 ]; then
+			test_failed=$((test_failed + 1))
+			echo "not ok $test_count - $1"
+			echo "# broken &&-chain: a command of this block is not joined with && (lint status $lint, not 117)"
+			return 0
+		fi
+	fi
 	if (
 		test_in_block=1
 		test_cleanup=:
@@ -148,6 +171,23 @@ print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "
 }
 
 # expect_exit CODE CMD...: runs CMD and fails unless it exits with CODE.
+# test_must_fail CMD...: passes when CMD fails as a program should - an
+# exit status from 1 to 125 - and fails when it succeeds, cannot be run
+# (126, 127) or dies of a signal (> 128: a crash, an abort, a sanitizer's
+# kill), as git's test_must_fail does. expect_exit names the exact code.
+test_must_fail() {
+	"$@"
+	got=$?
+	if [ "$got" -eq 0 ]; then
+		echo "test_must_fail: command succeeded: $*" >&2
+		return 1
+	elif [ "$got" -gt 125 ]; then
+		echo "test_must_fail: command died or could not run (exit $got): $*" >&2
+		return 1
+	fi
+	return 0
+}
+
 expect_exit() {
 	want=$1
 	shift

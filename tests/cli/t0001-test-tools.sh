@@ -181,4 +181,45 @@ test_expect_success 'run-tests.sh: a program past MLSETUP_TEST_TIMEOUT is killed
 	! kill -0 "$child" 2>/dev/null &&
 	expect_eq "1 passed, 1 failed, 0 skipped" "$(tail -1 out)"
 '
+script chain <<'EOF'
+test_expect_success 'broken chain' '
+	false
+	echo ran >>ran-here
+'
+test_expect_success 'whole chain' '
+	true &&
+	echo ran-whole >>"$LOG"
+'
+test_expect_success 'chain through a loop and a subshell' '
+	for x in a b; do
+		echo "$x" >>"$LOG" || return 1
+	done &&
+	(cd . && true)
+'
+test_expect_success 'test_must_fail' '
+	test_must_fail false &&
+	test_must_fail sh -c "exit 5" &&
+	! test_must_fail true &&
+	! test_must_fail sh -c "kill -SEGV \$\$" &&
+	! test_must_fail sh -c "exit 127"
+'
+test_expect_success 'the broken block never ran' '
+	test ! -e ran-here
+'
+test_done
+EOF
+
+test_expect_success 'a block whose commands are not all joined with && fails unrun (chain lint)' '
+	LOG="$TRASH/chainlog" && export LOG && : >"$LOG" &&
+	expect_exit 1 sh sub/chain.sh >out 2>&1 &&
+	grep -q "^not ok 1 - broken chain" out &&
+	grep -q "broken &&-chain" out &&
+	grep -q "^ok 2 - whole chain" out &&
+	grep -q "^ok 3 - chain through a loop and a subshell" out &&
+	grep -q "^ok 5 - the broken block never ran" out && grep -qx ran-whole "$LOG" &&
+	test "$(grep -cx a "$LOG")" = 1
+'
+test_expect_success 'test_must_fail wants a failure, not success, a crash or a missing program' '
+	grep -q "^ok 4 - test_must_fail" out
+'
 test_done
