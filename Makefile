@@ -15,6 +15,9 @@
 #                   (tests/windows/run.sh); ends with "N passed, N failed,
 #                   N skipped"
 #   make torch-builds  regenerate manifests/torch-builds.json (package index)
+#   make e2e-matrix every torch release from 2.6.0 x GPU classes sm_70..sm_121:
+#                   mlsetup audit against cuobjdump (tests/e2e/matrix.py;
+#                   network; MATRIX_FLAGS="--store DIR" keeps the wheels)
 #   make release    dist/: mlsetup-x86_64-linux-gnu, mlsetup-aarch64-linux-gnu
 #                   (zig, glibc 2.17, static libraries from Debian's sources),
 #                   mlsetup-x86_64-windows-gnu.exe (zig, UCRT, fully static),
@@ -119,8 +122,8 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e release release-bins \
-	release-check torch-builds check-windows
+.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e e2e-matrix release \
+	release-bins release-check torch-builds check-windows
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -275,6 +278,16 @@ torch-builds: build/mlsetup
 # The main job on real packages (network, ~20 GB disk); not part of check.
 e2e: build/mlsetup $(SHIMS)
 	sh tests/e2e/run.sh
+
+# The GPU truth matrix (tests/e2e/matrix.py): every torch release on the
+# package index from 2.6.0 on, each stack audited for sm_70 ... sm_121 and
+# judged against cuobjdump; writes tests/e2e/matrix.md, matrix.json and
+# crosscheck/torch-X.md. Network and disk: ~3 GB per stack, deleted after
+# use unless MATRIX_FLAGS="--store DIR" keeps the wheels for re-runs
+# (~24 GB for the 14 releases of today); also --only 2.15.0,... Not part
+# of check.
+e2e-matrix: build/mlsetup
+	python3 tests/e2e/matrix.py --mlsetup build/mlsetup $(MATRIX_FLAGS)
 
 clean:
 	rm -rf build dist

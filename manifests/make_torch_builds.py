@@ -12,14 +12,29 @@ whose audited wheel is still listed is kept as it is, without a download,
 unless --full is given. Minimum drivers are not written: mlsetup looks them
 up in manifests/drivers.json.
 
+A build whose file names carry a PEP 427 build tag (torch-2.10.0-3-cp311-...)
+is a second set of files the index serves for a version it already has;
+its entry gets a `note` saying what the set replaced: the upload dates of
+both sets (PEP 691 JSON, api-version 1.1), and which files inside the
+wheels differ, from the RECORD of the audited wheel and of its counterpart
+in the set before (read over HTTP byte ranges: the central directory and
+RECORD only, not the whole wheel; from --local when the wheel is there).
+A kept entry keeps its note.
+
+--check downloads nothing: it reads the index's project page and lists the
+builds (and the wheel files of known builds) the table lacks; exit status 1
+when something is missing, 0 when the table is current.
+
 The index comes from --index-url, MLSETUP_INDEX_URL, PIP_INDEX_URL, pip's
 configuration (`pip config list`), or pip's own default; its project page
 is read as PEP 691 JSON (PEP 503 HTML as a fallback). No URL is written to
 the table: file names and hashes only. Standard library plus pip.
 """
 import argparse
+import difflib
 import hashlib
 import html.parser
+import io
 import json
 import os
 import re
@@ -29,6 +44,7 @@ import sys
 import tempfile
 import urllib.parse
 import urllib.request
+import zipfile
 
 ACCEPT = ("application/vnd.pypi.simple.v1+json, "
           "application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01")
@@ -117,7 +133,8 @@ def project_files(index, project):
             continue
         out.append({"filename": f["filename"], "sha256": sha,
                     "url": urllib.parse.urljoin(page, f["url"]),
-                    "yanked": bool(f.get("yanked"))})
+                    "yanked": bool(f.get("yanked")),
+                    "upload_time": f.get("upload-time") or ""})
     return out
 
 
@@ -200,6 +217,169 @@ def sha256_file(path):
     return h.hexdigest()
 
 
+class RangeFile(io.RawIOBase):
+    """A remote file read with HTTP byte-range requests, for zipfile: a
+    wheel's central directory and one member without the whole wheel."""
+
+    def __init__(self, url):
+        super().__init__()
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"),
+                                    timeout=120) as r:
+            self.size = int(r.headers["Content-Length"])
+            self.url = r.geturl()
+        self.pos = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, off, whence=0):
+        self.pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
+        return self.pos
+
+    def readinto(self, b):
+        n = min(len(b), self.size - self.pos)
+        if n <= 0:
+            return 0
+        req = urllib.request.Request(self.url, headers={
+            "Range": "bytes=%d-%d" % (self.pos, self.pos + n - 1)})
+        with urllib.request.urlopen(req, timeout=300) as r:
+            if r.status != 206:
+                raise OSError("the server does not serve byte ranges")
+            data = r.read(n)
+        b[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+
+def open_wheel(f, local_dirs):
+    """A ZipFile of f: a verified --local copy, else read remotely by ranges."""
+    for d in local_dirs:
+        p = os.path.join(d, f["filename"])
+        if os.path.isfile(p) and sha256_file(p) == f["sha256"]:
+            return zipfile.ZipFile(p)
+    return zipfile.ZipFile(io.BufferedReader(RangeFile(f["url"]), 1 << 16))
+
+
+def wheel_record(z):
+    """{path: hash} from a wheel's .dist-info/RECORD."""
+    name = next(n for n in z.namelist() if re.fullmatch(r"[^/]+\.dist-info/RECORD", n))
+    rec = {}
+    for line in z.read(name).decode("utf-8", "replace").splitlines():
+        parts = line.rsplit(",", 2)
+        if len(parts) == 3:
+            rec[parts[0]] = parts[1]
+    return rec
+
+
+def day(t):
+    return t[:10] if t else "an unknown date"
+
+
+def first_comment(lines):
+    """The first sentence of the first block of # comment lines, or ""."""
+    block, started = [], False
+    for x in lines:
+        if x.startswith("#"):
+            block.append(x.lstrip("# "))
+            started = True
+        elif started:
+            break
+    text = " ".join(block)
+    end = text.find(". ")
+    return (text[:end + 1] if end >= 0 else text)[:300]
+
+
+def build_tag_note(key, groups, local_dirs):
+    """What a build-tagged set of files replaced: upload dates, and which
+    files inside the wheels differ from the set before (RECORD)."""
+    version, local, build_tag, plat = key
+    before = sorted((k for k in groups if k[:2] == (version, local) and k[3] == plat
+                     and int(k[2] or 0) < int(build_tag)), key=lambda k: int(k[2] or 0))
+    new = groups[key]
+    label = lambda k: "build tag %s" % k[2] if k[2] else "untagged"  # noqa: E731
+    when = lambda fs: day(min((f["upload_time"] for f in fs if f["upload_time"]),  # noqa: E731
+                              default=""))
+    if not before:
+        return ("the index serves these %s files with build tag %s (uploaded %s) and no "
+                "earlier set" % (version, build_tag, when(new)))
+    prev = before[-1]
+    old = groups[prev]
+    note = ("the index serves %d sets of %s files for %s: %s, uploaded %s, and build tag %s, "
+            "uploaded %s, which replaced it (the build tag breaks the tie between otherwise "
+            "equal file names, PEP 427: pip takes the highest)"
+            % (len(before) + 1, version, plat, label(prev), when(old), build_tag, when(new)))
+    same_hash = {f["sha256"] for f in new} & {f["sha256"] for f in old}
+    note += "; %s" % ("some files are the same bytes" if same_hash
+                      else "every file has a new sha256")
+    a = pick(new)
+    b = next((f for f in old if (f["py"], f["abi"]) == (a["py"], a["abi"])), None)
+    if b is None:
+        return note
+    try:
+        with open_wheel(b, local_dirs) as zb, open_wheel(a, local_dirs) as za:
+            rb, ra = wheel_record(zb), wheel_record(za)
+            changed = sorted(p for p in set(ra) | set(rb)
+                             if ra.get(p) != rb.get(p) and not p.endswith(".dist-info/RECORD"))
+            libs = [p for p in changed if re.search(r"\.(so(\.\d+)*|dll)$", p)]
+            what = []
+            for p in changed:
+                desc = p
+                if p.endswith(".py") and p in ra and p in rb:
+                    la = za.read(p).decode("utf-8", "replace").splitlines()
+                    lb = zb.read(p).decode("utf-8", "replace").splitlines()
+                    added = [x[1:].strip() for x in difflib.unified_diff(lb, la, n=0)
+                             if x.startswith("+") and not x.startswith("+++")]
+                    removed = [x for x in difflib.unified_diff(lb, la, n=0)
+                               if x.startswith("-") and not x.startswith("---")]
+                    desc += " (+%d -%d lines" % (len(added), len(removed))
+                    comment = first_comment(added)
+                    desc += ': "%s")' % comment if comment else ")"
+                what.append(desc)
+    except (OSError, KeyError, StopIteration, zipfile.BadZipFile) as e:
+        return note + "; the wheels' contents were not compared (%s)" % e
+    note += "; in the %s wheels %d of %d files differ: %s" % (
+        a["py"], len(changed), len(ra), ", ".join(what) or "none")
+    note += "; %s" % ("libraries changed: " + ", ".join(libs) if libs else
+                      "every library is byte-identical, so the CUDA code is the same")
+    return note
+
+
+def check(old_builds, groups):
+    """Lines naming what the index serves and the table lacks."""
+    have = {(b["version"], b["local"], b["build_tag"], b["platform"]): b for b in old_builds}
+    out = []
+    for key in sorted(groups, key=lambda k: (parse_version(k[0]), k[1], int(k[2] or 0), k[3])):
+        name = "-".join(x for x in key[:3] if x) + " " + key[3]
+        b = have.get(key)
+        if b is None:
+            out.append("missing build: torch %s (%d wheel files, e.g. %s)"
+                       % (name, len(groups[key]), pick(groups[key])["filename"]))
+            continue
+        known = {f["sha256"] for f in b["files"]}
+        for f in sorted(groups[key], key=lambda f: f["filename"]):
+            if f["sha256"] not in known:
+                out.append("missing file of torch %s: %s" % (name, f["filename"]))
+    return out
+
+
+ORDER = ("version", "local", "build_tag", "note", "platform", "cuda", "torch_version",
+         "library", "sass", "ptx", "partial", "audited", "files")
+
+
+def ordered(b):
+    """b with its keys in the table's order (unknown keys before files)."""
+    out = {k: b[k] for k in ORDER if k in b and k != "files"}
+    out.update({k: v for k, v in b.items() if k not in ORDER})
+    out["files"] = b["files"]
+    return out
+
+
 def audit(mlsetup, path):
     """The torch_wheels[0] object of `mlsetup audit --json` on one wheel."""
     p = subprocess.run([mlsetup, "audit", "--json", "--arch", "9.0", path],
@@ -242,8 +422,9 @@ def render(builds, platforms, min_version):
                     "library (%s), read by `mlsetup audit` from one wheel per build "
                     "(`audited`); `partial` names torch libraries that miss some of those "
                     "GPUs; `files` are the sha256 of every wheel file of the build, which "
-                    "share its CUDA code. Minimum drivers come from drivers.json. Read by "
-                    "src/plan/torch.c."
+                    "share its CUDA code; `note` (builds whose file names carry a build tag) "
+                    "says what that set of files replaced. Minimum drivers come from "
+                    "drivers.json. Read by src/plan/torch.c."
                     % (", ".join(platforms), min_version,
                        "libtorch_cuda.so, what torch.cuda.get_arch_list() reports")),
     }
@@ -280,20 +461,33 @@ def main():
                     help="directory holding wheels to use instead of downloading (by name, "
                          "checked against the index's sha256)")
     ap.add_argument("--work-dir", help="where downloads go (default: a temporary directory)")
+    ap.add_argument("--check", action="store_true",
+                    help="download nothing, change nothing: list the builds and wheel files "
+                         "the index serves that the table (-o) lacks; exit 1 if any")
     args = ap.parse_args()
     platforms = args.platform or ["linux-x86_64"]
 
-    old = {}
-    if not args.full and os.path.exists(args.output):
+    old, old_builds = {}, []
+    if (args.check or not args.full) and os.path.exists(args.output):
         with open(args.output) as fh:
-            for b in json.load(fh).get("builds", []):
-                if "audited" in b:
-                    old[b["audited"]["sha256"]] = b
+            old_builds = json.load(fh).get("builds", [])
+        for b in old_builds:
+            if "audited" in b:
+                old[b["audited"]["sha256"]] = b
     files = project_files(index_url(args.index_url), args.project)
     groups = group_builds(files, args.min_version, platforms)
     if not groups:
         sys.exit("make_torch_builds: the index lists no %s wheel for %s from %s on"
                  % (args.project, ", ".join(platforms), args.min_version))
+    if args.check:
+        missing = check(old_builds, groups)
+        for line in missing:
+            print(line)
+        log("%s: %s" % (args.output, "%d missing" % len(missing) if missing else
+                        "current: every %s build the index serves for %s from %s on is in it "
+                        "(%d builds)" % (args.project, ", ".join(platforms), args.min_version,
+                                         len(groups))))
+        sys.exit(1 if missing else 0)
     work = args.work_dir or tempfile.mkdtemp(prefix="torch-builds.")
     os.makedirs(work, exist_ok=True)
     builds, downloaded, kept = [], 0, 0
@@ -306,14 +500,19 @@ def main():
                 b = dict(prev)
                 b["files"] = sorted(({"filename": f["filename"], "sha256": f["sha256"]}
                                      for f in fs), key=lambda f: f["filename"])
-                builds.append(b)
+                if key[2] and not b.get("note"):
+                    b["note"] = build_tag_note(key, groups, args.local)
+                builds.append(ordered(b))
                 kept += 1
                 continue
             f = pick(fs)
             log("%s: auditing %s" % ("-".join(x for x in key if x), f["filename"]))
             path, fresh = fetch(f, work, args.local)
             try:
-                builds.append(entry(key, fs, f, audit(args.mlsetup, path)))
+                b = entry(key, fs, f, audit(args.mlsetup, path))
+                if key[2]:
+                    b["note"] = build_tag_note(key, groups, args.local + [work])
+                builds.append(ordered(b))
             finally:
                 if fresh:
                     os.unlink(path)

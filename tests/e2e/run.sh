@@ -9,7 +9,9 @@
 # (crosscheck.py; cuobjdump from the nvidia-cuda-cuobjdump wheel, fetched
 # with pip), and shows a tampered copy of a real wheel refused with the
 # environment untouched. Transcripts go to tests/e2e/*.txt, the cross-check
-# tables to tests/e2e/crosscheck-*.md.
+# tables to tests/e2e/crosscheck-*.md. First, in every mode, it asks the
+# index whether manifests/torch-builds.json lacks a torch build
+# (make_torch_builds.py --check, no download) and warns if so.
 #
 # Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis|today]]
 #   audit: only the audit and cross-check steps, on the environments an
@@ -51,6 +53,12 @@ step() {
 versions="$OUT/versions${ONLY_AUDIT:+-audit}.txt"
 "$M" --version >"$versions"
 "$PY" --version >>"$versions" 2>&1
+# Is manifests/torch-builds.json current? A warning, not a failure: `make
+# torch-builds` brings it up to date.
+step torch-builds-check python3 "$top/manifests/make_torch_builds.py" --check \
+	-o "$top/manifests/torch-builds.json" ||
+	echo "WARNING: manifests/torch-builds.json lacks torch builds the index serves" \
+		"(tests/e2e/torch-builds-check.txt); run make torch-builds"
 # crosscheck N DIR TITLE: every library of the wheels in $W/DIR against
 # cuobjdump, the table into tests/e2e/crosscheck-torchN.md.
 crosscheck() {
