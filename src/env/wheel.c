@@ -1051,8 +1051,10 @@ static int windows_names_check(const char *tree, const char *di, const ml_record
 	size_t sdl = strlen(scripts_dir);
 	for (size_t i = 0; i < rec->n; i++) {
 		const char *p = rec->rows[i].path;
-		if (!rec->rows[i].hash[0] || row_not_installed(p, di))
-			continue;
+		ml_err quiet = ML_ERR_INIT;
+		if (!rec->rows[i].hash[0] || row_not_installed(p, di) ||
+		    ml_entry_check(NULL, 0, p, strlen(p), ML_ENTRY_FILE, NULL, 0, 0, &quiet) != 0)
+			continue; /* the installing loop says what is wrong with it */
 		if ((rc = ml_entry_windows_check(p, strlen(p), NULL, &sub)))
 			goto refused;
 		if (names_add(&paths, p, NULL)) {
@@ -1067,7 +1069,6 @@ static int windows_names_check(const char *tree, const char *di, const ml_record
 		leaf = leaf ? leaf + 1 : subp;
 		snprintf(rel, ML_PATH_MAX, "%s/%s", env->scripts, subp);
 		size_t sl = 0;
-		ml_err quiet = ML_ERR_INIT;
 		bool exe_script = false;
 		if (join(path, ML_PATH_MAX, tree, p) == 0 &&
 		    read_small(&txt, &sl, path, MAX_SCRIPT, &quiet) == 0)
