@@ -93,11 +93,11 @@ static int refuse_entry(ml_err *err, const char *what, const mle_zip_entry *e, c
  * central header (where: "local", "central") for Info-ZIP Unicode Path
  * fields (APPNOTE 6.3.x 4.6.9: header id 0x7075; a version byte, 1; the
  * CRC-32 of the header's name; the name in UTF-8). A reader that honours
- * the field (Info-ZIP's unzip and 7-Zip when its CRC-32 matches the
- * header name; libarchive whatever the CRC-32 says) sees that name instead
- * of the header's, so what one tool lists would not be what is installed:
- * a field is accepted only when it holds exactly the header's name bytes,
- * whatever its CRC-32 says. The local and central headers each have to
+ * the field sees that name instead of the header's (Info-ZIP's unzip when
+ * the header name is not flagged UTF-8 and the CRC-32 matches it; other
+ * readers without looking at the CRC-32), so what one tool lists would
+ * not be what is installed: a field is accepted only when it holds
+ * exactly the header's name bytes, whatever its CRC-32 says. The local and central headers each have to
  * agree with their own name, which is the same bytes (check_locals), so
  * they also agree with each other. Extra fields must tile the extra area
  * (a field that runs past its end is refused: where the next one starts
