@@ -112,11 +112,19 @@ typedef struct ml_extract_opts {
 	 * one included; 0 or 1: the calling thread only. Helpers are only
 	 * started while enough bytes remain to share out. */
 	int threads;
+	/* Wheels: the environment is a Windows one (set by ml_wheel_unpack()
+	 * in a Windows build, whose cache is on a Windows file system): every
+	 * name must also pass ml_entry_windows_check() (device names such as
+	 * CON.py, a trailing dot or space, ':' and the other characters
+	 * Windows refuses), and names that are one after case folding are
+	 * refused whatever the destination's file system does, before
+	 * anything is written. */
+	bool windows_names;
 } ml_extract_opts;
 
 #define ML_EXTRACT_OPTS_INIT                                                                       \
 	{                                                                                          \
-		ML_ARCHIVE_WHEEL, 0, 0, false, false, false, 0                                     \
+		ML_ARCHIVE_WHEEL, 0, 0, false, false, false, 0, false                              \
 	}
 
 /* One regular file created by an extraction (list_files). */

@@ -3,7 +3,9 @@
  * interpreter archives (tar.gz / tar.zst) are read with libarchive,
  * restricted to the tar reader and the gzip and zstd filters; wheels (zip)
  * with our own reader (zipscan.c, unzip.c). Every entry is checked by
- * ml_entry_check() before anything is created for it.
+ * ml_entry_check() before anything is created for it, and a wheel for a
+ * Windows environment by ml_entry_windows_check() too (the names Windows
+ * cannot create as named: device names, trailing dots and spaces, ':').
  *
  * Files are written by our own descriptor-relative writer: each path is
  * opened one component at a time under a directory descriptor of the fresh
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,16 +34,79 @@
 
 /* --- the pure entry checker ---------------------------------------------------- */
 
-/* Copies n bytes of s into dst for a message, control bytes as \xNN. */
-static void printable(char *dst, size_t sz, const char *s, size_t n)
+/* The length of the UTF-8 sequence (RFC 3629) at s (n bytes left) and its
+ * code point, or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *out)
 {
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp, min;
+	if (c < 0x80) {
+		*out = c;
+		return 1;
+	}
+	if ((c & 0xe0) == 0xc0)
+		len = 2, cp = c & 0x1f, min = 0x80;
+	else if ((c & 0xf0) == 0xe0)
+		len = 3, cp = c & 0x0f, min = 0x800;
+	else if ((c & 0xf8) == 0xf0)
+		len = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*out = cp;
+	return len;
+}
+
+/* True for the code points a name must not put on a terminal as they
+ * are: C0 and C1 controls, DEL, and the bidirectional formatting
+ * characters (Unicode UAX #9: LRM, RLM, ALM, the embeddings, overrides and
+ * isolates), which can make a name read as another. */
+static bool unshowable(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+void mle_printable(char *dst, size_t sz, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
 	size_t j = 0;
-	for (size_t i = 0; i < n && j + 5 < sz; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			j += (size_t)snprintf(dst + j, sz - j, "\\x%02x", c);
-		else
-			dst[j++] = (char)c;
+	if (!sz)
+		return;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp = 0;
+		size_t k = utf8_seq(u + i, n - i, &cp);
+		char esc[16];
+		size_t el;
+		if (k == 0) {
+			el = (size_t)snprintf(esc, sizeof esc, "\\x%02x", u[i]);
+			k = 1;
+		} else if (unshowable(cp)) {
+			el = (size_t)snprintf(esc, sizeof esc, cp < 0x80 ? "\\x%02x" : "\\u%04X",
+			                      (unsigned)cp);
+		} else {
+			el = 0;
+		}
+		size_t need = el ? el : k;
+		if (j + need + 4 > sz) { /* room for "..." and the NUL */
+			if (j + 4 <= sz) {
+				memcpy(dst + j, "...", 3);
+				j += 3;
+			}
+			break;
+		}
+		memcpy(dst + j, el ? esc : (const char *)u + i, need);
+		j += need;
+		i += k;
 	}
 	dst[j < sz ? j : sz - 1] = '\0';
 }
@@ -48,41 +114,17 @@ static void printable(char *dst, size_t sz, const char *s, size_t n)
 /* RFC 3629 UTF-8: no overlong forms, surrogates or values past U+10FFFF. */
 static bool utf8_valid(const unsigned char *s, size_t n)
 {
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t len;
-		uint32_t cp, min;
-		if ((c & 0xe0) == 0xc0) {
-			len = 2, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			len = 3, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			len = 4, cp = c & 0x07, min = 0x10000;
-		} else {
+	uint32_t cp;
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_seq(s + i, n - i, &cp)))
 			return false;
-		}
-		if (n - i < len)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += len;
-	}
 	return true;
 }
 
 static int refuse_entry(ml_err *err, const char *name, size_t n, const char *why)
 {
 	char shown[512];
-	printable(shown, sizeof shown, name, n);
+	mle_printable(shown, sizeof shown, name, n);
 	return ml_err_set(err, ML_EINTEGRITY, "entry '%s' refused: %s", shown, why);
 }
 
@@ -222,6 +264,92 @@ int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, 
 			return ml_err_set(err, ML_EFAIL, "entry name does not fit");
 		memcpy(out, p, n);
 		out[n] = '\0';
+	}
+	return 0;
+}
+
+/* --- Windows name rules ----------------------------------------------------------- */
+
+/* The DOS device names Win32 opens in every directory, whatever the
+ * extension ("CON.py", "nul.tar.gz" and "CON .txt" open CON): CON, PRN,
+ * AUX, NUL, COM1-COM9 and LPT1-LPT9, and COM/LPT with the ISO 8859-1
+ * superscript digits U+00B9, U+00B2, U+00B3, which Windows reads as digits
+ * (Microsoft, "Naming Files, Paths, and Namespaces", Naming Conventions).
+ * COM0 and LPT0 are not reserved: that page listed them for a while and
+ * was corrected (Windows creates files under those names; Go and CPython
+ * do not reserve them). CONIN$ and CONOUT$ are the console's input and
+ * output (CreateFile, "Consoles"); CPython's ntpath.isreserved() reserves
+ * them too. */
+static const char *windows_device(const char *comp, size_t n)
+{
+	static const char *const fixed[] = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"};
+	size_t base = 0;
+	while (base < n && comp[base] != '.')
+		base++;
+	while (base && comp[base - 1] == ' ')
+		base--;
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		if (strlen(fixed[i]) == base && strncasecmp(comp, fixed[i], base) == 0)
+			return fixed[i];
+	static const char *const numbered[] = {
+	        "COM1", "COM2", "COM3", "COM4",        "COM5",        "COM6",
+	        "COM7", "COM8", "COM9", "COM\xc2\xb9", "COM\xc2\xb2", "COM\xc2\xb3",
+	        "LPT1", "LPT2", "LPT3", "LPT4",        "LPT5",        "LPT6",
+	        "LPT7", "LPT8", "LPT9", "LPT\xc2\xb9", "LPT\xc2\xb2", "LPT\xc2\xb3"};
+	for (size_t i = 0; i < sizeof numbered / sizeof numbered[0]; i++)
+		if (strlen(numbered[i]) == base && strncasecmp(comp, numbered[i], base) == 0)
+			return numbered[i];
+	return NULL;
+}
+
+int ml_entry_windows_check(const char *name, size_t name_len, const char *noun, ml_err *err)
+{
+	char shown[400], comp[300], why[800];
+	const char *what = noun ? noun : "entry";
+	mle_printable(shown, sizeof shown, name, name_len);
+	if (name_len == 0)
+		return ml_err_set(err, ML_EINTEGRITY, "%s '' refused on Windows: empty name", what);
+	for (size_t i = 0; i <= name_len;) {
+		size_t j = i;
+		while (j < name_len && name[j] != '/')
+			j++;
+		const char *c = name + i;
+		size_t n = j - i;
+		mle_printable(comp, sizeof comp, c, n);
+		why[0] = '\0';
+		for (size_t k = 0; k < n && !why[0]; k++) {
+			unsigned char ch = (unsigned char)c[k];
+			if (ch == ':')
+				snprintf(why, sizeof why,
+				         "'%s' has a ':', which Windows reads as an NTFS alternate "
+				         "data stream (or a drive)",
+				         comp);
+			else if (ch < 0x20 || ch == 0x7f || strchr("<>\"|?*\\", ch))
+				snprintf(
+				        why, sizeof why,
+				        "'%s' has a character Windows does not allow in file names "
+				        "(control characters and < > \" | ? * \\)",
+				        comp);
+		}
+		if (!why[0] && (n == 0 || c[n - 1] == '.' || c[n - 1] == ' '))
+			snprintf(why, sizeof why,
+			         n ? "'%s' ends in a %s, which Windows drops from file names (it "
+			             "would be another file's name)"
+			           : "'%s' is an empty path component%s",
+			         comp, n ? (c[n - 1] == '.' ? "dot" : "space") : "");
+		const char *dev = why[0] ? NULL : windows_device(c, n);
+		if (dev) {
+			char d[32];
+			mle_printable(d, sizeof d, dev, strlen(dev));
+			snprintf(why, sizeof why,
+			         "'%s' is the device %s (reserved in every directory, "
+			         "with any extension)",
+			         comp, d);
+		}
+		if (why[0])
+			return ml_err_set(err, ML_EINTEGRITY, "%s '%s' refused on Windows: %s",
+			                  what, shown, why);
+		i = j + 1;
 	}
 	return 0;
 }

@@ -130,6 +130,13 @@ bool mle_is_own_bytecode(const char *path);
 
 /* --- checked extraction internals (extract.c, unzip.c) ----------------------------- */
 
+/* Writes the n bytes of s (an archive name: hostile) into dst (sz bytes,
+ * always NUL-terminated) for a message: valid UTF-8 as it is, but C0 and
+ * C1 control characters and DEL as \xNN / \uXXXX, the bidirectional
+ * formatting characters (UAX #9) as \uXXXX, and bytes that are not UTF-8
+ * (RFC 3629) as \xNN; cut with "..." where it does not fit. Pure. */
+void mle_printable(char *dst, size_t sz, const char *s, size_t n);
+
 /* Opens directory dir (normalized, relative to rootfd; "" is rootfd
  * itself), creating missing components 0755, never following a symbolic
  * link. Returns a new descriptor, or -errno (-ELOOP / -ENOTDIR: a
@@ -168,14 +175,19 @@ int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_
  * zip/tar hybrids), and every entry must be consistent between central
  * and local headers (name, method, flags, and CRC-32 and sizes unless a
  * data descriptor follows the data, which must then carry the central
- * CRC-32 and sizes), unencrypted, and not overlap another; a non-ASCII
+ * CRC-32 and sizes), unencrypted, and not overlap another; an Info-ZIP
+ * Unicode Path extra field (0x7075) in either header must hold exactly
+ * the header's name, whatever its CRC-32 says (else readers that honour
+ * it see another name); a non-ASCII
  * name must carry the zip UTF-8 flag (else its encoding is ambiguous:
  * Python would read it as CP437). Every name is checked before anything
  * is written: ml_entry_check(), duplicates, a path that is a file and also
  * the directory of another entry, and names that are one after Unicode
  * NFC normalization (a single decomposed "cafe\u0301.py" is a plain name;
  * it next to "caf\u00e9.py" is refused) or, where dest folds case (probed
- * in dest itself), after case folding. Then every member is decoded whole
+ * in dest itself) or opts->windows_names is set, after case folding; with
+ * windows_names every name also passes ml_entry_windows_check(). Then
+ * every member is decoded whole
  * from the mapped file, sizes taken from the central directory: stored
  * (its sizes must be equal) or deflate (libdeflate); other methods are
  * refused. A deflate stream must fill exactly the declared size and end
@@ -266,6 +278,30 @@ int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, 
  * ML_ENOMEM. */
 int ml_entry_names_check(const char *const *paths, size_t n, bool fold_case, ml_err *err);
 
+/* Checks one name for what Windows cannot create as it is named (the
+ * rules of Microsoft's "Naming Files, Paths, and Namespaces"), in every
+ * '/'-separated component of name (name_len bytes: a normalized archive
+ * path as ml_entry_check() writes it, an entry point's name, a script's
+ * .exe name). Refused (ML_EINTEGRITY, err: "<noun> '<name>' refused on
+ * Windows: <why>", noun NULL meaning "entry", the name escaped with
+ * mle_printable()):
+ *   - a DOS device name as a component, in any case, with any extension,
+ *     spaces before the extension too: CON, PRN, AUX, NUL, CONIN$,
+ *     CONOUT$, COM1-COM9, LPT1-LPT9, COM and LPT with the superscript
+ *     digits U+00B9, U+00B2, U+00B3 ("CON.py", "aux.txt", "nul",
+ *     "com1.tar.gz", "lpt9"; not "cone.py", "icon.py", "console.py",
+ *     "COM0", "COM10");
+ *   - a component that ends in a dot or a space ("mod.py.", "dir /x.py"),
+ *     which Windows drops, so that it names another file, and an empty
+ *     component;
+ *   - ':' anywhere (an NTFS alternate data stream "x.py:ads", or a
+ *     drive), and the other characters Windows does not allow in a name:
+ *     control characters, < > " | ? * and backslash.
+ * Names that are one after case folding are ml_entry_names_check()'s,
+ * with fold_case. Pure: the rules hold on every host; callers apply them
+ * when the environment is a Windows one. Returns 0 or ML_EINTEGRITY. */
+int ml_entry_windows_check(const char *name, size_t name_len, const char *noun, ml_err *err);
+
 /* Splits an entry point value "module.sub:attr.sub [extra1, extra2]" into
  * the module ("module.sub") and the attribute path ("attr.sub"), each a
  * dotted sequence of Python identifiers; extras are ignored. Both parts are
@@ -330,15 +366,20 @@ int ml_record_parse(ml_record **out, const char *text, size_t len, ml_err *err);
  * entry points become <name>.exe launchers the same way (gui_scripts:
  * GUI, pythonw.exe); other scripts are copied as they are; RECORD lists
  * the .exe files ("../../Scripts/x.exe") with their sha256 and size; a
- * build without launcher programs fails with ML_ENOENT. The wheel's own bytecode (__pycache__/<name>.pyc, which
- * unpacking drops; trees unpacked before may hold it) is neither installed
- * nor listed. Directories are created 0755; a path another wheel placed is
+ * build without launcher programs fails with ML_ENOENT. In a Windows
+ * layout every name the install creates is checked first, before anything
+ * is written: each file's path in the wheel, each entry point's name and
+ * .exe, each "#!python" script's .exe must pass ml_entry_windows_check(),
+ * and names that are one after case folding (NTFS folds case) are refused
+ * among the wheel's paths and among what Scripts/ gets (ML_EINTEGRITY).
+ * The wheel's own bytecode (__pycache__/<name>.pyc, which unpacking
+ * drops; trees unpacked before may hold it) is neither installed nor
+ * listed. Directories are created 0755; a path another wheel placed is
  * replaced (n_overwritten). The unpacked tree's files are checked for type
  * and size against its RECORD (ML_EINTEGRITY when the cache was tampered
- * with: remove the directory and unpack again).
- * opts may be NULL. Fills *out (cache_hit / bytes_extracted left 0).
- * Returns 0, ML_EINTEGRITY, ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM,
- * ML_ENOENT (see above). */
+ * with: remove the directory and unpack again). opts may be NULL. Fills
+ * *out (cache_hit / bytes_extracted left 0). Returns 0, ML_EINTEGRITY,
+ * ML_EPARSE (bad entry point), ML_EIO, ML_ENOMEM, ML_ENOENT (see above). */
 int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
                               const ml_env_layout *env, const ml_wheel_install_opts *opts,
                               ml_err *err);

@@ -1,8 +1,9 @@
 /*
  * names.c - rules about a wheel's names that one name alone cannot answer:
  * two entries that become one file after Unicode NFC normalization (UAX
- * #15) or, on a file system that folds case, after case folding; whether a
- * directory folds case; and which entries are a wheel's own bytecode.
+ * #15) or, on a file system that folds case (and always for a Windows
+ * environment), after case folding; whether a directory folds case; and
+ * which entries are a wheel's own bytecode.
  *
  * A single decomposed name ("cafe" + U+0301 ".py") is an ordinary name:
  * Linux file systems store the bytes they are given, and pip and uv

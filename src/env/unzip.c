@@ -651,6 +651,13 @@ static int plan_entries(uz *u, ml_extract_result *res, char **norms, ml_err *err
 			                 "installed; report it to whoever published it");
 			goto out;
 		}
+		if (u->o->windows_names &&
+		    (rc = ml_entry_windows_check(norm, strlen(norm), NULL, &sub))) {
+			ml_err_set(err, rc, "archive '%s': %s", u->what, sub.msg);
+			ml_err_hint(err, "the archive is refused and nothing from it is "
+			                 "installed; report it to whoever published it");
+			goto out;
+		}
 		if (!(ze->flags & 0x0800))
 			for (size_t k = 0; k < ze->name_len; k++)
 				if ((unsigned char)ze->name[k] >= 0x80) {
@@ -692,11 +699,15 @@ static int plan_entries(uz *u, ml_extract_result *res, char **norms, ml_err *err
 		}
 	}
 	ml_err sub = ML_ERR_INIT;
-	bool fold = mle_dir_folds_case(u->rootfd);
+	/* Windows folds case whatever the probe says (NTFS's default; the
+	 * probe could meet a per-directory case-sensitive one). */
+	bool fold = u->o->windows_names || mle_dir_folds_case(u->rootfd);
 	if ((rc = ml_entry_names_check((const char *const *)norms, z->n, fold, &sub))) {
 		if (rc == ML_EINTEGRITY)
 			fail(err, u->what, rc, "%s%s", sub.msg,
-			     fold ? " (the file system here folds case)" : "");
+			     u->o->windows_names ? " (Windows folds case)"
+			     : fold              ? " (the file system here folds case)"
+			                         : "");
 		else
 			*err = sub;
 		goto out;

@@ -583,6 +583,7 @@ int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_
 	xo.list_files = true;
 	xo.drop_pycache = true;
 	xo.threads = o.threads;
+	xo.windows_names = ML_ENV_OS_NATIVE == ML_ENV_WINDOWS;
 	if ((rc = mle_archive_extract(&res, wheel_path, tree, &xo, slots, err)))
 		goto out;
 	memset(&u, 0, sizeof u);
@@ -928,6 +929,209 @@ static bool script_name_ok(const char *s)
 
 /* --- installing ------------------------------------------------------------------------- */
 
+/* True for the RECORD rows of files a wheel's tree holds that are not
+ * installed from it: the signatures and the INSTALLER and REQUESTED of its
+ * .dist-info di (this installer writes its own), and the wheel's own
+ * bytecode (unpacking dropped it; trees unpacked before may hold it:
+ * Python would run it instead of the source). */
+static bool row_not_installed(const char *p, const char *di)
+{
+	size_t din = strlen(di);
+	if (strncmp(p, di, din) == 0 && p[din] == '/' &&
+	    (is_signature(p, di) || strcmp(p + din + 1, "INSTALLER") == 0 ||
+	     strcmp(p + din + 1, "REQUESTED") == 0))
+		return true;
+	return mle_is_own_bytecode(p);
+}
+
+/* --- Windows names ------------------------------------------------------------------------ */
+
+typedef struct name_list {
+	char **v;
+	size_t n, cap;
+} name_list;
+
+static int names_add(name_list *l, const char *a, const char *b)
+{
+	if (l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 64;
+		char **v = realloc(l->v, c * sizeof *v);
+		if (!v)
+			return ML_ENOMEM;
+		l->v = v;
+		l->cap = c;
+	}
+	size_t na = strlen(a), nb = b ? strlen(b) : 0;
+	char *s = malloc(na + nb + 2);
+	if (!s)
+		return ML_ENOMEM;
+	memcpy(s, a, na);
+	if (b) {
+		s[na] = '/';
+		memcpy(s + na + 1, b, nb + 1);
+	} else {
+		s[na] = '\0';
+	}
+	l->v[l->n++] = s;
+	return 0;
+}
+
+static void names_release(name_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+/* A Windows layout: every name installing this wheel (.dist-info di,
+ * unpacked at tree, RECORD rec) creates is checked before anything is
+ * written, with the rules Windows imposes (ml_entry_windows_check()):
+ * each installed file's path in the wheel, each console or GUI entry
+ * point's name and its Scripts .exe, each "#!python" script's .exe; and
+ * names that are one after case folding (NTFS folds case;
+ * ml_entry_names_check() with fold_case) are refused among the wheel's
+ * paths (with the .dist-info files this installer writes) and among what
+ * the Scripts directory gets, named as install_launchers() and
+ * windows_script() name them. A Windows build checked the wheel's own
+ * paths when it unpacked them (ml_extract_opts.windows_names); they are
+ * checked again here for a tree unpacked without them, with the names
+ * that only installing makes. Names that are not file names at all are
+ * left to the installing code that reports them. Returns 0,
+ * ML_EINTEGRITY (err names the entry or entry point and the rule),
+ * ML_EPARSE (entry_points.txt), ML_EIO, ML_ENOMEM. */
+static int windows_names_check(const char *tree, const char *di, const ml_record *rec,
+                               const ml_env_layout *env, ml_err *err)
+{
+	name_list paths = {NULL, 0, 0}, scripts = {NULL, 0, 0};
+	mle_map taken = MLE_MAP_INIT;
+	ml_entry_points *ep = NULL;
+	char *txt = NULL, *path = malloc(ML_PATH_MAX), *rel = malloc(ML_PATH_MAX);
+	ml_err sub = ML_ERR_INIT;
+	const char *fold = "";
+	int rc = 0;
+	if (!path || !rel) {
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(path, ML_PATH_MAX, "%s/%s/entry_points.txt", tree, di);
+	if (access(path, F_OK) == 0) {
+		size_t len = 0;
+		if ((rc = read_small(&txt, &len, path, 1 << 20, err)))
+			goto out;
+		rc = ml_entry_points_parse(&ep, txt, len, err);
+		free(txt);
+		txt = NULL;
+		if (rc)
+			goto out;
+		for (size_t i = 0; i < ep->n; i++) {
+			const ml_entry_point *p = &ep->v[i];
+			if (strcmp(p->group, "console_scripts") != 0 &&
+			    strcmp(p->group, "gui_scripts") != 0)
+				continue;
+			if (!script_name_ok(p->name))
+				continue; /* install_launchers() says so */
+			char noun[64], exe[300];
+			snprintf(noun, sizeof noun, "%s entry point", p->group);
+			if ((rc = ml_entry_windows_check(p->name, strlen(p->name), noun, &sub)) ||
+			    (rc = ml_winlauncher_exe_name(exe, sizeof exe, p->name, &sub)) ||
+			    (rc = ml_entry_windows_check(exe, strlen(exe), noun, &sub)))
+				goto refused;
+			if (names_add(&scripts, env->scripts, exe)) {
+				rc = ML_ENOMEM;
+				goto nomem;
+			}
+			if (mle_map_put(&taken, scripts.v[scripts.n - 1], 0, NULL) < 0) {
+				rc = ML_ENOMEM;
+				goto nomem;
+			}
+		}
+	}
+	char scripts_dir[400];
+	snprintf(scripts_dir, sizeof scripts_dir, "%.*s.data/scripts/", (int)(strlen(di) - 10), di);
+	size_t sdl = strlen(scripts_dir);
+	for (size_t i = 0; i < rec->n; i++) {
+		const char *p = rec->rows[i].path;
+		ml_err quiet = ML_ERR_INIT;
+		if (!rec->rows[i].hash[0] || row_not_installed(p, di) ||
+		    ml_entry_check(NULL, 0, p, strlen(p), ML_ENTRY_FILE, NULL, 0, 0, &quiet) != 0)
+			continue; /* the installing loop says what is wrong with it */
+		if ((rc = ml_entry_windows_check(p, strlen(p), NULL, &sub)))
+			goto refused;
+		if (names_add(&paths, p, NULL)) {
+			rc = ML_ENOMEM;
+			goto nomem;
+		}
+		if (strncmp(p, scripts_dir, sdl) != 0 || !p[sdl])
+			continue;
+		/* A script: Scripts/<sub>, or Scripts/<dir/>NAME.exe for a
+		 * "#!python" one whose .exe nothing took before (windows_script). */
+		const char *subp = p + sdl, *leaf = strrchr(subp, '/');
+		leaf = leaf ? leaf + 1 : subp;
+		snprintf(rel, ML_PATH_MAX, "%s/%s", env->scripts, subp);
+		size_t sl = 0;
+		bool exe_script = false;
+		if (join(path, ML_PATH_MAX, tree, p) == 0 &&
+		    read_small(&txt, &sl, path, MAX_SCRIPT, &quiet) == 0)
+			exe_script = ml_winlauncher_script_kind(txt, sl, NULL);
+		free(txt);
+		txt = NULL;
+		char exe[300];
+		if (exe_script && ml_winlauncher_exe_name(exe, sizeof exe, leaf, &quiet) == 0) {
+			if ((rc = ml_entry_windows_check(exe, strlen(exe), "script", &sub)))
+				goto refused;
+			size_t keep = strlen(rel) - strlen(leaf);
+			if (keep + strlen(exe) < ML_PATH_MAX) {
+				char *exe_rel = rel + keep;
+				char saved[300];
+				ml_strlcpy(saved, exe_rel, sizeof saved);
+				strcpy(exe_rel, exe);
+				int put = mle_map_put(&taken, rel, 0, NULL);
+				if (put < 0) {
+					rc = ML_ENOMEM;
+					goto nomem;
+				}
+				if (put == 0)
+					strcpy(exe_rel, saved);
+			}
+		}
+		if (names_add(&scripts, rel, NULL)) {
+			rc = ML_ENOMEM;
+			goto nomem;
+		}
+	}
+	static const char *const own[] = {"INSTALLER", "REQUESTED", "RECORD"};
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (names_add(&paths, di, own[i])) {
+			rc = ML_ENOMEM;
+			goto nomem;
+		}
+	fold = " (Windows folds case)";
+	if ((rc = ml_entry_names_check((const char *const *)paths.v, paths.n, true, &sub)) ||
+	    (rc = ml_entry_names_check((const char *const *)scripts.v, scripts.n, true, &sub)))
+		goto refused;
+	goto out;
+refused:
+	if (rc == ML_EINTEGRITY) {
+		ml_err_set(err, rc, "%s%s", sub.msg, fold);
+		ml_err_hint(err, "the wheel cannot be installed on Windows as it is; report it to "
+		                 "whoever published it");
+	} else {
+		*err = sub;
+	}
+	goto out;
+nomem:
+	rc = ml_err_set(err, ML_ENOMEM, "out of memory");
+out:
+	names_release(&paths);
+	names_release(&scripts);
+	mle_map_release(&taken);
+	ml_entry_points_free(ep);
+	free(txt);
+	free(path);
+	free(rel);
+	return rc;
+}
+
 typedef struct rec_out {
 	ml_record r;
 	size_t cap;
@@ -1021,10 +1225,9 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 			bool gui = strcmp(p->group, "gui_scripts") == 0;
 			const unsigned char *base = NULL;
 			size_t base_len = 0;
-			if ((rc = ml_winlauncher_base(&base, &base_len,
-			                              gui ? ML_WINLAUNCHER_GUI
-			                                  : ML_WINLAUNCHER_CONSOLE,
-			                              err)) ||
+			if ((rc = ml_winlauncher_base(
+			             &base, &base_len,
+			             gui ? ML_WINLAUNCHER_GUI : ML_WINLAUNCHER_CONSOLE, err)) ||
 			    (rc = ml_winlauncher_entry_point(&b, base, base_len,
 			                                     gui ? "pythonw.exe" : "python.exe",
 			                                     module, attr, err)) ||
@@ -1037,7 +1240,8 @@ static int install_launchers(placer *pl, rec_out *ro, const char *tree, const ch
 		}
 		snprintf(rel, sizeof rel, "%s/%s", pl->env->scripts, name);
 		snprintf(recp, sizeof recp, "%s%s/%s", up, pl->env->scripts, name);
-		if (pl->env->os == ML_ENV_WINDOWS && mle_map_put(&pl->launchers, rel, 0, NULL) < 0) {
+		if (pl->env->os == ML_ENV_WINDOWS &&
+		    mle_map_put(&pl->launchers, rel, 0, NULL) < 0) {
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 			break;
 		}
@@ -1089,10 +1293,6 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 	snprintf(data, sizeof data, "%.*s.data/", (int)(strlen(u.dist_info) - 10), u.dist_info);
 	size_t dl = strlen(data);
 
-	/* Entry points first: on Windows a script whose .exe one of them
-	 * takes stays a plain script (windows_script). */
-	if ((rc = install_launchers(&pl, &ro, tree, u.dist_info, up, python, err)))
-		goto out;
 	size_t len = 0;
 	snprintf(src, ML_PATH_MAX, "%s/%s/RECORD", tree, u.dist_info);
 	if ((rc = read_small(&txt, &len, src, MAX_META, err)))
@@ -1102,18 +1302,21 @@ int ml_wheel_install_unpacked(ml_wheel_result *out, const char *unpacked_dir,
 	txt = NULL;
 	if (rc)
 		goto out;
+	/* On Windows every name is checked before anything is written. */
+	if (env->os == ML_ENV_WINDOWS &&
+	    (rc = windows_names_check(tree, u.dist_info, rec, env, err)))
+		goto out;
+	/* Entry points first: on Windows a script whose .exe one of them
+	 * takes stays a plain script (windows_script). */
+	if ((rc = install_launchers(&pl, &ro, tree, u.dist_info, up, python, err)))
+		goto out;
 	for (size_t i = 0; i < rec->n; i++) {
 		const ml_record_row *row = &rec->rows[i];
 		const char *p = row->path;
-		size_t din = strlen(u.dist_info);
-		if (strncmp(p, u.dist_info, din) == 0 && p[din] == '/' &&
-		    (is_signature(p, u.dist_info) || strcmp(p + din + 1, "INSTALLER") == 0 ||
-		     strcmp(p + din + 1, "REQUESTED") == 0))
-			continue;
-		/* The wheel's own bytecode is not installed (unpacking dropped
-		 * it; trees unpacked before that may hold it): Python would
-		 * run it instead of the source. Its row goes too. */
-		if (mle_is_own_bytecode(p))
+		/* Its row goes too: the signatures, INSTALLER and REQUESTED
+		 * are this installer's to write, the wheel's own bytecode is
+		 * not installed. */
+		if (row_not_installed(p, u.dist_info))
 			continue;
 		if (join(src, ML_PATH_MAX, tree, p)) {
 			rc = ml_err_set(err, ML_EFAIL, "path too long: '%s'", p);

@@ -8,7 +8,9 @@
  * size, data descriptors (APPNOTE 4.3.9) that disagree with the central
  * directory, encryption, multi-disk archives, and more entries than the
  * cap: a reader that trusts the local values and one that trusts the
- * central ones would otherwise install different bytes. It also keeps each
+ * central ones would otherwise install different bytes. For the same
+ * reason an Info-ZIP Unicode Path extra field (0x7075) that names anything
+ * but its header's name is refused (check_unicode_path). It also keeps each
  * entry's raw name bytes, which is the only place a NUL inside a name can
  * be seen (libarchive cuts names at NUL).
  */
@@ -76,22 +78,66 @@ static int refuse(ml_err *err, const char *what, const char *why)
 	return ML_EINTEGRITY;
 }
 
-/* As refuse(), naming the entry e ("entry '<name>' <why>"), control
- * bytes and bytes past ASCII that are not UTF-8 shown as \xNN. */
+/* As refuse(), naming the entry e ("entry '<name>' <why>"), shown with
+ * mle_printable() (control characters, bidirectional controls and bytes
+ * that are not UTF-8 escaped). */
 static int refuse_entry(ml_err *err, const char *what, const mle_zip_entry *e, const char *why)
 {
-	char shown[300], msg[600];
-	size_t j = 0;
-	for (size_t i = 0; i < e->name_len && j + 5 < sizeof shown; i++) {
-		unsigned char c = (unsigned char)e->name[i];
-		if (c < 0x20 || c == 0x7f)
-			j += (size_t)snprintf(shown + j, sizeof shown - j, "\\x%02x", c);
-		else
-			shown[j++] = (char)c;
-	}
-	shown[j] = '\0';
+	char shown[300], msg[800];
+	mle_printable(shown, sizeof shown, e->name, e->name_len);
 	snprintf(msg, sizeof msg, "entry '%s' %s", shown, why);
 	return refuse(err, what, msg);
+}
+
+/* Checks the extra fields (n bytes at extra) of entry e's local or
+ * central header (where: "local", "central") for Info-ZIP Unicode Path
+ * fields (APPNOTE 6.3.x 4.6.9: header id 0x7075; a version byte, 1; the
+ * CRC-32 of the header's name; the name in UTF-8). A reader that honours
+ * the field sees that name instead of the header's (Info-ZIP's unzip when
+ * the header name is not flagged UTF-8 and the CRC-32 matches it; other
+ * readers without looking at the CRC-32), so what one tool lists would
+ * not be what is installed: a field is accepted only when it holds
+ * exactly the header's name bytes, whatever its CRC-32 says. The local and central headers each have to
+ * agree with their own name, which is the same bytes (check_locals), so
+ * they also agree with each other. Extra fields must tile the extra area
+ * (a field that runs past its end is refused: where the next one starts
+ * would be a guess); fewer than 4 bytes left over are ignored as padding.
+ * Returns 0 or ML_EINTEGRITY naming the entry and the other name. */
+static int check_unicode_path(const mle_zip_entry *e, const uint8_t *extra, size_t n,
+                              const char *where, const char *what, ml_err *err)
+{
+	char why[700], other[300];
+	for (size_t i = 0; i + 4 <= n; i += 4 + (size_t)le16(extra + i + 2)) {
+		uint16_t id = le16(extra + i), len = le16(extra + i + 2);
+		const uint8_t *p = extra + i + 4;
+		if (i + 4 + len > n)
+			snprintf(why, sizeof why, "has a malformed extra field in its %s header",
+			         where);
+		else if (id != 0x7075)
+			continue;
+		else if (len < 5)
+			snprintf(why, sizeof why,
+			         "has a malformed Info-ZIP Unicode Path extra field (0x7075) in "
+			         "its %s header",
+			         where);
+		else if (p[0] != 1)
+			snprintf(why, sizeof why,
+			         "has an Info-ZIP Unicode Path extra field (0x7075) of version %u "
+			         "in its %s header (only version 1 is defined)",
+			         (unsigned)p[0], where);
+		else if ((size_t)len - 5 == e->name_len && memcmp(p + 5, e->name, len - 5) == 0)
+			continue;
+		else {
+			mle_printable(other, sizeof other, (const char *)p + 5, (size_t)len - 5);
+			snprintf(why, sizeof why,
+			         "has an Info-ZIP Unicode Path extra field (0x7075) in its %s "
+			         "header that names '%s': zip readers that honour the field "
+			         "would see another file",
+			         where, other);
+		}
+		return refuse_entry(err, what, e, why);
+	}
+	return 0;
 }
 
 /* Finds the end-of-central-directory record that ends exactly at the end
@@ -267,7 +313,7 @@ static int check_locals(mle_zip *z, int fd, uint64_t cd_off, const char *what, m
 			goto out;
 		}
 		uint16_t nlen = le16(h + 26), xlen = le16(h + 28);
-		if (nlen != e->name_len || le16(h + 8) != e->method ||
+		if (le16(h + 8) != e->method ||
 		    ((le16(h + 6) ^ e->flags) & (FLAG_ENCRYPT | FLAG_DESC))) {
 			rc = refuse(err, what, "local and central headers of an entry disagree");
 			goto out;
@@ -279,11 +325,18 @@ static int check_locals(mle_zip *z, int fd, uint64_t cd_off, const char *what, m
 		if ((rc = read_at(fd, name, (size_t)nlen + xlen, e->local_offset + LOCAL_LEN, what,
 		                  err)))
 			goto out;
-		if (memcmp(name, e->name, nlen) != 0) {
-			rc = refuse(err, what,
-			            "an entry's local name differs from its central name");
+		if (nlen != e->name_len || memcmp(name, e->name, nlen) != 0) {
+			char other[300], why[400];
+			mle_printable(other, sizeof other, (const char *)name, nlen);
+			snprintf(why, sizeof why,
+			         "has another name in its local header: '%s' (an entry's local "
+			         "name differs from its central name)",
+			         other);
+			rc = refuse_entry(err, what, e, why);
 			goto out;
 		}
+		if ((rc = check_unicode_path(e, name + nlen, xlen, "local", what, err)))
+			goto out;
 		if (!(e->flags & FLAG_DESC)) {
 			uint64_t lu = le32(h + 22), lc = le32(h + 18);
 			if (!local_zip64(&lu, &lc, name + nlen, xlen) || le32(h + 14) != e->crc ||
@@ -423,6 +476,9 @@ int mle_zip_scan(mle_zip *out, int fd, uint64_t size, uint64_t max_entries, cons
 			rc = refuse(err, what, "encrypted entries");
 			goto fail;
 		}
+		rc = check_unicode_path(e, h + CENTRAL_LEN + nlen, xlen, "central", what, err);
+		if (rc)
+			goto fail;
 		rc = apply_zip64(e, h + CENTRAL_LEN + nlen, xlen, e->usize == 0xFFFFFFFFu,
 		                 e->csize == 0xFFFFFFFFu, e->local_offset == 0xFFFFFFFFu, what,
 		                 err);

@@ -11,7 +11,15 @@
 #     installed, its RECORD rows are gone, and importing runs the source;
 #   - a decomposed (NFD) file name installs as written and imports; two
 #     names that are one after NFC are refused; names that differ only in
-#     case install where the file system keeps case.
+#     case install where the file system keeps case;
+#   - an entry whose Info-ZIP Unicode Path extra field (0x7075) names
+#     another file than its header - ../../../../tmp/evil.py, another file
+#     of the wheel (local header only), another file with a stale CRC-32 -
+#     is refused naming the entry and the other name; fields that agree
+#     install;
+#   - names Windows cannot create (CON.py, mod.py., x.py:ads, an entry
+#     point named aux) install here: the Windows rules apply to Windows
+#     environments only (t0931 refuses them under wine).
 # A refused wheel exits 3 and leaves the environment that was there, a
 # sentinel beside it and the cache as they were.
 . "$(dirname "$0")/lib.sh"
@@ -72,6 +80,37 @@ test_expect_success 'two names that are one after NFC normalization are refused'
 '
 test_expect_success 'a shipped .pyc that does not match RECORD is refused' '
 	refused pycbad-1.0-py3-none-any.whl "does not match its RECORD hash"
+'
+upath_says="has an Info-ZIP Unicode Path extra field (0x7075) in its"
+test_expect_success 'a Unicode Path field naming ../../../../tmp/evil.py is refused, both names said' '
+	refused upathevil-1.0-py3-none-any.whl \
+		"entry .upathevil/__init__.py. $upath_says central header that names .\.\./\.\./\.\./\.\./tmp/evil\.py." &&
+	# What Info-ZIP lists is the other name: the fixture bites.
+	unzip -l web/files/upathevil-1.0-py3-none-any.whl >listed &&
+	grep -q "\.\./\.\./\.\./\.\./tmp/evil\.py" listed
+'
+test_expect_success 'a Unicode Path field (local header) naming another file of the wheel is refused' '
+	refused upathother-1.0-py3-none-any.whl \
+		"entry .upathother/__init__.py. $upath_says local header that names .upathother/other\.py."
+'
+test_expect_success 'a Unicode Path field with a stale CRC-32 naming another file is refused' '
+	refused upathstale-1.0-py3-none-any.whl \
+		"entry .upathstale/__init__.py. $upath_says central header that names .upathstale/stale\.py."
+'
+test_expect_success 'Unicode Path fields that name their own entries install' '
+	wheel_manifest "$TRASH/u.txt" $GOOD_WHEELS upathok-1.0-py3-none-any.whl &&
+	inst --manifest u.txt --target "$TRASH/envu" >out 2>err &&
+	expect_eq agreed "$("$TRASH/envu/bin/python" -c "import upathok; print(upathok.VALUE)")"
+'
+test_expect_success 'names Windows cannot create install here (the Windows rules are for Windows)' '
+	wheel_manifest "$TRASH/w.txt" $GOOD_WHEELS winconpkg-1.0-py3-none-any.whl \
+		windotpkg-1.0-py3-none-any.whl winadspkg-1.0-py3-none-any.whl \
+		winauxpkg-1.0-py3-none-any.whl winokpkg-1.0-py3-none-any.whl &&
+	inst --manifest w.txt --target "$TRASH/envw" >out 2>err &&
+	test -f "$TRASH/envw/$SITE/winconpkg/CON.py" &&
+	test -f "$TRASH/envw/$SITE/windotpkg/mod.py." &&
+	test -f "$TRASH/envw/$SITE/winadspkg/x.py:ads" &&
+	test -x "$TRASH/envw/bin/aux" && test -x "$TRASH/envw/bin/auxiliary"
 '
 
 test_expect_success 'the wheel'"'"'s own .pyc is not installed: the source runs' '

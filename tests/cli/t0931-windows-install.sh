@@ -179,6 +179,65 @@ test_expect_success 'a reinstall builds a new environment in its place' '
 	test -z "$(ls -a | grep "^\.env\.mlsetup-\(stage\|old\)")"
 '
 
+# Names Windows cannot create as named (tests/fixtures/make_hostile_wheels.py):
+# each wheel is refused with the entry named, exit 3, before anything is
+# written - the environment, the cache and the directory around stay as
+# they were; the twin with names close to the rules installs.
+python3 "$top/tests/fixtures/make_hostile_wheels.py" "$TRASH/hostile" >/dev/null
+for w in winconpkg windotpkg winadspkg winauxpkg casepkg winokpkg; do
+	cp "$TRASH/hostile/$w-1.0-py3-none-any.whl" "$TRASH/web/files/"
+done
+
+# win_refused WHEEL SAYS: installing WHEEL beside purepkg into env exits 3
+# saying SAYS (a grep pattern) and changes nothing.
+win_refused() {
+	manifest "$TRASH/h.txt" purepkg-1.0-py3-none-any.whl "$1" &&
+	tree_sum env >before &&
+	win install --manifest h.txt --target env --cache-dir cache --python-pins pins.json \
+		--python-mirror "http://127.0.0.1:$web_port/files" --no-progress --no-verify \
+		--retries 1 --connect-timeout 2 --low-speed-time 2 --reinstall;
+	rc=$?
+	cat err &&
+	expect_eq 3 $rc &&
+	grep -q "$1" err &&
+	grep -q "$2" err &&
+	tree_sum env >after &&
+	cmp before after &&
+	test -z "$(ls -a | grep "^\.env\.mlsetup-\(stage\|old\)")" &&
+	test -z "$(find cache/unpacked -maxdepth 3 -name "*.tmp-*")"
+}
+
+test_expect_success 'windows: CON.py (a device name with an extension) is refused, nothing written' '
+	win_refused winconpkg-1.0-py3-none-any.whl \
+		"entry .winconpkg/CON.py. refused on Windows: .CON.py. is the device CON"
+'
+test_expect_success 'windows: mod.py. (a trailing dot) is refused, nothing written' '
+	win_refused windotpkg-1.0-py3-none-any.whl \
+		"entry .windotpkg/mod.py\.. refused on Windows: .mod.py\.. ends in a dot"
+'
+test_expect_success 'windows: x.py:ads (an NTFS alternate data stream) is refused, nothing written' '
+	win_refused winadspkg-1.0-py3-none-any.whl \
+		"entry .winadspkg/x.py:ads. refused on Windows: .x.py:ads. has a .:."
+'
+test_expect_success 'windows: two names that differ only in case are refused, nothing written' '
+	win_refused casepkg-1.0-py3-none-any.whl \
+		"entries .casepkg/Foo.py. and .casepkg/foo.py. are one name after .*case folding (Windows folds case)"
+'
+test_expect_success 'windows: an entry point named aux (its launcher would be the AUX device) is refused' '
+	win_refused winauxpkg-1.0-py3-none-any.whl \
+		"console_scripts entry point .aux. refused on Windows: .aux. is the device AUX"
+'
+test_expect_success 'windows: the twin (cone.py, icon.py, console.py, entry point auxiliary) installs' '
+	manifest "$TRASH/ok.txt" purepkg-1.0-py3-none-any.whl winokpkg-1.0-py3-none-any.whl &&
+	win install --manifest ok.txt --target env-ok --cache-dir cache --python-pins pins.json \
+		--python-mirror "http://127.0.0.1:$web_port/files" --no-progress --no-verify \
+		--retries 1 --connect-timeout 2 --low-speed-time 2 || { cat err; false; } &&
+	for f in cone.py icon.py console.py; do
+		test -f env-ok/Lib/site-packages/winokpkg/$f || { echo "no $f"; return 1; }
+	done &&
+	test -f env-ok/Scripts/auxiliary.exe && test -f env-ok/Scripts/console.exe
+'
+
 test_expect_success 'a reinstall while a program holds a launcher open says so and changes nothing' '
 	tree_sum env >before &&
 	rm -f held.log &&

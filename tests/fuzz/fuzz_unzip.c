@@ -3,7 +3,8 @@
  * unzip.c, names.c): the input is a zip file, byte for byte, extracted as
  * a wheel with ml_archive_extract() into a fresh directory inside an
  * otherwise empty box (own bytecode dropped, files listed, on one or
- * three threads, chosen by the input's length).
+ * three threads, with the Windows name rules or without, chosen by the
+ * input's length).
  *
  * Properties (RELIABILITY.md "Fuzzing" and "Archives"): the result is 0 or
  * ML_EINTEGRITY; no descriptor leaks; a refused archive leaves the box
@@ -11,7 +12,8 @@
  * resolves under it, no file keeps a setuid/setgid/sticky bit, and every
  * listed file that was written is on disk with exactly the listed size
  * (its central-directory size: nothing is written past it) and sha256,
- * and the sizes add up to the bytes the result reports, within the cap.
+ * and the sizes add up to the bytes the result reports, within the cap;
+ * with the Windows rules every listed path passes them.
  * Built by `make fuzz`; seeds in tests/fuzz/corpus/fuzz_unzip/.
  */
 #include <dirent.h>
@@ -147,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.list_files = true;
 	o.drop_pycache = true;
 	o.threads = size % 2 ? 3 : 1;
+	o.windows_names = size % 3 == 0;
 	ml_extract_result res;
 	ml_err err = ML_ERR_INIT;
 	int fds = count_fds();
@@ -164,6 +167,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t bytes = 0, written = 0, dropped = 0;
 	for (size_t i = 0; i < res.n_listed; i++) {
 		check_listed(&res.files[i]);
+		if (o.windows_names)
+			CHECK(ml_entry_windows_check(res.files[i].path, strlen(res.files[i].path),
+			                             NULL, &err) == 0);
 		if (res.files[i].dropped) {
 			dropped++;
 		} else {

@@ -2,7 +2,8 @@
  * test_extract.c - specs for checked archive extraction (src/env/
  * extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry checker,
  * then every hostile archive tests/fixtures/make_bad_archives.py writes,
- * walked from its cases.tsv table. A refused archive must come back as
+ * walked from its cases.tsv table; names that zip readers read two ways
+ * (Info-ZIP Unicode Path fields) and the Windows name rules. A refused archive must come back as
  * ML_EINTEGRITY with nothing created - the destination gone, a sentinel
  * beside it and the whole working directory unchanged, nothing escaped.
  */
@@ -417,6 +418,226 @@ static void test_entry_names_check_compares_nfc_and_folded_names(void **state)
 	assert_non_null(strstr(err.msg, "'pkg/caf\\u00E9' and 'pkg/cafe\\u0301'"));
 }
 
+/* --- names read two ways: Info-ZIP Unicode Path fields (0x7075) ------------------ */
+
+/* Extracts the fixture `file`, which must be refused: returns the message. */
+static void refused_with(fx *f, const char *file, const ml_extract_opts *o, ml_err *err)
+{
+	char dest[4096], archive[4096];
+	pf(dest, "%s/refused-%s", f->tmp, file);
+	pf(archive, "%s/%s", f->bad, file);
+	int rc = ml_archive_extract(NULL, archive, dest, o, err);
+	if (rc != ML_EINTEGRITY)
+		fail_msg("%s: expected ML_EINTEGRITY, got %d: %s", file, rc, err->msg);
+	assert_false(exists(dest));
+	printf("# %s: %s\n", file, err->msg);
+}
+
+/* An entry whose Unicode Path field names another file is refused with
+ * the entry and the other name (escaped) in the message, from either
+ * header, whatever the field's CRC-32 says; the local/central name
+ * mismatch names both names too. Agreeing fields are accepted (the "ok"
+ * table row zip-upath-agree.whl). */
+static void test_unicode_path_fields_naming_another_file_are_refused(void **state)
+{
+	fx *f = *state;
+	static const struct {
+		const char *file, *header, *other;
+	} cases[] = {
+	        {"zip-upath-evil.whl", "central header", "'../../../../tmp/mlsetup-evil'"},
+	        {"zip-upath-central.whl", "central header", "'pkg/other.py'"},
+	        {"zip-upath-local.whl", "local header", "'pkg/other.py'"},
+	        {"zip-upath-stale.whl", "central header", "'pkg/other.py'"},
+	        {"zip-upath-control.whl", "central header", "'../../\\x1b[2J\\u202Emlsetup-evil'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ml_err err = ML_ERR_INIT;
+		refused_with(f, cases[i].file, NULL, &err);
+		if (!strstr(err.msg, "entry 'pkg/ok.py' has an Info-ZIP Unicode Path extra field "
+		                     "(0x7075)") ||
+		    !strstr(err.msg, cases[i].header) || !strstr(err.msg, cases[i].other))
+			fail_msg("%s: %s", cases[i].file, err.msg);
+		assert_null(strchr(err.msg, '\x1b'));
+	}
+	ml_err err = ML_ERR_INIT;
+	refused_with(f, "zip-upath-version.whl", NULL, &err);
+	assert_non_null(strstr(err.msg, "(0x7075) of version 2 in its central header"));
+	refused_with(f, "zip-upath-short.whl", NULL, &err);
+	assert_non_null(strstr(err.msg, "malformed Info-ZIP Unicode Path extra field"));
+	refused_with(f, "zip-extra-overrun.whl", NULL, &err);
+	assert_non_null(strstr(err.msg, "malformed extra field in its local header"));
+	refused_with(f, "zip-name-mismatch.whl", NULL, &err);
+	assert_non_null(strstr(err.msg, "entry 'pkg/ok.py' has another name in its local "
+	                                "header: '../mlsetup-evil'"));
+
+	char dest[4096];
+	pf(dest, "%s/upath-agree", f->tmp);
+	ml_extract_result res = extract_ok(f, "zip-upath-agree.whl", dest, 1);
+	assert_int_equal(res.n_files, 2);
+	ml_extract_result_release(&res);
+}
+
+static void test_printable_escapes_what_a_terminal_would_act_on(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *out;
+	} cases[] = {
+	        {"pkg/caf\xc3\xa9.py", 0, "pkg/caf\xc3\xa9.py"},
+	        {"a\x1b[31mb", 0, "a\\x1b[31mb"},
+	        {"a\x7f\xc2\x9b"
+	         "b",
+	         0, "a\\x7f\\u009Bb"},                             /* DEL, C1 CSI */
+	        {"x\xe2\x80\xaeyp.exe", 0, "x\\u202Eyp.exe"},      /* RLO */
+	        {"x\xe2\x81\xa6y", 0, "x\\u2066y"},                /* LRI */
+	        {"\xff\xfe/\xc0\xaf", 0, "\\xff\\xfe/\\xc0\\xaf"}, /* not UTF-8 */
+	        {"a\0b", 3, "a\\x00b"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[256];
+		size_t n = cases[i].len ? cases[i].len : strlen(cases[i].in);
+		mle_printable(out, sizeof out, cases[i].in, n);
+		if (strcmp(out, cases[i].out) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, out, cases[i].out);
+	}
+	char longname[1000], out[64];
+	memset(longname, 'a', sizeof longname);
+	mle_printable(out, sizeof out, longname, sizeof longname);
+	assert_int_equal(strlen(out), sizeof out - 1);
+	assert_string_equal(out + sizeof out - 4, "...");
+	/* An escape is never cut in half. */
+	memset(longname, '\x1b', sizeof longname);
+	mle_printable(out, sizeof out, longname, sizeof longname);
+	assert_string_equal(out + strlen(out) - 7, "\\x1b...");
+}
+
+/* --- Windows name rules ---------------------------------------------------------------- */
+
+/* The rules of ml_entry_windows_check() as a table of refused names and
+ * their accepted twins; they hold on every host (Microsoft, "Naming
+ * Files, Paths, and Namespaces": COM0 and LPT0 are not reserved). */
+static void test_windows_name_rules(void **state)
+{
+	/* clang-format off */
+	static const char *const refused[] = {
+	        /* device names, in any case and directory, with any extension */
+	        "CON.py", "con.py", "pkg/CON.py", "aux.txt", "nul", "NUL", "prn.x.y",
+	        "com1.tar.gz", "COM9", "lpt1", "lpt9", "LpT5.txt", "conin$", "CONOUT$.txt",
+	        "com\xc2\xb9", "COM\xc2\xb2.py", "lpt\xc2\xb3", /* superscript 1, 2, 3 */
+	        "CON .txt", "aux/x.py", "pkg/Aux/__init__.py",
+	        /* a trailing dot or space, an empty component */
+	        "mod.py.", "pkg/mod.py.", "dir /x.py", "x.py ", "con  ", "pkg/.", "a//b", "",
+	        /* ':' (streams, drives) and the other characters Windows refuses */
+	        "x.py:ads", "pkg/x.py:ads:$DATA", "C:x", "a:b/c", "a*b", "a?b", "a<b", "a>b",
+	        "a|b", "a\"b", "a\\b", "a\x01",
+	};
+	static const char *const accepted[] = {
+	        "cone.py", "icon.py", "console.py", "con_.py", "pkg/cons/x", "auxiliary",
+	        "nul-x.py", "com.py", "comx", "COM10", "lpt10.py",
+	        "COM0", "LPT0.txt", /* not reserved: the page listed them for a while */
+	        "CON\xc2\xb9", "COM\xc2\xb4", /* superscript 1 after CON; an acute accent */
+	        ".hidden", "a.b.c", "x.py.orig", "pkg/__init__.py", "caf\xc3\xa9.py",
+	        "pkg/sub dir/x.py",
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_entry_windows_check(refused[i], strlen(refused[i]), NULL, &err);
+		if (rc != ML_EINTEGRITY)
+			fail_msg("'%s' was not refused: rc %d", refused[i], rc);
+		assert_non_null(strstr(err.msg, "refused on Windows"));
+	}
+	for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+		ml_err err = ML_ERR_INIT;
+		if (ml_entry_windows_check(accepted[i], strlen(accepted[i]), NULL, &err) != 0)
+			fail_msg("'%s' was refused: %s", accepted[i], err.msg);
+	}
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_entry_windows_check("pkg/CON.py", 10, NULL, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "entry 'pkg/CON.py' refused on Windows: 'CON.py' is "
+	                                "the device CON"));
+	assert_int_equal(ml_entry_windows_check("aux", 3, "console_scripts entry point", &err),
+	                 ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "console_scripts entry point 'aux' refused on Windows"));
+	assert_int_equal(ml_entry_windows_check("mod.py.", 7, NULL, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "ends in a dot"));
+	assert_int_equal(ml_entry_windows_check("x.py:ads", 8, NULL, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "alternate data stream"));
+	assert_int_equal(ml_entry_windows_check("com\xc2\xb9", 5, NULL, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(err.msg, "the device COM\xc2\xb9"));
+	/* The name is escaped like every other. */
+	assert_int_equal(ml_entry_windows_check("\x1b[2J:x", 6, NULL, &err), ML_EINTEGRITY);
+	assert_null(strchr(err.msg, '\x1b'));
+}
+
+/* With windows_names every "windows" row of the table is refused with
+ * nothing written (the case-only pair too, whatever this file system
+ * does), while without it they extract; every "ok" wheel extracts with
+ * the rules as well. */
+static void test_windows_names_refuse_before_anything_is_written(void **state)
+{
+	fx *f = *state;
+	row rows[160];
+	size_t n = read_cases(rows, 160, f->bad), windows = 0, ok = 0;
+	char probe[4096], upper[4096];
+	pf(probe, "%s/case-probe-w", f->tmp);
+	pf(upper, "%s/CASE-PROBE-W", f->tmp);
+	assert_int_equal(sh("touch '%s'", probe), 0);
+	bool folds = exists(upper);
+	unlink(probe);
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		bool win = strcmp(r->expect, "windows") == 0;
+		if (strcmp(r->kind, "wheel") != 0 || (!win && strcmp(r->expect, "ok") != 0))
+			continue;
+		char work[4096], dest[4096], archive[4096];
+		pf(work, "%s/win-%zu", f->tmp, i);
+		pf(dest, "%s/dest", work);
+		pf(archive, "%s/%s", f->bad, r->file);
+		assert_int_equal(sh("mkdir -p '%s' && echo keep > '%s/sentinel'", work, work), 0);
+		char *before = tree_listing(work);
+		ml_extract_opts o = opts_for(r);
+		o.windows_names = true;
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_archive_extract(NULL, archive, dest, &o, &err);
+		if (!win) {
+			if (rc != 0)
+				fail_msg("%s (%s) refused with windows_names: %s", r->file, r->what,
+				         err.msg);
+			ml_fs_rm_tree(dest);
+			free(before);
+			ok++;
+			continue;
+		}
+		if (rc != ML_EINTEGRITY)
+			fail_msg("%s (%s): expected ML_EINTEGRITY, got %d: %s", r->file, r->what,
+			         rc, err.msg);
+		if (!strstr(err.msg, "refused on Windows") &&
+		    !strstr(err.msg, "case folding (Windows folds case)"))
+			fail_msg("%s: %s", r->file, err.msg);
+		char *after = tree_listing(work);
+		if (strcmp(before, after) != 0)
+			fail_msg("%s (%s): the working directory changed:\n%s\n---\n%s", r->file,
+			         r->what, before, after);
+		free(before);
+		free(after);
+		printf("# windows: %-28s %s\n", r->file, err.msg);
+		/* Without the rules (a POSIX environment) it extracts. */
+		o.windows_names = false;
+		rc = ml_archive_extract(NULL, archive, dest, &o, &err);
+		if (folds && strstr(r->file, "case"))
+			assert_int_equal(rc, ML_EINTEGRITY);
+		else if (rc != 0)
+			fail_msg("%s (%s) refused without windows_names: %s", r->file, r->what,
+			         err.msg);
+		ml_fs_rm_tree(dest);
+		windows++;
+	}
+	assert_true(windows >= 12);
+	assert_true(ok >= 6);
+}
+
 /* The members of a large wheel are shared among threads; the result is
  * the same files with the same hashes as on one thread. */
 static void test_large_wheels_inflate_on_several_threads(void **state)
@@ -622,6 +843,10 @@ int main(void)
 	        cmocka_unit_test(test_inflation_stops_at_the_declared_size),
 	        cmocka_unit_test(test_unicode_and_case_names_are_kept_as_written),
 	        cmocka_unit_test(test_entry_names_check_compares_nfc_and_folded_names),
+	        cmocka_unit_test(test_unicode_path_fields_naming_another_file_are_refused),
+	        cmocka_unit_test(test_printable_escapes_what_a_terminal_would_act_on),
+	        cmocka_unit_test(test_windows_name_rules),
+	        cmocka_unit_test(test_windows_names_refuse_before_anything_is_written),
 	        cmocka_unit_test(test_large_wheels_inflate_on_several_threads),
 	        cmocka_unit_test(test_setuid_setgid_and_sticky_bits_are_cleared),
 	        cmocka_unit_test(test_good_wheel_extracts_with_modes_and_hashes),

@@ -424,8 +424,8 @@ static void test_unpack_cleans_up_after_a_crashed_run(void **state)
 /* The hostile-wheel rows about what is installed (issue 13): a member
  * inflating past its declared size and a data descriptor that disagrees
  * with the central directory are refused, as are two names that are one
- * after NFC and a dropped .pyc that does not match RECORD; nothing is
- * cached. */
+ * after NFC, a dropped .pyc that does not match RECORD and Info-ZIP
+ * Unicode Path fields naming other files; nothing is cached. */
 static void test_unpack_refuses_the_hostile_wheels(void **state)
 {
 	fx *f = *state;
@@ -436,6 +436,11 @@ static void test_unpack_refuses_the_hostile_wheels(void **state)
 	        {"descmismatch", "data descriptor that disagrees with the central directory"},
 	        {"nfcpkg", "one name after Unicode NFC normalization"},
 	        {"pycbad", "does not match its RECORD hash"},
+	        {"upathevil", "entry 'upathevil/__init__.py' has an Info-ZIP Unicode Path extra "
+	                      "field (0x7075) in its central header that names "
+	                      "'../../../../tmp/evil.py'"},
+	        {"upathother", "in its local header that names 'upathother/other.py'"},
+	        {"upathstale", "in its central header that names 'upathstale/stale.py'"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char cache[4096], wp[4096];
@@ -513,6 +518,79 @@ static void test_nfd_names_install_as_written(void **state)
 	char *rec = file_in(&env, "lib/python3.11/site-packages/nfdpkg-1.0.dist-info/RECORD");
 	assert_non_null(strstr(rec, "nfdpkg/cafe\xcc\x81.py,sha256="));
 	free(rec);
+}
+
+/* Unicode Path fields that name each entry's own name are fine. */
+static void test_agreeing_unicode_path_fields_install(void **state)
+{
+	fx *f = *state;
+	char cache[4096], wp[4096], path[4096];
+	new_cache(f, cache);
+	ml_env_layout env = new_env(f, NULL);
+	ml_wheel_job j = job(f, "upathok", wp);
+	install(cache, &j, &env, ML_LINK_AUTO);
+	assert_true(
+	        exists(pf(path, "%s/lib/python3.11/site-packages/upathok/__init__.py", env.root)));
+}
+
+/* The hostile wheels with names Windows cannot create unpack here (a
+ * Linux build's cache takes them) and install into a POSIX environment,
+ * but installing them into a Windows one is refused with the entry named
+ * and nothing written; their twin installs into both. */
+static void test_windows_layouts_refuse_the_windows_hostile_wheels(void **state)
+{
+	fx *f = *state;
+	static unsigned char base[64] = {'M', 'Z'};
+	ml_winlauncher_set_base(ML_WINLAUNCHER_CONSOLE, base, sizeof base);
+	ml_winlauncher_set_base(ML_WINLAUNCHER_GUI, base, sizeof base);
+	static const struct {
+		const char *project, *says;
+	} cases[] = {
+	        {"winconpkg", "entry 'winconpkg/CON.py' refused on Windows: 'CON.py' is the "
+	                      "device CON"},
+	        {"windotpkg", "entry 'windotpkg/mod.py.' refused on Windows: 'mod.py.' ends in "
+	                      "a dot"},
+	        {"winadspkg", "entry 'winadspkg/x.py:ads' refused on Windows: 'x.py:ads' has a "
+	                      "':'"},
+	        {"winauxpkg", "console_scripts entry point 'aux' refused on Windows: 'aux' is "
+	                      "the device AUX"},
+	        {"casepkg", "entries 'casepkg/Foo.py' and 'casepkg/foo.py' are one name after "
+	                    "Unicode NFC normalization and case folding (Windows folds case)"},
+	        {"winokpkg", NULL},
+	};
+	char cache[4096], wp[4096], root[4096], path[4096];
+	new_cache(f, cache);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ml_wheel_job j = job(f, cases[i].project, wp);
+		ml_unpacked u = unpack(cache, &j);
+		pf(root, "%s/winenv-%d", f->tmp, f->env_seq++);
+		assert_int_equal(sh("mkdir -p '%s'", root), 0);
+		ml_env_layout env;
+		ml_err err = ML_ERR_INIT;
+		assert_int_equal(ml_env_layout_init_os(&env, root, "C:/envs/x", "3.11",
+		                                       ML_ENV_WINDOWS, &err),
+		                 0);
+		ml_wheel_result r;
+		int rc = ml_wheel_install_unpacked(&r, u.dir, &env, NULL, &err);
+		if (!cases[i].says) {
+			if (rc != 0)
+				fail_msg("%s: %s", cases[i].project, err.msg);
+			assert_true(exists(pf(path, "%s/Scripts/auxiliary.exe", root)));
+			assert_true(
+			        exists(pf(path, "%s/Lib/site-packages/winokpkg/console.py", root)));
+		} else {
+			if (rc != ML_EINTEGRITY || !strstr(err.msg, cases[i].says))
+				fail_msg("%s: rc %d: %s", cases[i].project, rc, err.msg);
+			char *ls = capture(NULL, "ls -A '%s'", root);
+			assert_string_equal(ls, "");
+			free(ls);
+			printf("# %s: %s\n", cases[i].project, err.msg);
+		}
+		ml_env_layout posix = new_env(f, NULL);
+		install(cache, &j, &posix, ML_LINK_AUTO);
+	}
+	ml_winlauncher_set_base(ML_WINLAUNCHER_CONSOLE, NULL, 0);
+	ml_winlauncher_set_base(ML_WINLAUNCHER_GUI, NULL, 0);
 }
 
 /* --- installing into an environment ----------------------------------------------------- */
@@ -988,6 +1066,8 @@ int main(void)
 	        cmocka_unit_test(test_unpack_refuses_hostile_archives_posing_as_wheels),
 	        cmocka_unit_test(test_unpack_cleans_up_after_a_crashed_run),
 	        cmocka_unit_test(test_unpack_refuses_the_hostile_wheels),
+	        cmocka_unit_test(test_agreeing_unicode_path_fields_install),
+	        cmocka_unit_test(test_windows_layouts_refuse_the_windows_hostile_wheels),
 	        cmocka_unit_test(test_the_wheels_own_bytecode_is_dropped),
 	        cmocka_unit_test(test_nfd_names_install_as_written),
 	        cmocka_unit_test(test_layout_init_takes_absolute_paths_and_a_python_3_version),

@@ -3,11 +3,13 @@
  * venv.c; CPython's sysconfig "nt" scheme and its venv module on
  * Windows): the layout's directories, a wheel installed into Scripts\ and
  * Lib\site-packages with entry points and "#!python" scripts as .exe
- * launchers listed in RECORD, and ml_venv_create() with a fake
+ * launchers listed in RECORD, names Windows cannot create refused before
+ * anything is written, and ml_venv_create() with a fake
  * interpreter tree (files of known bytes) for each way CPython's venv
  * finds python.exe. Pure file writing: runs on Linux (stand-in launcher
  * programs) and under wine (make check-windows) alike.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,8 +123,7 @@ static void test_windows_layout_is_cpythons_nt_scheme(void **state)
 	assert_string_equal(env.scripts, "Scripts");
 	assert_string_equal(env.python, "Scripts/python.exe");
 	assert_string_equal(env.root, "C:/s/.venv.stage");
-	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w", "3.12", ML_ENV_WINDOWS, &err),
-	                 0);
+	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w", "3.12", ML_ENV_WINDOWS, &err), 0);
 
 	assert_int_equal(ml_env_layout_init_os(&env, "/s", "/w/", "3.11", ML_ENV_POSIX, &err), 0);
 	assert_int_equal(env.os, ML_ENV_POSIX);
@@ -152,8 +153,8 @@ static void test_windows_layout_is_cpythons_nt_scheme(void **state)
 /* Writes the unpacked wheel NAME 1.0 (what ml_wheel_unpack leaves in the
  * cache: unpacked.json and tree/) holding files[0..n) as {path, text},
  * with RECORD rows for them and a made-up sha256 of 64 times digit. */
-static void put_unpacked(const char *dir, const char *name, const char *const (*files)[2],
-                         size_t n, char digit)
+static void put_unpacked(const char *dir, const char *name, const char *const (*files)[2], size_t n,
+                         char digit)
 {
 	char tree[4096], rel[512], json[1024], sha[65];
 	pf(tree, "%s/tree", dir);
@@ -189,10 +190,12 @@ static void make_unpacked(const char *dir)
 	static const char *const files[][2] = {
 	        {"demo/__init__.py", "def main():\n    return 0\n"},
 	        {"demo/gui.py", "def run():\n    return 0\n"},
-	        {"demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"},
+	        {"demo-1.0.dist-info/METADATA",
+	         "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"},
 	        {"demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"},
 	        {"demo-1.0.dist-info/entry_points.txt",
-	         "[console_scripts]\ndemo-cli = demo:main\n[gui_scripts]\ndemo-gui = demo.gui:run\n"},
+	         "[console_scripts]\ndemo-cli = demo:main\n[gui_scripts]\ndemo-gui = "
+	         "demo.gui:run\n"},
 	        {"demo-1.0.data/purelib/demo_extra.py", "X = 1\n"},
 	        {"demo-1.0.data/scripts/demo-tool.py", "#!python\nprint('tool')\n"},
 	        {"demo-1.0.data/scripts/winw", "#!pythonw\nimport demo\n"},
@@ -253,7 +256,8 @@ static void test_wheel_scripts_become_exe_launchers_in_scripts(void **state)
 	 * points and "#!python" run python.exe, GUI ones and "#!pythonw"
 	 * pythonw.exe, named relative to Scripts\. */
 	ml_buf cli = ML_BUF_INIT, gui = ML_BUF_INIT, tool = ML_BUF_INIT, winw = ML_BUF_INIT;
-	static const char tool_py[] = "#!python\nprint('tool')\n", winw_py[] = "#!pythonw\nimport demo\n";
+	static const char tool_py[] = "#!python\nprint('tool')\n",
+	                  winw_py[] = "#!pythonw\nimport demo\n";
 	assert_int_equal(ml_winlauncher_entry_point(&cli, g_console, sizeof g_console, "python.exe",
 	                                            "demo", "main", &err),
 	                 0);
@@ -299,7 +303,8 @@ static void make_clashing(const char *dir)
 {
 	static const char *const files[][2] = {
 	        {"clash/__init__.py", "def main():\n    return 0\n"},
-	        {"clash-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: clash\nVersion: 1.0\n"},
+	        {"clash-1.0.dist-info/METADATA",
+	         "Metadata-Version: 2.1\nName: clash\nVersion: 1.0\n"},
 	        {"clash-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"},
 	        {"clash-1.0.dist-info/entry_points.txt", "[console_scripts]\nclash = clash:main\n"},
 	        {"clash-1.0.data/scripts/clash.py", "#!python\nprint('script')\n"},
@@ -363,6 +368,184 @@ static void test_scripts_whose_exe_is_taken_stay_plain_scripts(void **state)
 	free(record);
 	ml_buf_release(&cli);
 	ml_buf_release(&tool);
+}
+
+/* --- names Windows cannot create ------------------------------------------------------ */
+
+/* True when the directory holds nothing. */
+static bool empty_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	bool empty = true;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+/* "win" 1.0 unpacked at <tmp>/<tag>: its package, the given entry points
+ * (entry_points.txt text, or NULL) and the extra files (NULL-terminated
+ * {path, text} pairs). */
+static void make_win(fx *f, char *dir, const char *tag, const char *entry_points,
+                     const char *const (*extra)[2])
+{
+	const char *files[16][2] = {
+	        {"win/__init__.py", "def main():\n    return 0\n"},
+	        {"win-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: win\nVersion: 1.0\n"},
+	        {"win-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"},
+	};
+	size_t n = 3;
+	if (entry_points) {
+		files[n][0] = "win-1.0.dist-info/entry_points.txt";
+		files[n++][1] = entry_points;
+	}
+	for (size_t i = 0; extra && extra[i][0] && n < 16; i++, n++) {
+		files[n][0] = extra[i][0];
+		files[n][1] = extra[i][1];
+	}
+	pf(dir, "%s/%s", f->tmp, tag);
+	put_unpacked(dir, "win", (const char *const(*)[2])files, n, '2');
+}
+
+/* Installing into a Windows layout refuses what Windows cannot create
+ * as named, before anything is written: the names only installing
+ * makes (entry points, the .exe of a "#!python" script) on every host;
+ * the wheel's own file names (which Windows cannot even hold in the
+ * unpacked tree) where the tree can be made, on Linux. The rules:
+ * ml_entry_windows_check(), and names one after case folding. */
+static void test_windows_install_refuses_names_windows_cannot_create(void **state)
+{
+	fx *f = *state;
+	static const struct {
+		const char *tag, *entry_points, *extra[3][2], *says;
+		bool posix_only; /* the tree itself holds such a name */
+	} cases[] = {
+	        {"ep-aux",
+	         "[console_scripts]\naux = win:main\n",
+	         {{NULL}},
+	         "console_scripts entry point 'aux' refused on Windows: 'aux' is the device AUX",
+	         false},
+	        {"ep-com1",
+	         "[gui_scripts]\nCOM1.pyw = win:main\n",
+	         {{NULL}},
+	         "gui_scripts entry point 'COM1.pyw' refused on Windows",
+	         false},
+	        {"ep-colon",
+	         "[console_scripts]\nx:ads = win:main\n",
+	         {{NULL}},
+	         "entry point 'x:ads' refused on Windows: 'x:ads' has a ':'",
+	         false},
+	        {"ep-dot",
+	         "[console_scripts]\ntool. = win:main\n",
+	         {{NULL}},
+	         "entry point 'tool.' refused on Windows: 'tool.' ends in a dot",
+	         false},
+	        {"ep-case",
+	         "[console_scripts]\nTool = win:main\ntool = win:main\n",
+	         {{NULL}},
+	         "entries 'Scripts/Tool.exe' and 'Scripts/tool.exe' are one name after Unicode "
+	         "NFC normalization and case folding (Windows folds case)",
+	         false},
+	        {"script-case",
+	         "[console_scripts]\ntool = win:main\n",
+	         {{"win-1.0.data/scripts/Tool.py", "#!python\nprint(1)\n"}, {NULL}},
+	         "'Scripts/tool.exe' and 'Scripts/Tool.exe' are one name",
+	         false},
+#ifndef _WIN32
+	        {"file-con",
+	         NULL,
+	         {{"win/CON.py", "X = 1\n"}, {NULL}},
+	         "entry 'win/CON.py' refused on Windows: 'CON.py' is the device CON",
+	         true},
+	        {"file-dot",
+	         NULL,
+	         {{"win/mod.py.", "X = 1\n"}, {NULL}},
+	         "entry 'win/mod.py.' refused on Windows",
+	         true},
+	        {"file-ads",
+	         NULL,
+	         {{"win/x.py:ads", "X = 1\n"}, {NULL}},
+	         "entry 'win/x.py:ads' refused on Windows",
+	         true},
+	        {"file-case",
+	         NULL,
+	         {{"win/Foo.py", "X = 1\n"}, {"win/foo.py", "X = 2\n"}, {NULL}},
+	         "entries 'win/Foo.py' and 'win/foo.py' are one name",
+	         true},
+	        {"file-record",
+	         NULL,
+	         {{"win-1.0.dist-info/record", "x\n"}, {NULL}},
+	         "'win-1.0.dist-info/RECORD' are one name",
+	         true},
+	        {"script-con",
+	         NULL,
+	         {{"win-1.0.data/scripts/con.py", "#!python\nprint(1)\n"}, {NULL}},
+	         "entry 'win-1.0.data/scripts/con.py' refused on Windows",
+	         true},
+#endif
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char dir[4096];
+		make_win(f, dir, cases[i].tag, cases[i].entry_points, cases[i].extra);
+		ml_env_layout env = win_env(f, "C:/envs/win");
+		ml_wheel_result r;
+		ml_err err = ML_ERR_INIT;
+		int rc = ml_wheel_install_unpacked(&r, dir, &env, NULL, &err);
+		if (rc != ML_EINTEGRITY || !strstr(err.msg, cases[i].says))
+			fail_msg("%s: rc %d: %s", cases[i].tag, rc, err.msg);
+		if (!empty_dir(env.root))
+			fail_msg("%s: something was written into the environment", cases[i].tag);
+		printf("# %s: %s\n", cases[i].tag, err.msg);
+
+		/* A POSIX environment takes it (but two entry points that
+		 * differ only in case are two files only where case is kept). */
+		if (!cases[i].posix_only)
+			continue;
+		char root[4096];
+		pf(root, "%s/posix-%d", f->tmp, f->seq++);
+		assert_int_equal(ml_fs_mkdirs(root, 0755), 0);
+		ml_env_layout posix;
+		assert_int_equal(
+		        ml_env_layout_init_os(&posix, root, root, "3.12", ML_ENV_POSIX, &err), 0);
+		if (ml_wheel_install_unpacked(&r, dir, &posix, NULL, &err) != 0)
+			fail_msg("%s in a POSIX layout: %s", cases[i].tag, err.msg);
+	}
+}
+
+/* The twins: names close to the rules that Windows takes install, entry
+ * points and scripts as .exe launchers. */
+static void test_windows_install_takes_the_names_windows_takes(void **state)
+{
+	fx *f = *state;
+	static const char *const extra[][2] = {
+	        {"win/cone.py", "X = 1\n"},
+	        {"win/icon.py", "X = 2\n"},
+	        {"win/console.py", "X = 3\n"},
+	        {"win/COM0.py", "X = 4\n"},
+	        {"win-1.0.data/scripts/auxtool.py", "#!python\nprint(1)\n"},
+	        {NULL, NULL},
+	};
+	char dir[4096], path[4096];
+	make_win(f, dir, "twin", "[console_scripts]\nauxiliary = win:main\nconsole = win:main\n",
+	         extra);
+	ml_env_layout env = win_env(f, "C:/envs/win");
+	ml_wheel_result r;
+	ml_err err = ML_ERR_INIT;
+	if (ml_wheel_install_unpacked(&r, dir, &env, NULL, &err) != 0)
+		fail_msg("install: %s", err.msg);
+	static const char *const want[] = {"Lib/site-packages/win/cone.py",
+	                                   "Lib/site-packages/win/icon.py",
+	                                   "Lib/site-packages/win/console.py",
+	                                   "Lib/site-packages/win/COM0.py",
+	                                   "Scripts/auxiliary.exe",
+	                                   "Scripts/console.exe",
+	                                   "Scripts/auxtool.exe"};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!exists(pf(path, "%s/%s", env.root, want[i])))
+			fail_msg("no %s", want[i]);
 }
 
 /* --- ml_venv_create in the Windows layout ----------------------------------------------- */
@@ -461,7 +644,8 @@ static void test_venv_313_copies_the_venv_launchers(void **state)
 	assert_true(is_dir(env.root, "Include"));
 	assert_false(is_dir(env.root, "bin"));
 	assert_false(exists(pf(path, "%s/lib64", env.root)));
-	assert_text(env.root, ".gitignore", "# created by mlsetup: nothing here belongs in git\n*\n");
+	assert_text(env.root, ".gitignore",
+	            "# created by mlsetup: nothing here belongs in git\n*\n");
 
 	char *bat = file_in(env.root, "Scripts/activate.bat", NULL);
 	assert_non_null(strstr(bat, "@echo off\r\n"));
@@ -471,7 +655,8 @@ static void test_venv_313_copies_the_venv_launchers(void **state)
 	assert_non_null(strstr(bat, "set PYTHONHOME=\r\n"));
 	free(bat);
 	char *de = file_in(env.root, "Scripts/deactivate.bat", NULL);
-	assert_non_null(strstr(de, "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"));
+	assert_non_null(
+	        strstr(de, "if defined _OLD_VIRTUAL_PATH set \"PATH=%_OLD_VIRTUAL_PATH%\"\r\n"));
 	assert_non_null(strstr(de, "set VIRTUAL_ENV=\r\n"));
 	free(de);
 	char *ps = file_in(env.root, "Scripts/Activate.ps1", NULL);
@@ -549,6 +734,8 @@ int main(void)
 	        cmocka_unit_test(test_windows_layout_is_cpythons_nt_scheme),
 	        cmocka_unit_test(test_wheel_scripts_become_exe_launchers_in_scripts),
 	        cmocka_unit_test(test_scripts_whose_exe_is_taken_stay_plain_scripts),
+	        cmocka_unit_test(test_windows_install_refuses_names_windows_cannot_create),
+	        cmocka_unit_test(test_windows_install_takes_the_names_windows_takes),
 	        cmocka_unit_test(test_venv_313_copies_the_venv_launchers),
 	        cmocka_unit_test(test_venv_312_copies_the_launchers_named_python_exe),
 	        cmocka_unit_test(test_venv_without_launchers_copies_the_interpreter_and_dlls),
