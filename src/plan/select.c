@@ -277,8 +277,8 @@ static int rule_driver(ml_selection *s, const ml_manifest *mf, const ml_machine 
 	if (!drv[0]) {
 		f->driver = ML_RULE_WARN;
 		return add_reason(s, mf->name, "driver", ML_RULE_WARN,
-		                  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer "
-		                  "(%s)",
+		                  "no NVIDIA driver loaded: CUDA %s builds need driver %s or newer, "
+		                  "%s",
 		                  cuda, min, cited);
 	}
 	if (ml_driver_version_cmp(drv, min) >= 0)

@@ -160,12 +160,10 @@ test_expect_success 'a second install finds nothing to do and changes nothing' '
 test_expect_success 'a reinstall that fails (a wheel does not match its hash) leaves the environment as it was' '
 	tree_sum env >before &&
 	cp web/files/purepkg-1.0-py3-none-any.whl purepkg.good &&
+	test_when_finished "cp purepkg.good web/files/purepkg-1.0-py3-none-any.whl" &&
 	printf x >>web/files/purepkg-1.0-py3-none-any.whl &&
 	rm -rf cache &&
-	expect_exit 3 inst --reinstall;
-	rc=$?
-	cp purepkg.good web/files/purepkg-1.0-py3-none-any.whl &&
-	test $rc -eq 0 &&
+	expect_exit 3 inst --reinstall &&
 	grep -q "purepkg" err &&
 	tree_sum env >after &&
 	cmp before after &&
@@ -241,15 +239,13 @@ test_expect_success 'windows: the twin (cone.py, icon.py, console.py, entry poin
 test_expect_success 'a reinstall while a program holds a launcher open says so and changes nothing' '
 	tree_sum env >before &&
 	rm -f held.log &&
-	STUB_PYTHON_HOLD="env\\Scripts\\purepkg-hello.exe" STUB_PYTHON_LOG=held.log \
-		STUB_PYTHON_SLEEP=30000 wine env/Scripts/python.exe &
-	holder=$!
-	i=0
-	while [ ! -s held.log ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
-	expect_exit 1 inst --reinstall;
-	rc=$?
-	kill $holder 2>/dev/null; wait $holder 2>/dev/null
-	test $rc -eq 0 &&
+	{ STUB_PYTHON_HOLD="env\\Scripts\\purepkg-hello.exe" STUB_PYTHON_LOG=held.log \
+		STUB_PYTHON_SLEEP=30000 wine env/Scripts/python.exe & } &&
+	holder=$! &&
+	test_when_finished "kill $holder 2>/dev/null; wait $holder 2>/dev/null; true" &&
+	i=0 &&
+	while [ ! -s held.log ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done &&
+	expect_exit 1 inst --reinstall &&
 	grep -q "is in use: a running program holds .Scripts/purepkg-hello.exe. open" err &&
 	grep -q "close what runs from it" err &&
 	tree_sum env >after &&
@@ -258,11 +254,9 @@ test_expect_success 'a reinstall while a program holds a launcher open says so a
 '
 
 test_expect_success 'the shipped Windows manifest (no hashes, no index named): pip'"'"'s default index is asked of the environment'"'"'s interpreter' '
-	STUB_PIP_INDEX_URL=$web_url win install --target env2 --cache-dir cache \
+	STUB_PIP_INDEX_URL=$web_url test_must_fail win install --target env2 --cache-dir cache \
 		--python-pins pins.json --python-mirror "http://127.0.0.1:$web_port/files" \
-		--no-progress --retries 0 --connect-timeout 2;
-	rc=$?
-	test $rc -ne 0 &&
+		--no-progress --retries 0 --connect-timeout 2 &&
 	grep -q "^manifest  requirements.txt - .*(Windows)" out &&
 	grep -q "cpython-3.12.8-windows-x86_64-test/python/python.exe. answered no pip version" err &&
 	! grep -q "could not tell pip" err &&
@@ -282,12 +276,10 @@ if [ ! -f "$WIN/nvml.dll" ] || [ ! -f "$WIN/nvcuda.dll" ]; then
 fi
 test_expect_success 'verify on a fake RTX 5090: the saxpy kernel through nvcuda.dll, the framework check through Scripts\python.exe' '
 	cp "$WIN/nvml.dll" "$WIN/nvcuda.dll" "$SYS32/" &&
-	MLSETUP_FAKE_NVIDIA=$(winpath "$FIXTURES/gpus/win-rtx5090-572.json") \
-		wine "$EXE" verify --target env --json >out.raw 2>err;
-	rc=$?
-	rm -f "$SYS32/nvml.dll" "$SYS32/nvcuda.dll"
+	test_when_finished "rm -f \"$SYS32/nvml.dll\" \"$SYS32/nvcuda.dll\"" &&
+	expect_exit 5 env MLSETUP_FAKE_NVIDIA="$(winpath "$FIXTURES/gpus/win-rtx5090-572.json")" \
+		wine "$EXE" verify --target env --json >out.raw 2>err &&
 	tr -d "\r" <out.raw >out &&
-	expect_eq 5 $rc &&
 	expect_eq pass "$(json out "d[\"driver_smoke\"][\"status\"]")" &&
 	expect_eq "NVIDIA GeForce RTX 5090" "$(json out "d[\"driver_smoke\"][\"gpus\"][0][\"name\"]")" &&
 	expect_eq 12.0 "$(json out "d[\"driver_smoke\"][\"gpus\"][0][\"cc\"]")" &&

@@ -153,7 +153,7 @@ test_expect_success 'plan --offline --json: the Blackwell manifest, with the no-
 	expect_eq null "$(json out.json "d[\"machine\"][\"driver\"]")" &&
 	expect_eq sm_120 "$(json out.json "d[\"machine\"][\"gpus\"][0][\"sm\"]")" &&
 	expect_eq false "$(json out.json "d[\"gpu_checks_skipped\"]")" &&
-	expect_eq "[\"no NVIDIA driver loaded: CUDA 12.8 builds need driver 570.65 or newer\"]" \
+	expect_eq "[\"no NVIDIA driver loaded: CUDA 12.8 builds need driver 570.65 or newer, the minimum for CUDA 12.8 (toolkit release notes, table 3)\"]" \
 		"$(json out.json "d[\"warnings\"]")" &&
 	expect_eq warn "$(json out.json "[r[\"verdict\"] for r in d[\"reasons\"]
 		if r[\"manifest\"] == \"requirements_blackwell.txt\" and r[\"rule\"] == \"driver\"][0]")"
