@@ -257,12 +257,21 @@ check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS) $(MKWINLAUNCHER) $(if $(ZIG_CACHE
 valgrind: build/mlsetup $(SHIMS)
 	@sh tests/valgrind.sh build/mlsetup
 
+# libFuzzer targets (tests/fuzz/README.md). The library is compiled once
+# with coverage instrumentation and the sanitizers into build/fuzz/obj/;
+# each target links it with libFuzzer's main.
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer
+FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
+.SECONDARY: $(FUZZ_LIB_OBJ)
 fuzz: $(FUZZ_BIN)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
+build/fuzz/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJ) $(DEP_LIBS)
 
 # Regenerates manifests/torch-builds.json from the package index: one wheel
 # per torch build downloaded (~0.5-0.9 GB each, deleted after), audited with

@@ -457,8 +457,10 @@ static int scan_entries(ml_fatbin_list *out, const unsigned char *buf, size_t st
 		else if (f)
 			variant = 'f';
 		ml_fatbin_entry ent = {
-		        .arch = {(int)(arch / 10), (int)(arch % 10), variant,
-		                 kind == ML_FATBIN_KIND_PTX},
+		        .arch = {.major = (int)(arch / 10),
+		                 .minor = (int)(arch % 10),
+		                 .variant = variant,
+		                 .ptx = kind == ML_FATBIN_KIND_PTX},
 		        .kind = kind,
 		        .flags = flags,
 		        .compressed = flags & (ML_FATBIN_FLAG_LZ4 | ML_FATBIN_FLAG_ZSTD),
