@@ -32,6 +32,7 @@
 
 #include "mlsetup/plan.h"
 #include "../../src/plan/internal.h"
+#include "fuzz_tmp.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -123,7 +124,8 @@ static void check_manifest(const ml_manifest *mf, const ml_pylock *pl)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/mlsetup-fuzz-pylock-%ld", (long)getpid());
+		snprintf(dir, sizeof dir, "%s/mlsetup-fuzz-pylock-%ld", fuzz_tmpdir(),
+		         (long)getpid());
 		snprintf(lock_path, sizeof lock_path, "%s/pylock.toml", dir);
 		CHECK(mkdir(dir, 0700) == 0);
 		atexit(remove_dir);

@@ -36,6 +36,7 @@
 #include "mlsetup/env.h"
 #include "mlsetup/plan.h"
 #include "../../src/env/internal.h"
+#include "fuzz_tmp.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -151,12 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t wsize = size - fn - 1;
 
 	if (!top[0]) {
-		/* A memory file system where there is one: each run creates
-		 * and removes a few dozen files and directories. */
-		const char *tmp = getenv("TMPDIR");
-		if (!tmp || !*tmp)
-			tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-		snprintf(top, sizeof top, "%s/mlsetup-fuzz-wheel-%ld", tmp, (long)getpid());
+		snprintf(top, sizeof top, "%s/mlsetup-fuzz-wheel-%ld", fuzz_tmpdir(),
+		         (long)getpid());
 		snprintf(box, sizeof box, "%s/box", top);
 		CHECK(mkdir(top, 0700) == 0 && mkdir(box, 0700) == 0);
 		CHECK(realpath(box, real_box));
