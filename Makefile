@@ -8,6 +8,9 @@
 #                   into build/shims-windows/ (zig; not part of check)
 #   make launchers  the Windows script launchers into build/launcher/ (zig)
 #   make fuzz       build the libFuzzer targets into build/fuzz/ (clang)
+#   make fuzz-smoke each fuzz target for a few seconds on its corpus (CI)
+#   make fuzz-long  every fuzz target, one CPU-hour in all (FUZZ_SECONDS per
+#                   target): executions and findings per target
 #   make valgrind   run the detect CLI tests' commands under valgrind
 #   make check-windows  the unit tests built for x86_64-windows-gnu (zig,
 #                   the Windows release objects and libraries) and the
@@ -122,8 +125,8 @@ SHIM_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -Wall -Wextra -Werror \
 	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
 SHIM_LIBS := $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lpthread
 
-.PHONY: all check shims shims-windows launchers unit fuzz valgrind clean e2e e2e-matrix release \
-	release-bins release-check torch-builds check-windows
+.PHONY: all check shims shims-windows launchers unit fuzz fuzz-smoke fuzz-long valgrind clean e2e \
+	e2e-matrix release release-bins release-check torch-builds check-windows
 all: build/mlsetup
 
 build/mlsetup: $(REL_OBJ)
@@ -260,12 +263,36 @@ check: build/asan/mlsetup $(UNIT_BIN) $(SHIMS) $(MKWINLAUNCHER) $(if $(ZIG_CACHE
 valgrind: build/mlsetup $(SHIMS)
 	@sh tests/valgrind.sh build/mlsetup
 
+# libFuzzer targets (tests/fuzz/README.md). The library is compiled once
+# with coverage instrumentation and the sanitizers into build/fuzz/obj/;
+# each target links it with libFuzzer's main. fuzz-smoke runs each for
+# FUZZ_SECONDS (default 3) on its corpus (.ci/run does, after check);
+# fuzz-long for at least one CPU-hour in all (FUZZ_SECONDS per target,
+# default 3600 / targets). Both: tests/fuzz/run.sh; findings in
+# build/fuzz/findings/.
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fno-omit-frame-pointer
+FUZZ_LIB_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
+.SECONDARY: $(FUZZ_LIB_OBJ)
 fuzz: $(FUZZ_BIN)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
+build/fuzz/obj/%.o: %.c $(HDRS) Makefile | build/fuzz/.toolchain
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(DEP_LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_tmp.h $(FUZZ_LIB_OBJ) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJ) $(DEP_LIBS)
+# clang must link -fsanitize=fuzzer (Debian: clang and libclang-rt-dev).
+build/fuzz/.toolchain:
+	@mkdir -p $(dir $@)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' >$@.c
+	@clang -fsanitize=fuzzer -o $@.bin $@.c || { echo "make fuzz needs clang with \
+	libFuzzer (clang -fsanitize=fuzzer): run packaging/deps.sh" >&2; rm -f $@.c; exit 1; }
+	@rm -f $@.c $@.bin && touch $@
+fuzz-smoke: $(FUZZ_BIN)
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' sh tests/fuzz/run.sh smoke
+fuzz-long: $(FUZZ_BIN)
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' sh tests/fuzz/run.sh long
 
 # Regenerates manifests/torch-builds.json from the package index: one wheel
 # per torch build downloaded (~0.5-0.9 GB each, deleted after), audited with

@@ -3,7 +3,9 @@
 # package manager: libcurl (OpenSSL flavour), libarchive, OpenSSL, cJSON,
 # libgit2, zstd, lz4, libdeflate and zlib (wheel inflation), utf8proc
 # (Unicode normalization of wheel file names), cmocka, plus the compiler,
-# pkg-config and valgrind, and every tool the tests drive: python3 (test
+# pkg-config and valgrind, clang with libFuzzer (make fuzz, the fuzz smoke
+# .ci/run runs; Debian's runtime libraries are only recommended by clang,
+# so libclang-rt-dev is named), and every tool the tests drive: python3 (test
 # index, fixtures, the interpreter the install tests build from), pip
 # (lock's resolver, the checks of what lock and install write), curl and
 # openssl (mirror control, test certificates), zip/unzip, zstd, nghttpd
@@ -12,8 +14,8 @@
 # On systems without apt-get or dnf it prints the package names to install.
 set -eu
 
-DEB_PKGS="build-essential pkg-config libcurl4-openssl-dev libarchive-dev libssl-dev libcjson-dev libgit2-dev libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libutf8proc-dev libcmocka-dev valgrind python3 python3-pip zip unzip curl openssl zstd nghttp2-server util-linux tmux git"
-RPM_PKGS="gcc make pkgconf-pkg-config libcurl-devel libarchive-devel openssl-devel cjson-devel libgit2-devel libzstd-devel lz4-devel libdeflate-devel zlib-devel utf8proc-devel libcmocka-devel valgrind python3 python3-pip zip unzip curl openssl zstd nghttp2 util-linux tmux git"
+DEB_PKGS="build-essential pkg-config libcurl4-openssl-dev libarchive-dev libssl-dev libcjson-dev libgit2-dev libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libutf8proc-dev libcmocka-dev valgrind clang libclang-rt-dev python3 python3-pip zip unzip curl openssl zstd nghttp2-server util-linux tmux git"
+RPM_PKGS="gcc make pkgconf-pkg-config libcurl-devel libarchive-devel openssl-devel cjson-devel libgit2-devel libzstd-devel lz4-devel libdeflate-devel zlib-devel utf8proc-devel libcmocka-devel valgrind clang compiler-rt python3 python3-pip zip unzip curl openssl zstd nghttp2 util-linux tmux git"
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else

@@ -682,10 +682,14 @@ static int make_symlink(xctx *x, const char *path, const char *target)
 	return 0;
 }
 
+/* Links `path` (the node just added, the last one) to the earlier file
+ * entry `target`. The target must be an earlier node: the link's own node
+ * is already in the map, so a link naming itself would otherwise pass as
+ * "earlier" and fail in linkat() as an I/O error. */
 static int make_hardlink(xctx *x, const char *path, const char *target)
 {
 	size_t idx;
-	if (!mle_map_get(&x->names, target, &idx) ||
+	if (!mle_map_get(&x->names, target, &idx) || idx + 1 >= x->n_nodes ||
 	    (x->nodes[idx].type != ML_ENTRY_FILE && x->nodes[idx].type != ML_ENTRY_HARDLINK))
 		return xfail(x, ML_EINTEGRITY,
 		             "hard link '%s' does not name an earlier file entry ('%s')", path,

@@ -196,6 +196,11 @@ int ml_tags_for(char ***out, size_t *n_out, const ml_tag_target *t, ml_err *err)
 /* Frees a tag array from ml_tags_for(). Accepts NULL. */
 void ml_tags_free(char **tags, size_t n);
 
+/* ml_toml_parse()'s nesting bound: no value lies more than this many
+ * levels below the document's root table. Bounds the parser's recursion
+ * and that of everything that walks the tree (ml_toml_free() included). */
+#define ML_TOML_MAX_DEPTH 64
+
 /* Frees a tree from ml_toml_parse(). Accepts NULL. */
 void ml_toml_free(ml_toml *t);
 
@@ -217,8 +222,14 @@ const char *ml_toml_kind_name(ml_toml_kind kind);
  * [[arrays of tables]], dotted keys and quoted keys. Refuses duplicate
  * keys, tables defined twice, extending inline tables or static arrays,
  * control characters, invalid UTF-8 and anything malformed, with a message
- * "'NAME' line N: ..." (NAME is name_for_messages). Arrays and inline
- * tables nest at most 64 deep. Caller owns *out; free with
+ * "'NAME' line N: ..." (NAME is name_for_messages). The tree is at most
+ * ML_TOML_MAX_DEPTH levels deep: every table, array and inline table, every
+ * part of a dotted key or a table header, and an array of tables (its
+ * array and its table, two) is one level below the one holding it (`a.b.c
+ * = [{d = 1}]` puts the 1 six levels below the root); a deeper document
+ * (valid TOML, but hostile: pyproject.toml comes from cloned projects) is
+ * refused with "'NAME' line N: nested more than 64 levels deep", before
+ * anything that deep is built. Caller owns *out; free with
  * ml_toml_free(). Returns 0, ML_EPARSE or ML_ENOMEM. */
 int ml_toml_parse(ml_toml **out, const char *name_for_messages, const char *text, size_t len,
                   ml_err *err);

@@ -19,8 +19,6 @@
 
 #include "internal.h"
 
-#define MAX_DEPTH 64 /* nested arrays and inline tables */
-
 enum {
 	F_EXPLICIT = 1u << 0, /* a table defined by a header or finished dotted keys */
 	F_PENDING = 1u << 1,  /* defined by dotted keys in the current section */
@@ -33,10 +31,10 @@ typedef struct tparser {
 	const char *name; /* for messages */
 	ml_err *err;
 	ml_toml *root;
-	ml_toml *cur; /* the table the current section writes into */
+	ml_toml *cur;  /* the table the current section writes into */
+	int cur_depth; /* its depth: levels below the root (ML_TOML_MAX_DEPTH) */
 	ml_toml **pending;
 	size_t n_pending, cap_pending;
-	int depth;
 	size_t line_pos; /* line_at(): the line of line_pos is line */
 	int line;
 } tparser;
@@ -160,6 +158,16 @@ static int fail(tparser *p, size_t pos, const char *fmt, ...)
 	va_end(ap);
 	ml_err_set(p->err, ML_EPARSE, "'%.300s' line %d: %s", p->name, line_at(p, pos), msg);
 	ml_err_hint(p->err, "the file is not valid TOML 1.0");
+	return ML_EPARSE;
+}
+
+/* A value more than ML_TOML_MAX_DEPTH levels below the root. */
+static int too_deep(tparser *p, size_t pos)
+{
+	ml_err_set(p->err, ML_EPARSE, "'%.300s' line %d: nested more than %d levels deep", p->name,
+	           line_at(p, pos), ML_TOML_MAX_DEPTH);
+	ml_err_hint(p->err, "tables, arrays, inline tables and the parts of dotted keys and "
+	                    "table headers count one level each; deeper documents are refused");
 	return ML_EPARSE;
 }
 
@@ -742,10 +750,11 @@ static int parse_number(tparser *p, ml_toml **out, int line)
 
 /* --- values -------------------------------------------------------------------- */
 
-static int parse_value(tparser *p, ml_toml **out);
-static int kv_into(tparser *p, ml_toml *table, bool inline_table);
+static int parse_value(tparser *p, ml_toml **out, int depth);
+static int kv_into(tparser *p, ml_toml *table, int depth, bool inline_table);
 
-static int parse_array(tparser *p, ml_toml **out, int line)
+/* An array whose node lies `depth` levels below the root. */
+static int parse_array(tparser *p, ml_toml **out, int line, int depth)
 {
 	ml_toml *a = node_new(ML_TOML_ARRAY, line);
 	if (!a)
@@ -759,7 +768,7 @@ static int parse_array(tparser *p, ml_toml **out, int line)
 	}
 	while (!rc) {
 		ml_toml *v = NULL;
-		if ((rc = parse_value(p, &v)) != 0)
+		if ((rc = parse_value(p, &v, depth + 1)) != 0)
 			break;
 		if (node_add(a, NULL, 0, v)) {
 			ml_toml_free(v);
@@ -791,7 +800,8 @@ static int parse_array(tparser *p, ml_toml **out, int line)
 	return rc;
 }
 
-static int parse_inline_table(tparser *p, ml_toml **out, int line)
+/* An inline table whose node lies `depth` levels below the root. */
+static int parse_inline_table(tparser *p, ml_toml **out, int line, int depth)
 {
 	ml_toml *t = node_new(ML_TOML_TABLE, line);
 	if (!t)
@@ -805,7 +815,7 @@ static int parse_inline_table(tparser *p, ml_toml **out, int line)
 		return 0;
 	}
 	for (;;) {
-		if ((rc = kv_into(p, t, true)) != 0)
+		if ((rc = kv_into(p, t, depth, true)) != 0)
 			break;
 		skip_ws(p);
 		int c = peek(p, 0);
@@ -825,8 +835,12 @@ static int parse_inline_table(tparser *p, ml_toml **out, int line)
 	return rc;
 }
 
-static int parse_value(tparser *p, ml_toml **out)
+/* The value at p->pos, whose node will lie `depth` levels below the root:
+ * refused past ML_TOML_MAX_DEPTH (which also bounds this recursion). */
+static int parse_value(tparser *p, ml_toml **out, int depth)
 {
+	if (depth > ML_TOML_MAX_DEPTH)
+		return too_deep(p, p->pos);
 	int line = line_at(p, p->pos);
 	int c = peek(p, 0);
 	if (c == '"' || c == '\'') {
@@ -859,12 +873,8 @@ static int parse_value(tparser *p, ml_toml **out)
 		return 0;
 	}
 	if (c == '[' || c == '{') {
-		if (p->depth >= MAX_DEPTH)
-			return fail(p, p->pos, "arrays and inline tables nested too deep");
-		p->depth++;
-		int rc = c == '[' ? parse_array(p, out, line) : parse_inline_table(p, out, line);
-		p->depth--;
-		return rc;
+		return c == '[' ? parse_array(p, out, line, depth)
+		                : parse_inline_table(p, out, line, depth);
 	}
 	size_t dl = 0;
 	bool bad_date = false;
@@ -933,9 +943,10 @@ static void finalize_pending(tparser *p)
 }
 
 /* The child table `part` of t, created when missing. Arrays of tables
- * lead to their last table (when through_arrays). */
+ * lead to their last table (when through_arrays). *depth, t's depth on
+ * entry, becomes *out's: one level more, two through an array. */
 static int child_table(tparser *p, ml_toml *t, const key_part *part, bool through_arrays,
-                       ml_toml **out, bool *created, size_t at)
+                       ml_toml **out, bool *created, int *depth, size_t at)
 {
 	ml_toml *c = table_find(t, part->s, part->len);
 	if (created)
@@ -953,31 +964,42 @@ static int child_table(tparser *p, ml_toml *t, const key_part *part, bool throug
 	if (c->flags & F_FROZEN)
 		return fail(p, at, "'%.*s' is an inline table or array and cannot be extended",
 		            (int)part->len, part->s);
-	if (c->kind == ML_TOML_ARRAY && through_arrays && c->n > 0)
+	++*depth;
+	if (c->kind == ML_TOML_ARRAY && through_arrays && c->n > 0) {
 		c = c->items[c->n - 1];
+		++*depth;
+	}
 	if (c->kind != ML_TOML_TABLE)
 		return fail(p, at, "'%.*s' is already a value, not a table", (int)part->len,
 		            part->s);
+	if (*depth > ML_TOML_MAX_DEPTH)
+		return too_deep(p, at);
 	*out = c;
 	return 0;
 }
 
-/* A key/value pair into table (the section's table, or an inline table). */
-static int kv_into(tparser *p, ml_toml *table, bool inline_table)
+/* A key/value pair into table (the section's table, or an inline table),
+ * which lies `depth` levels below the root. Each part of a dotted key is
+ * a level: the value lies k.n levels below the table (a dotted key never
+ * passes through an array of tables: those are defined by headers). */
+static int kv_into(tparser *p, ml_toml *table, int depth, bool inline_table)
 {
 	size_t at = p->pos;
 	tkey k = {0};
 	char shown[256];
 	int rc = key_parse(p, &k);
+	if (!rc && k.n > (size_t)(ML_TOML_MAX_DEPTH - depth))
+		rc = too_deep(p, at);
 	if (!rc && peek(p, 0) != '=')
 		rc = fail(p, p->pos, "expected '=' after a key");
 	ml_toml *v = NULL;
 	if (!rc) {
 		p->pos++;
 		skip_ws(p);
-		rc = parse_value(p, &v);
+		rc = parse_value(p, &v, depth + (int)k.n);
 	}
 	ml_toml *t = table;
+	int td = depth;
 	for (size_t i = 0; !rc && i + 1 < k.n; i++) {
 		ml_toml *c = table_find(t, k.parts[i].s, k.parts[i].len);
 		if (c && !inline_table && (c->flags & F_EXPLICIT)) {
@@ -985,10 +1007,12 @@ static int kv_into(tparser *p, ml_toml *table, bool inline_table)
 			          key_show(shown, sizeof(shown), &k, i + 1));
 			break;
 		}
-		rc = child_table(p, t, &k.parts[i], !inline_table, &t, NULL, at);
+		rc = child_table(p, t, &k.parts[i], !inline_table, &t, NULL, &td, at);
 		if (!rc && !inline_table)
 			rc = add_pending(p, t);
 	}
+	if (!rc && td + 1 != depth + (int)k.n)
+		rc = too_deep(p, at); /* through an array: cannot happen, see above */
 	if (!rc && table_find(t, k.parts[k.n - 1].s, k.parts[k.n - 1].len))
 		rc = fail(p, at, "key '%s' is defined twice",
 		          key_show(shown, sizeof(shown), &k, k.n));
@@ -1040,9 +1064,12 @@ static int header_rule(tparser *p)
 	skip_ws(p);
 	tkey k = {0};
 	int rc = key_parse(p, &k);
+	if (!rc && k.n > ML_TOML_MAX_DEPTH)
+		rc = too_deep(p, at);
 	ml_toml *t = p->root;
+	int depth = 0; /* t's */
 	for (size_t i = 0; !rc && i + 1 < k.n; i++)
-		rc = child_table(p, t, &k.parts[i], true, &t, NULL, at);
+		rc = child_table(p, t, &k.parts[i], true, &t, NULL, &depth, at);
 	if (!rc) {
 		const key_part *last = &k.parts[k.n - 1];
 		ml_toml *c = table_find(t, last->s, last->len);
@@ -1052,18 +1079,22 @@ static int header_rule(tparser *p)
 			          shown);
 		} else if (aot && c && c->kind != ML_TOML_ARRAY) {
 			rc = fail(p, at, "'%s' is already defined as a table or value", shown);
+		} else if (aot && depth + 2 > ML_TOML_MAX_DEPTH) {
+			rc = too_deep(p, at); /* the array, and the table in it */
 		} else if (aot) {
 			rc = aot_append(p, t, c, last, at);
+			p->cur_depth = depth + 2;
 		} else if (c && (c->kind != ML_TOML_TABLE || (c->flags & F_EXPLICIT))) {
 			rc = fail(p, at, "table '%s' is defined twice", shown);
 		} else {
 			bool created = false;
-			rc = child_table(p, t, last, false, &c, &created, at);
+			rc = child_table(p, t, last, false, &c, &created, &depth, at);
 			if (!rc) {
 				c->flags |= F_EXPLICIT;
 				if (!created)
 					c->line = line_at(p, at);
 				p->cur = c;
+				p->cur_depth = depth;
 			}
 		}
 	}
@@ -1091,7 +1122,7 @@ static int parse_document(tparser *p)
 			continue;
 		}
 		if (is_bare(c) || c == '"' || c == '\'') {
-			rc = kv_into(p, p->cur, false);
+			rc = kv_into(p, p->cur, p->cur_depth, false);
 			skip_ws(p);
 		} else if (c == '[') {
 			rc = header_rule(p);

@@ -39,6 +39,7 @@
 
 #include "mlsetup/env.h"
 #include "../../src/env/internal.h"
+#include "fuzz_tmp.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -126,7 +127,8 @@ static void fuzz_check(const entry *e)
 
 /* --- the extraction property ----------------------------------------------------------- */
 
-static char box[PATH_MAX], dest[PATH_MAX], archive_path[PATH_MAX], real_dest[PATH_MAX];
+static char parent[PATH_MAX], box[PATH_MAX], dest[PATH_MAX], archive_path[PATH_MAX],
+        real_dest[PATH_MAX];
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -259,20 +261,17 @@ static bool write_archive(const entry *v, size_t n, bool zip)
 
 static void remove_box(void)
 {
-	char parent[PATH_MAX];
-	snprintf(parent, sizeof parent, "/tmp/mlsetup-fuzz-%ld", (long)getpid());
 	rm_tree(parent);
 }
 
 static void fuzz_extract(const entry *v, size_t n, bool zip)
 {
 	if (!box[0]) {
-		snprintf(box, sizeof box, "/tmp/mlsetup-fuzz-%ld/box", (long)getpid());
-		snprintf(dest, sizeof dest, "%s/dest", box);
-		snprintf(archive_path, sizeof archive_path, "/tmp/mlsetup-fuzz-%ld/in.archive",
+		snprintf(parent, sizeof parent, "%s/mlsetup-fuzz-%ld", fuzz_tmpdir(),
 		         (long)getpid());
-		char parent[PATH_MAX];
-		snprintf(parent, sizeof parent, "/tmp/mlsetup-fuzz-%ld", (long)getpid());
+		snprintf(box, sizeof box, "%s/box", parent);
+		snprintf(dest, sizeof dest, "%s/dest", box);
+		snprintf(archive_path, sizeof archive_path, "%s/in.archive", parent);
 		mkdir(parent, 0700);
 		mkdir(box, 0700);
 		atexit(remove_box);

@@ -4,18 +4,21 @@
  *
  * The input is scanned three ways: as a raw fatbin region
  * (ml_fatbin_scan), as a whole library image (ml_fatbin_scan_image: ELF
- * sections, or containers found by magic), and for its `.nv_fatbin`
- * section (ml_elf_section). Beyond "no crash, no over-read" (ASan), each
- * result must hold: only the documented error codes; every entry's header
- * and payload inside the input; every architecture list (executable,
- * embedded, relocatable) sorted, unique, nameable and matching the entries
- * of its place; kernels counted only for executable and embedded SASS;
- * each counted SASS architecture either with kernels or kernel-less, never
- * both; a section inside the input; and a second scan into the same list
- * appending exactly as much again. Compressed SASS payloads go through
- * liblz4 / libzstd here too (tests/fuzz/fuzz_cubin.c fuzzes them alone).
- * Built by `make fuzz`; seeds in tests/fuzz/corpus/fuzz_fatbin/ (the
- * fixtures' .nv_fatbin sections and whole libraries).
+ * sections, or containers found by magic in anything else - the Windows
+ * wheels' PE DLLs, "MZ" images, are read this way), and for its
+ * `.nv_fatbin` section (ml_elf_section). Beyond "no crash, no over-read"
+ * (ASan), each result must hold: only the documented error codes; every
+ * entry's header and payload inside the input; every architecture list
+ * (executable, embedded, relocatable) sorted, unique, nameable and
+ * matching the entries of its place; kernels (SASS .text sections, PTX
+ * .entry directives) counted only for executable and embedded code; each
+ * counted SASS and each counted PTX architecture either with kernels or
+ * kernel-less, never both; a section inside the input; and a second scan
+ * into the same list appending exactly as much again. Compressed payloads
+ * go through liblz4 / libzstd here too (tests/fuzz/fuzz_cubin.c fuzzes
+ * them alone). Built by `make fuzz`; seeds in tests/fuzz/corpus/fuzz_fatbin/
+ * (the fixtures' .nv_fatbin sections, whole libraries, and the PE DLLs
+ * of tests/fixtures/fatbin/: fake_pe, real_pe, bad_pe_truncated).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -95,12 +98,20 @@ static void check_list(const ml_fatbin_list *l, size_t size)
 			ptx = l->relocatable_ptx, n_ptx = l->n_relocatable_ptx;
 		}
 		CHECK(e->arch.ptx ? listed(ptx, n_ptx, &e->arch) : listed(sass, n_sass, &e->arch));
-		/* Kernels: only counted SASS is read; a cubin is far smaller
-		 * than 2^31 sections. */
+		/* Kernels: only counted code is read (SASS cubins for .text
+		 * sections, PTX modules for .entry directives); a cubin is far
+		 * smaller than 2^31 sections. Each counted architecture is
+		 * either with kernels or kernel-less, never both. */
 		CHECK(e->kernels >= -1);
-		if (e->arch.ptx || e->where == ML_FATBIN_RELOCATABLE)
+		CHECK(e->isa >= 0);
+		if (e->where == ML_FATBIN_RELOCATABLE) {
 			CHECK(e->kernels == -1);
-		if (!e->arch.ptx && e->where != ML_FATBIN_RELOCATABLE) {
+		} else if (e->arch.ptx) {
+			if (e->kernels != 0)
+				CHECK(listed(l->ptx_with_entries, l->n_ptx_with_entries, &e->arch));
+			CHECK(listed(l->ptx_with_entries, l->n_ptx_with_entries, &e->arch) !=
+			      listed(l->kernelless_ptx, l->n_kernelless_ptx, &e->arch));
+		} else {
 			if (e->kernels != 0)
 				CHECK(listed(l->with_kernels, l->n_with_kernels, &e->arch));
 			CHECK(listed(l->with_kernels, l->n_with_kernels, &e->arch) !=
@@ -113,6 +124,8 @@ static void check_list(const ml_fatbin_list *l, size_t size)
 	              l->n_relocatable_sass + l->n_relocatable_ptx <=
 	      l->n_entries);
 	CHECK(l->n_with_kernels + l->n_kernelless <= l->n_sass + l->n_embedded_sass);
+	CHECK(l->n_ptx_with_entries + l->n_kernelless_ptx <= l->n_ptx + l->n_embedded_ptx);
+	CHECK(l->n_merc <= l->n_entries);
 	CHECK(l->n_unreadable <= l->n_entries);
 	check_sorted(l->sass, l->n_sass, false);
 	check_sorted(l->ptx, l->n_ptx, true);
@@ -122,6 +135,8 @@ static void check_list(const ml_fatbin_list *l, size_t size)
 	check_sorted(l->relocatable_ptx, l->n_relocatable_ptx, true);
 	check_sorted(l->with_kernels, l->n_with_kernels, false);
 	check_sorted(l->kernelless, l->n_kernelless, false);
+	check_sorted(l->ptx_with_entries, l->n_ptx_with_entries, true);
+	check_sorted(l->kernelless_ptx, l->n_kernelless_ptx, true);
 	check_backed(l, l->sass, l->n_sass, ML_FATBIN_EXECUTABLE);
 	check_backed(l, l->ptx, l->n_ptx, ML_FATBIN_EXECUTABLE);
 	check_backed(l, l->embedded_sass, l->n_embedded_sass, ML_FATBIN_EMBEDDED);
@@ -129,6 +144,12 @@ static void check_list(const ml_fatbin_list *l, size_t size)
 	for (size_t i = 0; i < l->n_kernelless; i++)
 		CHECK(listed(l->sass, l->n_sass, &l->kernelless[i]) ||
 		      listed(l->embedded_sass, l->n_embedded_sass, &l->kernelless[i]));
+	for (size_t i = 0; i < l->n_kernelless_ptx; i++)
+		CHECK(listed(l->ptx, l->n_ptx, &l->kernelless_ptx[i]) ||
+		      listed(l->embedded_ptx, l->n_embedded_ptx, &l->kernelless_ptx[i]));
+	for (size_t i = 0; i < l->n_ptx_with_entries; i++)
+		CHECK(listed(l->ptx, l->n_ptx, &l->ptx_with_entries[i]) ||
+		      listed(l->embedded_ptx, l->n_embedded_ptx, &l->ptx_with_entries[i]));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

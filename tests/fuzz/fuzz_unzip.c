@@ -30,6 +30,7 @@
 
 #include "mlsetup/env.h"
 #include "../../src/env/internal.h"
+#include "fuzz_tmp.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -129,7 +130,8 @@ static void check_listed(const ml_extracted_file *f)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!box[0]) {
-		snprintf(parent, sizeof parent, "/tmp/mlsetup-fuzz-unzip-%ld", (long)getpid());
+		snprintf(parent, sizeof parent, "%s/mlsetup-fuzz-unzip-%ld", fuzz_tmpdir(),
+		         (long)getpid());
 		snprintf(box, sizeof box, "%s/box", parent);
 		snprintf(dest, sizeof dest, "%s/dest", box);
 		snprintf(archive_path, sizeof archive_path, "%s/in.whl", parent);

@@ -20,6 +20,8 @@ ML_LINUX_ONLY_PROGRAM("its archives come from a python3 script; it uses setrlimi
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <cmocka.h>
 
 #include "env_testutil.h"
@@ -832,6 +834,73 @@ static void test_extraction_only_goes_into_a_fresh_directory(void **state)
 	assert_false(exists(dest));
 }
 
+/* fuzz_entry_check's finding (tests/fuzz/corpus/fuzz_entry_check/
+ * tar_hardlink_self): an interpreter archive whose only entry is a hard
+ * link naming itself. Its own node was taken for the "earlier entry" it
+ * links to, and linkat() failed with ENOENT, reported as an I/O error
+ * (ML_EIO, "cannot write ...: No such file or directory"). The archive is
+ * broken by its own names: an integrity refusal that names the entry. The
+ * archive is written as the harness writes it (libarchive, pax, gzip). */
+static void test_hard_link_to_itself_is_an_integrity_refusal(void **state)
+{
+	fx *f = *state;
+	char name[47], archive[4096], dest[4096];
+	memset(name, 'C', 46);
+	name[46] = '\0';
+	pf(archive, "%s/hardlink-self.tar.gz", f->tmp);
+	pf(dest, "%s/hardlink-self", f->tmp);
+	struct archive *a = archive_write_new();
+	archive_write_set_format_pax_restricted(a);
+	archive_write_add_filter_gzip(a);
+	assert_int_equal(archive_write_open_filename(a, archive), ARCHIVE_OK);
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_hardlink(e, name);
+	assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+	archive_entry_free(e);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.kind = ML_ARCHIVE_INTERPRETER;
+	ml_err err = ML_ERR_INIT;
+	int rc = ml_archive_extract(NULL, archive, dest, &o, &err);
+	if (rc != ML_EINTEGRITY || !strstr(err.msg, name) || !strstr(err.msg, "earlier"))
+		fail_msg("rc %d: %s", rc, err.msg);
+	assert_false(exists(dest));
+}
+
+/* A real write error while extracting an interpreter archive stays an I/O
+ * error (ML_EIO): only what the archive's own names cause is an integrity
+ * refusal. Here the file size limit makes every write fail with EFBIG,
+ * as a full disk would fail with ENOSPC. */
+static void test_interpreter_write_errors_stay_io_errors(void **state)
+{
+	fx *f = *state;
+	char dest[4096], archive[4096];
+	pf(archive, "%s/tar-good.tar.gz", f->bad);
+	pf(dest, "%s/efbig", f->tmp);
+	ml_extract_opts o = ML_EXTRACT_OPTS_INIT;
+	o.kind = ML_ARCHIVE_INTERPRETER;
+	ml_err err = ML_ERR_INIT;
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 1;
+	fflush(stdout);
+	fflush(stderr);
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int rc = ml_archive_extract(NULL, archive, dest, &o, &err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	if (rc != ML_EIO || !strstr(err.msg, "cannot write"))
+		fail_msg("rc %d: %s", rc, err.msg);
+	assert_false(exists(dest));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,6 +922,8 @@ int main(void)
 	        cmocka_unit_test(test_interpreter_archives_keep_in_tree_links),
 	        cmocka_unit_test(test_wheels_refuse_interpreter_archives_and_the_reverse),
 	        cmocka_unit_test(test_extraction_only_goes_into_a_fresh_directory),
+	        cmocka_unit_test(test_hard_link_to_itself_is_an_integrity_refusal),
+	        cmocka_unit_test(test_interpreter_write_errors_stay_io_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -64,8 +64,8 @@ static void test_git_urls_and_revs(void **state)
 	          "thesis", NULL, NULL);
 	check_url("file:///srv/repos/thesis.git@0123abc", "file:///srv/repos/thesis.git", "0123abc",
 	          "thesis", NULL, NULL);
-	check_url("git+file:///srv/repos/thesis/", "file:///srv/repos/thesis/", NULL, "thesis", NULL,
-	          NULL);
+	check_url("git+file:///srv/repos/thesis/", "file:///srv/repos/thesis/", NULL, "thesis",
+	          NULL, NULL);
 	/* the last '@' of the path: a path with '@' in it keeps the earlier ones */
 	check_url("https://host/a@b/thesis.git@feature/x", "https://host/a@b/thesis.git",
 	          "feature/x", "thesis", NULL, NULL);
@@ -76,8 +76,8 @@ static void test_git_urls_and_revs(void **state)
 	          "thesis", "tok3n", NULL);
 	check_url("http://127.0.0.1:8080/thesis.git", "http://127.0.0.1:8080/thesis.git", NULL,
 	          "thesis", NULL, NULL);
-	check_url("ssh://git@host/o/thesis.git@v2", "ssh://host/o/thesis.git", "v2", "thesis", "git",
-	          NULL);
+	check_url("ssh://git@host/o/thesis.git@v2", "ssh://host/o/thesis.git", "v2", "thesis",
+	          "git", NULL);
 }
 
 static void test_directories(void **state)
@@ -178,15 +178,16 @@ static void test_candidate_order(void **state)
 	put("requirements_a100.txt", "-r requirements-torch.txt\n"); /* torch via -r */
 	put("requirements-torch.txt", "torch==2.7.1\n");
 	put("requirements-dev.txt", "pytest==8.0\n"); /* no torch: not a candidate */
-	put("requirements.in", "torch\n");             /* not *.txt */
-	put("Requirements_x.txt", "torch\n");          /* bytewise: the name differs */
+	put("requirements.in", "torch\n");            /* not *.txt */
+	put("Requirements_x.txt", "torch\n");         /* bytewise: the name differs */
 	/* requirements.txt first, then the others that require torch, bytewise */
 	expect_candidates("requirements.txt requirements-torch.txt requirements_a100.txt "
 	                  "requirements_blackwell.txt",
 	                  false);
 	/* [tool.mlsetup] manifests win, in their order */
-	put("pyproject.toml", "[project]\nname = \"t\"\n[tool.mlsetup]\n"
-	                      "manifests = [\"requirements_blackwell.txt\", \"requirements.txt\"]\n");
+	put("pyproject.toml",
+	    "[project]\nname = \"t\"\n[tool.mlsetup]\n"
+	    "manifests = [\"requirements_blackwell.txt\", \"requirements.txt\"]\n");
 	expect_candidates("requirements_blackwell.txt requirements.txt", false);
 	put("pyproject.toml", "[tool.mlsetup]\nmanifests = \"requirements.txt\"\n");
 	char **list = NULL;
@@ -194,7 +195,18 @@ static void test_candidate_order(void **state)
 	bool nt;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ML_EPARSE, ml_project_candidates(&list, &n, &nt, dir, &err));
-	assert_non_null(strstr(err.msg, "line 2: [tool.mlsetup] manifests must be a non-empty array"));
+	assert_non_null(
+	        strstr(err.msg, "line 2: [tool.mlsetup] manifests must be a non-empty array"));
+	/* A cloned project's pyproject.toml is untrusted: nesting past the TOML
+	 * reader's bound (a dotted key of 300 parts, fuzz_toml's finding) is
+	 * refused naming the file and the line. */
+	char deep[2048] = "[project]\nk";
+	for (int i = 0; i < 300; i++)
+		strcat(deep, ".k");
+	strcat(deep, " = 1\n");
+	put("pyproject.toml", deep);
+	assert_int_equal(ML_EPARSE, ml_project_candidates(&list, &n, &nt, dir, &err));
+	assert_non_null(strstr(err.msg, "pyproject.toml' line 2: nested more than 64 levels deep"));
 	put("pyproject.toml", "[tool.other]\nx = 1\n"); /* no [tool.mlsetup]: the files decide */
 	expect_candidates("requirements.txt requirements-torch.txt requirements_a100.txt "
 	                  "requirements_blackwell.txt",

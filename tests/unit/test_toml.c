@@ -344,7 +344,127 @@ static void test_refuses_nesting_too_deep(void **state)
 	for (int i = 0; i < 100; i++)
 		strcat(doc, "[");
 	ml_err e = parse_bad(doc);
-	assert_contains(e.msg, "too deep");
+	assert_contains(e.msg, "'t.toml' line 1: nested more than 64 levels deep");
+}
+
+/* The document pre + open x n + post + close x n + tail. */
+static char *doc_of(const char *pre, const char *open, const char *post, const char *close,
+                    const char *tail, int n)
+{
+	ml_buf b = ML_BUF_INIT;
+	assert_int_equal(ml_buf_puts(&b, pre), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ml_buf_puts(&b, open), 0);
+	assert_int_equal(ml_buf_puts(&b, post), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ml_buf_puts(&b, close), 0);
+	assert_int_equal(ml_buf_puts(&b, tail), 0);
+	return ml_buf_detach(&b);
+}
+
+/* Levels below t of its deepest value. */
+static int tree_depth(const ml_toml *t)
+{
+	int d = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		int c = 1 + tree_depth(t->items[i]);
+		d = c > d ? c : d;
+	}
+	return d;
+}
+
+/* ML_TOML_MAX_DEPTH bounds the tree however it is built: dotted keys,
+ * table headers, arrays and inline tables all count. Each shape is
+ * accepted with its deepest value exactly 64 levels down and refused one
+ * repetition further, naming the file and the line. */
+static void test_nesting_bound_counts_every_level(void **state)
+{
+	(void)state;
+	assert_int_equal(ML_TOML_MAX_DEPTH, 64);
+	static const struct {
+		const char *pre, *open, *post, *close, *tail;
+		int n;    /* repetitions that reach exactly 64 levels */
+		int line; /* of the refusal with n + 1 */
+	} cases[] = {
+	        {"# dotted key\nk", ".a", " = 1", "", "\n", 63, 2},
+	        {"# header\n[k", ".a", "]", "", "\n", 63, 2},
+	        {"# a key in a header's table\n\n[k", ".a", "]\nx = 1", "", "\n", 62, 4},
+	        {"x = ", "[", "", "]", "\n", 64, 1},
+	        {"x = ", "{a = ", "1", "}", "\n", 63, 1},
+	        {"[t]\nx.y = [{a = [", "{b = [", "1", "]}", "]}]\n", 29, 2},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *ok = doc_of(cases[i].pre, cases[i].open, cases[i].post, cases[i].close,
+		                  cases[i].tail, cases[i].n);
+		ml_toml *t = NULL;
+		ml_err err = ML_ERR_INIT;
+		if (ml_toml_parse(&t, "t.toml", ok, strlen(ok), &err) != 0)
+			fail_msg("case %zu at the bound: %s\n%s", i, err.msg, ok);
+		if (tree_depth(t) != ML_TOML_MAX_DEPTH)
+			fail_msg("case %zu: depth %d, not %d", i, tree_depth(t), ML_TOML_MAX_DEPTH);
+		ml_toml_free(t);
+		free(ok);
+
+		char *deep = doc_of(cases[i].pre, cases[i].open, cases[i].post, cases[i].close,
+		                    cases[i].tail, cases[i].n + 1);
+		ml_err e = parse_bad(deep);
+		char want[64];
+		snprintf(want, sizeof(want), "'t.toml' line %d: nested more than 64 levels deep",
+		         cases[i].line);
+		if (!strstr(e.msg, want))
+			fail_msg("case %zu: wanted '%s', got '%s'", i, want, e.msg);
+		free(deep);
+	}
+}
+
+/* Arrays of tables are two levels each (the array and its table):
+ * [[a]] [[a.a]] ... with 32 parts puts the last table 64 levels deep. */
+static void test_nesting_bound_counts_arrays_of_tables_twice(void **state)
+{
+	(void)state;
+	ml_buf b = ML_BUF_INIT;
+	for (int i = 1; i <= 32; i++) {
+		assert_int_equal(ml_buf_puts(&b, "[[a"), 0);
+		for (int j = 1; j < i; j++)
+			assert_int_equal(ml_buf_puts(&b, ".a"), 0);
+		assert_int_equal(ml_buf_puts(&b, "]]\n"), 0);
+	}
+	char *doc = ml_buf_detach(&b);
+	ml_toml *t = NULL;
+	ml_err err = ML_ERR_INIT;
+	if (ml_toml_parse(&t, "t.toml", doc, strlen(doc), &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(tree_depth(t), 64);
+	ml_toml_free(t);
+	/* A key in the last table; a 33rd array, beside the last one. */
+	const char *more[] = {"x = 1\n",
+	                      "[[a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a."
+	                      "a.a.a.a.b]]\n"};
+	for (size_t i = 0; i < 2; i++) {
+		char *d = doc_of(doc, "", more[i], "", "", 0);
+		ml_err e = parse_bad(d);
+		assert_contains(e.msg, "'t.toml' line 33: nested more than 64 levels deep");
+		free(d);
+	}
+	free(doc);
+}
+
+/* fuzz_toml's finding: a dotted key of hundreds of parts (and one of a
+ * hundred thousand) is refused before a deep tree is built. */
+static void test_long_dotted_keys_are_refused(void **state)
+{
+	(void)state;
+	int parts[] = {300, 100000};
+	for (size_t i = 0; i < 2; i++) {
+		char *doc = doc_of("[project]\nname = 'x'\nk", ".k", " = 1\n", "", "", parts[i]);
+		ml_err e = parse_bad(doc);
+		assert_contains(e.msg, "'t.toml' line 3: nested more than 64 levels deep");
+		free(doc);
+		doc = doc_of("[k", ".k", "]\n", "", "", parts[i]);
+		e = parse_bad(doc);
+		assert_contains(e.msg, "'t.toml' line 1: nested more than 64 levels deep");
+		free(doc);
+	}
 }
 
 /* --- the tomllib oracle ------------------------------------------------------- */
@@ -496,6 +616,9 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_refuses_duplicates_and_redefinitions_naming_the_line),
 	        cmocka_unit_test(test_refuses_malformed_documents_naming_the_line),
 	        cmocka_unit_test(test_refuses_nesting_too_deep),
+	        cmocka_unit_test(test_nesting_bound_counts_every_level),
+	        cmocka_unit_test(test_nesting_bound_counts_arrays_of_tables_twice),
+	        cmocka_unit_test(test_long_dotted_keys_are_refused),
 	        cmocka_unit_test(test_agrees_with_tomllib_on_random_documents),
 	        cmocka_unit_test(test_agrees_with_tomllib_on_real_lock_files),
 	};
