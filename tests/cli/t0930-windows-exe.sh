@@ -40,7 +40,7 @@ test_expect_success 'plan --offline --json runs without a GPU' '
 '
 
 test_expect_success 'a nvml.dll in the current directory is not loaded' '
-	if [ ! -f "$WIN/nvml.dll" ]; then echo "# no $WIN/nvml.dll"; exit 0; fi
+	if [ ! -f "$WIN/nvml.dll" ]; then echo "# no $WIN/nvml.dll"; exit 0; fi &&
 	cp "$WIN/nvml.dll" "$WIN/nvcuda.dll" . &&
 	win "$FIXTURES/gpus/win-rtx5090-572.json" detect --json &&
 	expect_eq "[]" "$(json out.json "d[\"gpus\"]")"

@@ -109,7 +109,7 @@ tree_sum() {
 }
 
 test_expect_success 'install: a Windows venv from the pinned (simulated) interpreter' '
-	inst || { cat err; false; } &&
+	{ inst || { cat err; false; }; } &&
 	cmp "$L/stub-python.exe" "$PYDIR/python/python.exe" &&
 	test -f "$PYDIR/.mlsetup-complete" &&
 	cmp "$L/stub-python.exe" env/Scripts/python.exe &&
@@ -227,9 +227,9 @@ test_expect_success 'windows: an entry point named aux (its launcher would be th
 '
 test_expect_success 'windows: the twin (cone.py, icon.py, console.py, entry point auxiliary) installs' '
 	manifest "$TRASH/ok.txt" purepkg-1.0-py3-none-any.whl winokpkg-1.0-py3-none-any.whl &&
-	win install --manifest ok.txt --target env-ok --cache-dir cache --python-pins pins.json \
+	{ win install --manifest ok.txt --target env-ok --cache-dir cache --python-pins pins.json \
 		--python-mirror "http://127.0.0.1:$web_port/files" --no-progress --no-verify \
-		--retries 1 --connect-timeout 2 --low-speed-time 2 || { cat err; false; } &&
+		--retries 1 --connect-timeout 2 --low-speed-time 2 || { cat err; false; }; } &&
 	for f in cone.py icon.py console.py; do
 		test -f env-ok/Lib/site-packages/winokpkg/$f || { echo "no $f"; return 1; }
 	done &&

@@ -64,7 +64,7 @@ test_expect_success 'HKCU ExecutablePath: the registered interpreter is planned 
 	wine reg add "$HKCU\\3.12\\InstallPath" /ve /d "$W\\user\\" /f >/dev/null &&
 	wine reg add "$HKCU\\3.12\\InstallPath" /v ExecutablePath /d "$W\\user\\python.exe" \
 		/f >/dev/null &&
-	plan_system || { cat err; false; } &&
+	{ plan_system || { cat err; false; }; } &&
 	expect_eq "system $W\\user\\python.exe" "$(planned)" &&
 	expect_eq 3.12.8 "$(json out.json "d[\"python\"][\"version\"]")"
 '
@@ -72,7 +72,7 @@ test_expect_success 'HKCU ExecutablePath: the registered interpreter is planned 
 test_expect_success 'HKLM 32-bit view, no ExecutablePath: InstallPath\python.exe' '
 	test_when_finished unregister &&
 	wine reg add "$HKLM\\3.12-32\\InstallPath" /ve /d "$W\\machine32" /f /reg:32 >/dev/null &&
-	plan_system || { cat err; false; } &&
+	{ plan_system || { cat err; false; }; } &&
 	expect_eq "system $W\\machine32\\python.exe" "$(planned)"
 '
 
@@ -80,10 +80,10 @@ test_expect_success 'HKCU before HKLM 64-bit before HKLM 32-bit (PEP 514)' '
 	test_when_finished unregister &&
 	wine reg add "$HKLM\\3.12-32\\InstallPath" /ve /d "$W\\machine32" /f /reg:32 >/dev/null &&
 	wine reg add "$HKLM\\3.12\\InstallPath" /ve /d "$W\\machine64" /f /reg:64 >/dev/null &&
-	plan_system || { cat err; false; } &&
+	{ plan_system || { cat err; false; }; } &&
 	expect_eq "system $W\\machine64\\python.exe" "$(planned)" &&
 	wine reg add "$HKCU\\3.12\\InstallPath" /ve /d "$W\\user" /f >/dev/null &&
-	plan_system || { cat err; false; } &&
+	{ plan_system || { cat err; false; }; } &&
 	expect_eq "system $W\\user\\python.exe" "$(planned)"
 '
 
@@ -122,7 +122,7 @@ test_expect_success 'tags without a path do not use up the room for the one that
 	test_when_finished unregister &&
 	many_reg &&
 	wine reg import many.reg >/dev/null 2>&1 &&
-	plan_system || { cat err; false; } &&
+	{ plan_system || { cat err; false; }; } &&
 	expect_eq "system $W\\user\\python.exe" "$(planned)"
 '
 
