@@ -136,6 +136,7 @@ test_expect_success "one of four killed with SIGKILL (run $VICTIM after $DELAY s
 	nothing_or_complete "$TRASH/env$VICTIM" &&
 	"$MLSETUP" cache verify --cache-dir cache >v &&
 	grep -q ": 0 corrupted" v &&
+	# at most twice: the download of the killed run, and the one that took over
 	for f in $FILES; do
 		n=$(requests web /files/$f) &&
 		test "$n" -le 2 || { echo "$f requested $n times"; return 1; }
