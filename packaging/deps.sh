@@ -9,13 +9,16 @@
 # index, fixtures, the interpreter the install tests build from), pip
 # (lock's resolver, the checks of what lock and install write), curl and
 # openssl (mirror control, test certificates), zip/unzip, zstd, nghttpd
-# (HTTP/2 test), flock, tmux (install driven in a terminal) and git
-# (smart-HTTP tests).
+# (HTTP/2 test), flock, tmux (install driven in a terminal), git
+# (smart-HTTP tests) and nginx (a fleet installing from a bundle it serves;
+# the test starts its own on loopback, so the system's service that
+# Debian's package starts on port 80 is stopped and disabled again when
+# this script installed it).
 # On systems without apt-get or dnf it prints the package names to install.
 set -eu
 
-DEB_PKGS="build-essential pkg-config libcurl4-openssl-dev libarchive-dev libssl-dev libcjson-dev libgit2-dev libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libutf8proc-dev libcmocka-dev valgrind clang libclang-rt-dev python3 python3-pip zip unzip curl openssl zstd nghttp2-server util-linux tmux git"
-RPM_PKGS="gcc make pkgconf-pkg-config libcurl-devel libarchive-devel openssl-devel cjson-devel libgit2-devel libzstd-devel lz4-devel libdeflate-devel zlib-devel utf8proc-devel libcmocka-devel valgrind clang compiler-rt python3 python3-pip zip unzip curl openssl zstd nghttp2 util-linux tmux git"
+DEB_PKGS="build-essential pkg-config libcurl4-openssl-dev libarchive-dev libssl-dev libcjson-dev libgit2-dev libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libutf8proc-dev libcmocka-dev valgrind clang libclang-rt-dev python3 python3-pip zip unzip curl openssl zstd nghttp2-server util-linux tmux git nginx"
+RPM_PKGS="gcc make pkgconf-pkg-config libcurl-devel libarchive-devel openssl-devel cjson-devel libgit2-devel libzstd-devel lz4-devel libdeflate-devel zlib-devel utf8proc-devel libcmocka-devel valgrind clang compiler-rt python3 python3-pip zip unzip curl openssl zstd nghttp2 util-linux tmux git nginx"
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
@@ -36,6 +39,13 @@ if command -v apt-get >/dev/null 2>&1; then
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	# shellcheck disable=SC2086
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+	case " $missing " in
+	*" nginx "*)
+		if command -v systemctl >/dev/null 2>&1; then
+			as_root systemctl disable --now nginx >/dev/null 2>&1 || true
+		fi
+		;;
+	esac
 elif command -v dnf >/dev/null 2>&1; then
 	# shellcheck disable=SC2086
 	as_root dnf install -y $RPM_PKGS

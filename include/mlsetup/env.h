@@ -347,6 +347,11 @@ typedef struct ml_wheel_result {
 	uint64_t n_overwritten;                       /* paths another wheel had placed already
 	                                               * (replaced, as pip does) */
 	ml_link_method method;                        /* the slowest method used; AUTO when none */
+	int hardlink_errno; /* with ML_LINK_AUTO: the errno (positive) of the hard link
+	                     * from the unpacked cache that failed, after which this
+	                     * wheel's files were copied (EXDEV: the cache and the
+	                     * environment are on different file systems); 0 when
+	                     * none failed */
 	int rc;                                       /* ml_wheels_install_all: 0 or ML_E* */
 	bool skipped;                                 /* ml_wheels_install_all: not attempted */
 	ml_err err;                                   /* ml_wheels_install_all: why it failed */

@@ -759,8 +759,11 @@ static int place_file(placer *pl, const char *src, const char *dst, bool exec)
 		 * for this wheel. */
 		if (order[i] == ML_LINK_REFLINK && pl->forced == ML_LINK_AUTO)
 			pl->no_reflink = true;
-		if (order[i] == ML_LINK_HARDLINK && e != -EMLINK && pl->forced == ML_LINK_AUTO)
+		if (order[i] == ML_LINK_HARDLINK && e != -EMLINK && pl->forced == ML_LINK_AUTO) {
 			pl->no_hardlink = true;
+			if (!pl->res->hardlink_errno)
+				pl->res->hardlink_errno = -e;
+		}
 	}
 	return ml_err_set(pl->err, ML_EIO, "cannot install '%s' (%s): %s", dst,
 	                  ml_link_method_name(n ? order[n - 1] : ML_LINK_COPY), strerror(-e));

@@ -8,6 +8,7 @@
  * Then build the venv in a staging directory beside the target, install
  * every wheel into it from the unpacked cache and swap it into place.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,37 @@ static void on_wheel_done(void *ctx, size_t index, const ml_wheel_result *w)
 	mli_emit(&r->ev, &ev);
 }
 
+/* Says once for the whole install, not per wheel or file, that files were
+ * copied where hard links from the unpacked cache failed
+ * (ml_wheel_result.hardlink_errno): a cache on another file system than
+ * the target (a tmpfs, another disk) works, but the environment then
+ * takes its whole size again and builds slower. */
+static void say_copied(mli_run *r, const ml_wheel_result *w, size_t n)
+{
+	uint64_t copied = 0;
+	int e = 0;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].hardlink_errno) {
+			copied += w[i].n_copied;
+			if (!e || w[i].hardlink_errno == EXDEV)
+				e = w[i].hardlink_errno;
+		}
+	if (!e)
+		return;
+	const char *cache = ml_cache_root(r->cache);
+	if (e == EXDEV)
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "the cache %s and the target %s are on different file systems: %llu "
+		        "files were copied from the cache instead of hard-linked (a --cache-dir "
+		        "on the target's file system links them and saves the space)",
+		        cache, r->res->target, (unsigned long long)copied);
+	else
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "hard links from the cache %s into the target %s failed (%s): %llu files "
+		        "were copied instead",
+		        cache, r->res->target, strerror(e), (unsigned long long)copied);
+}
+
 int mli_build_env(mli_run *r, ml_err *err)
 {
 	ml_install_result *res = r->res;
@@ -402,6 +434,8 @@ int mli_build_env(mli_run *r, ml_err *err)
 	wo.ctx = r;
 	rc = ml_wheels_install_all(res->wheels, jobs, n, &env, &wo, err);
 	free(jobs);
+	if (!rc)
+		say_copied(r, res->wheels, n);
 	if (!rc && r->o->compile_bytecode)
 		rc = ml_env_compile_bytecode(&env, err);
 	if (!rc)

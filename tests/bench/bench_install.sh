@@ -41,26 +41,8 @@ fi
 bench_hermetic
 bench_serve "$W/root" "$CORPUS"
 
-# Manifests: the full one, and subsets (small: the 10 smallest wheels;
-# medium: everything but torch and the nvidia-* CUDA libraries).
-python3 - "$top/manifests/requirements.txt" "$W" "$CORPUS" <<'PY'
-import os, re, sys
-src, w, corpus = sys.argv[1:4]
-text = open(src).read()
-blocks = re.findall(r"^([a-z0-9][^\n]*?==[^\n]*(?:\n    --hash[^\n]*)*)", text, re.M)
-head = [l for l in text.splitlines() if l.startswith("# mlsetup:")]
-files = [l for l in text.splitlines() if l.startswith("# mlsetup-file:")]
-sizes = {f: os.path.getsize(os.path.join(corpus, f)) for f in os.listdir(corpus) if f.endswith(".whl")}
-def name(b): return b.split("==")[0]
-def size(b):
-    n = name(b).replace("-", "_")
-    return sum(s for f, s in sizes.items() if f.lower().startswith(n + "-"))
-def write(path, bs):
-    open(path, "w").write("\n".join(head + [b.rstrip(" \\") for b in bs] + files) + "\n")
-write(os.path.join(w, "full.txt"), blocks)
-write(os.path.join(w, "small.txt"), sorted(blocks, key=size)[:10])
-write(os.path.join(w, "medium.txt"), [b for b in blocks if not name(b).startswith(("nvidia-", "torch", "triton"))])
-PY
+# Manifests: the full one, and subsets (small, medium): bench_manifests.
+bench_manifests "$W" "$CORPUS"
 
 bench_uv
 bench_on_exit() { rm -rf "$W/cache-mlsetup" "$W/cache-uv" "$W/cache-pip" "$W"/env-*; }

@@ -1,5 +1,5 @@
 # lib.sh - what the install benchmarks share (bench_install.sh, bench_ab.sh,
-# bench_small.sh, bench_real.sh); sourced, not run:
+# bench_small.sh, bench_real.sh, bench_concurrent.sh); sourced, not run:
 #
 #   top=$(cd "$(dirname "$0")/../.." && pwd)
 #   . "$top/tests/bench/lib.sh"
@@ -10,6 +10,8 @@
 #   bench_hermetic            no pip, uv or mlsetup settings from the caller
 #   bench_serve ROOT DIR      serve DIR's wheels from the loopback test index
 #                             (tests/mirror/server.py); sets SRV and IDX
+#   bench_manifests DIR CORPUS  DIR/{full,small,medium}.txt from
+#                             manifests/requirements.txt
 #   bench_uv                  sets UV: UV=, else uv installed from the package
 #                             index into $W/uvtool (once)
 #   bench_order ROUND TOOL... the tools, rotated by ROUND (alternating order)
@@ -96,6 +98,31 @@ idx = sys.argv[1]
 root = urllib.request.urlopen(idx).read().decode()
 for href in re.findall(r'href="([^"]+)"', root):
     urllib.request.urlopen(urllib.parse.urljoin(idx, href)).read()
+PY
+}
+
+# bench_manifests DIR CORPUS: writes DIR/full.txt (manifests/requirements.txt
+# as it is), DIR/small.txt (its 10 smallest wheels, by their files in
+# CORPUS) and DIR/medium.txt (everything but torch, triton and the nvidia-*
+# CUDA libraries), each with the manifest's own "# mlsetup" lines.
+bench_manifests() {
+	python3 - "$top/manifests/requirements.txt" "$1" "$2" <<'PY'
+import os, re, sys
+src, w, corpus = sys.argv[1:4]
+text = open(src).read()
+blocks = re.findall(r"^([a-z0-9][^\n]*?==[^\n]*(?:\n    --hash[^\n]*)*)", text, re.M)
+head = [l for l in text.splitlines() if l.startswith("# mlsetup:")]
+files = [l for l in text.splitlines() if l.startswith("# mlsetup-file:")]
+sizes = {f: os.path.getsize(os.path.join(corpus, f)) for f in os.listdir(corpus) if f.endswith(".whl")}
+def name(b): return b.split("==")[0]
+def size(b):
+    n = name(b).replace("-", "_")
+    return sum(s for f, s in sizes.items() if f.lower().startswith(n + "-"))
+def write(path, bs):
+    open(path, "w").write("\n".join(head + [b.rstrip(" \\") for b in bs] + files) + "\n")
+write(os.path.join(w, "full.txt"), blocks)
+write(os.path.join(w, "small.txt"), sorted(blocks, key=size)[:10])
+write(os.path.join(w, "medium.txt"), [b for b in blocks if not name(b).startswith(("nvidia-", "torch", "triton"))])
 PY
 }
 

@@ -70,7 +70,21 @@ GOOD_WHEELS="purepkg-1.0-py3-none-any.whl $PLATWHL datapkg-0.5-py3-none-any.whl"
 
 # inst ARGS...: mlsetup install with the test defaults.
 inst() {
-	"$MLSETUP" install --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/cache" \
+	inst_run_ "" "$@"
+}
+
+# inst_exec ARGS...: inst that replaces the shell running it. A test that
+# kills a run in the background starts it as `(inst_exec ARGS) &`, so $!
+# is mlsetup's own pid: `inst ARGS &` is a subshell running a function,
+# and SIGKILL to it leaves mlsetup running.
+inst_exec() {
+	inst_run_ exec "$@"
+}
+
+inst_run_() {
+	how=$1
+	shift
+	$how "$MLSETUP" install --sysroot "$SYSROOTS/empty" --cache-dir "$TRASH/cache" \
 		--python-pins "$TRASH/pins.json" --python-mirror "http://127.0.0.1:$web_port/files" \
 		--no-progress --retries 1 --connect-timeout 2 --low-speed-time 2 "$@"
 }
@@ -131,6 +145,32 @@ env_works() {
 	expect_eq "$1" "$("$1/bin/python" -c 'import sys; print(sys.prefix)')" &&
 	"$1/bin/python" -c 'import purepkg, platpkg' &&
 	test -f "$1/.mlsetup-complete"
+}
+
+# record_ok ENV: every file each RECORD in ENV's site-packages lists with a
+# hash has that sha256 and size (PEP 376/627), and there is at least one
+# RECORD; prints how many files it checked.
+record_ok() {
+	"$1/bin/python" - <<-'EOF'
+	import base64, csv, glob, hashlib, os, sys, sysconfig
+	site = sysconfig.get_paths()["purelib"]
+	records = glob.glob(os.path.join(site, "*.dist-info", "RECORD"))
+	if not records:
+	    sys.exit("no RECORD under %s" % site)
+	n = 0
+	for rec in records:
+	    for row in csv.reader(open(rec, newline="")):
+	        if not row or not row[1]:
+	            continue
+	        path = os.path.normpath(os.path.join(site, row[0]))
+	        algo, want = row[1].split("=", 1)
+	        data = open(path, "rb").read()
+	        got = base64.urlsafe_b64encode(hashlib.new(algo, data).digest()).rstrip(b"=").decode()
+	        if got != want or len(data) != int(row[2]):
+	            sys.exit("%s does not match %s" % (path, rec))
+	        n += 1
+	print("%d files match their RECORD" % n)
+	EOF
 }
 
 # wheel_from_dir DIST VERSION TAG SRCDIR OUTDIR: builds a valid wheel

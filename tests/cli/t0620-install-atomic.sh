@@ -24,7 +24,8 @@ test_expect_success 'SIGKILL at random moments: every next run completes the env
 			XDG_DATA_HOME="$TRASH/data-$i"
 			export XDG_DATA_HOME
 		fi
-		inst --manifest m.txt --target "$TRASH/kenv" >/dev/null 2>&1 &
+		# inst_exec: $! is mlsetup itself, not a subshell around it
+		(inst_exec --manifest m.txt --target "$TRASH/kenv" >/dev/null 2>&1) &
 		pid=$!
 		sleep "$(python3 -c "import random; print(random.uniform(0.01, 1.2))")"
 		kill -9 $pid 2>/dev/null

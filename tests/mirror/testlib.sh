@@ -9,7 +9,8 @@
 #   test_expect_success '...' 'dl -r m.txt -d out'
 #
 # Servers are started outside test blocks (so their pids are known here)
-# and killed by the EXIT trap, which also removes $TRASH.
+# and killed by the EXIT trap, which also removes $TRASH (after running
+# $EXIT_HOOKS).
 
 MIRROR="$top/tests/mirror/server.py"
 # Hermetic: no index, certificate or find-links settings from the caller.
@@ -18,7 +19,11 @@ unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX PIP_TRUSTED_
 PIP_CONFIG_FILE=/dev/null
 export PIP_CONFIG_FILE
 MIRROR_PIDS=""
-trap 'for p in $MIRROR_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TRASH"' EXIT
+# EXIT_HOOKS: shell code a test appends ("$EXIT_HOOKS; umount ...") that
+# the EXIT trap runs first, before it stops the servers and removes $TRASH:
+# unmounting a file system in $TRASH, stopping a server of its own.
+EXIT_HOOKS=":"
+trap 'eval "$EXIT_HOOKS"; for p in $MIRROR_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TRASH"' EXIT
 
 # port_of FILE: the port a server just started writes into FILE, once it
 # is there (waits up to 5 s).
