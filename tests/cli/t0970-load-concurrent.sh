@@ -145,7 +145,7 @@ test_expect_success "one of four killed with SIGKILL (run $VICTIM after $DELAY s
 test_expect_success 'a rerun of the killed one completes it; the runs after clean up' '
 	XDG_DATA_HOME="$TRASH/data-k" && export XDG_DATA_HOME &&
 	faults web "{}" &&
-	inst --manifest m.txt --target "$TRASH/env$VICTIM" >out 2>err || { cat out err; return 1; }
+	{ inst --manifest m.txt --target "$TRASH/env$VICTIM" >out 2>err || { cat out err; false; }; } &&
 	complete "$TRASH/env$VICTIM" &&
 	"$MLSETUP" cache verify --cache-dir cache >v &&
 	grep -q ": 0 corrupted" v &&

@@ -36,8 +36,8 @@ test_expect_success 'the tmpfs and the target are on different file systems' '
 	test "$(stat -c %d tmpfs)" != "$(stat -c %d .)"
 '
 test_expect_success 'cache on tmpfs, target on disk: installs, says once that it copies' '
-	inst --manifest m.txt --cache-dir "$TRASH/tmpfs/cache" --target "$TRASH/env" >out 2>err ||
-		{ cat out err; return 1; }
+	{ inst --manifest m.txt --cache-dir "$TRASH/tmpfs/cache" --target "$TRASH/env" >out 2>err ||
+		{ cat out err; false; }; } &&
 	cat err &&
 	expect_eq 1 "$(grep -c "$NOTICE" err)" &&
 	grep -q "^warning: the cache $TRASH/tmpfs/cache and the target $TRASH/env $NOTICE" err &&
@@ -49,15 +49,15 @@ test_expect_success 'cache on tmpfs, target on disk: installs, says once that it
 	record_ok "$TRASH/env"
 '
 test_expect_success 'a second target from the same (now warm) tmpfs cache: the same, once' '
-	inst --manifest m.txt --cache-dir "$TRASH/tmpfs/cache" --target "$TRASH/env2" >out 2>err ||
-		{ cat out err; return 1; }
+	{ inst --manifest m.txt --cache-dir "$TRASH/tmpfs/cache" --target "$TRASH/env2" >out 2>err ||
+		{ cat out err; false; }; } &&
 	grep -q "3 from the cache" out &&
 	expect_eq 1 "$(grep -c "$NOTICE" err)" &&
 	env_works "$TRASH/env2" && record_ok "$TRASH/env2"
 '
 test_expect_success 'the cache on the target'"'"'s file system: hard links, no notice' '
-	inst --manifest m.txt --cache-dir "$TRASH/cache" --target "$TRASH/env3" >out 2>err ||
-		{ cat out err; return 1; }
+	{ inst --manifest m.txt --cache-dir "$TRASH/cache" --target "$TRASH/env3" >out 2>err ||
+		{ cat out err; false; }; } &&
 	! grep -q "different file systems" err &&
 	test "$(counter env3 files_hardlinked)" -gt 0 &&
 	expect_eq 0 "$(counter env3 files_copied)" &&

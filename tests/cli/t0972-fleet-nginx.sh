@@ -130,9 +130,9 @@ test_expect_success 'nginx serves the bundle: its index pages and its files' '
 	same_file B/files/purepkg-1.0-py3-none-any.whl got.whl
 '
 test_expect_success 'two fleet machines install from it at once' '
-	{ machine 1 && machine 2 && : >"$NGX/access.log"; } || return 1
-	{ fleet_install 1 >out1 2>err1; echo $? >rc1; } &
-	{ fleet_install 2 >out2 2>err2; echo $? >rc2; } &
+	machine 1 && machine 2 && : >"$NGX/access.log" &&
+	{ { fleet_install 1 >out1 2>err1; echo $? >rc1; } & } &&
+	{ { fleet_install 2 >out2 2>err2; echo $? >rc2; } & } &&
 	wait &&
 	for n in 1 2; do
 		expect_eq 0 "$(cat rc$n)" || { cat out$n err$n; return 1; }
