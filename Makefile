@@ -68,7 +68,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) -DML_GIT_C
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-PLATFORM_SRC := platform/linux/os.c platform/os_common.c
+PLATFORM_SRC := platform/linux/os.c platform/os_common.c platform/random.c
 LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
 	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) $(PLATFORM_SRC))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
@@ -314,7 +314,7 @@ REL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) -O2 -fstack-protector-str
 # maps the POSIX calls of src/ onto the wide Win32 API), is linked fully
 # static and needs these system DLLs besides what the libraries' .pc files
 # name.
-WIN_SRC := $(sort $(wildcard platform/windows/*.c)) platform/os_common.c
+WIN_SRC := $(sort $(wildcard platform/windows/*.c)) platform/os_common.c platform/random.c
 WIN_HDRS := $(wildcard platform/windows/*.h platform/windows/include/*.h platform/windows/include/*/*.h)
 rel_win = $(findstring windows,$(1))
 rel_exe = build/release/$(1)/mlsetup$(if $(call rel_win,$(1)),.exe)

@@ -2,7 +2,8 @@
  * fs.c - the one copy of each file-system helper the stages share: mkdir -p,
  * rm -rf that never follows a symbolic link, plain and atomic file writes
  * (fsync of the file and its directory), link-or-copy, syncing, flock
- * locks, path formatting and random names. Contracts in core.h.
+ * locks and path formatting (random names come from the platform layer:
+ * platform/random.c). Contracts in core.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,27 +18,6 @@
 #include <unistd.h>
 
 #include "mlsetup/core.h"
-
-void ml_random_hex(char *dst, size_t nbytes)
-{
-	static const char hx[] = "0123456789abcdef";
-	uint8_t r[16];
-	if (nbytes > sizeof r)
-		nbytes = sizeof r;
-	if (ml_os_random(r, nbytes) != 0) { /* time and pid are enough for names */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		             ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)dst;
-		for (size_t i = 0; i < nbytes; i++, x = x * 6364136223846793005u + 1)
-			r[i] = (uint8_t)(x >> 56);
-	}
-	for (size_t i = 0; i < nbytes; i++) {
-		dst[2 * i] = hx[r[i] >> 4];
-		dst[2 * i + 1] = hx[r[i] & 15];
-	}
-	dst[2 * nbytes] = '\0';
-}
 
 static int rm_dir_contents(int fd)
 {
