@@ -16,7 +16,8 @@
  *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
- *             trees; and the "mlsetup.audit/1" JSON document
+ *             trees; the "mlsetup.audit/1" JSON document; and a torch
+ *             wheel's build, by an audit of that wheel
  *   torchbuild.c  a torch wheel -> its build: the code of torch's own CUDA
  *             library, its CUDA version (torch/version.py, METADATA), the
  *             table entry with its hash (plan.h, ml_torch_build_lookup())
@@ -288,7 +289,8 @@ typedef struct ml_torch_wheel {
 	                              * the same CUDA version, SASS and PTX */
 } ml_torch_wheel;
 
-/* Derives the torch build of one wheel, read in place: the SASS and PTX
+/* Derives the torch build of one wheel, read in place by an audit of it
+ * (ml_audit_paths(); this wrapper is in src/verify/audit.c): the SASS and PTX
  * of torch's own CUDA library (what torch.cuda.get_arch_list() reports;
  * the nvidia-* wheels' libraries are not torch's), the CUDA version from
  * torch/version.py (`cuda = '12.8'`, None for a CPU-only build; else from
