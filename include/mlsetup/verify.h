@@ -8,10 +8,11 @@
  * one "will it run?" rule (plan.h). Sources:
  *
  *   fatbin.c  the fatbinary reader: containers and entries (FACTS.md
- *             "Fatbinary", checked against nvcc 13.0 output), where each
+ *             "Fatbinary", checked against nvcc 13.0 output) and where each
  *             container lies (`.nv_fatbin`, `__nv_relfatbin`, data
- *             sections) and the ELF-64 section lookup (System V ABI,
- *             "ELF-64 Object File Format"); pure functions over bytes
+ *             sections); pure functions over bytes
+ *   elf.c     the ELF-64 section lookup fatbin.c and cubin.c share (System
+ *             V ABI, "ELF-64 Object File Format"); pure
  *   cubin.c   one entry's payload: LZ4 (liblz4) or zstd (libzstd)
  *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
