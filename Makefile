@@ -104,9 +104,9 @@ REL_CACHE := $(or $(MLSETUP_RELEASE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache
 ZIG_VERSION := $(shell sed -n 's/^ziglang==\([0-9][0-9.]*\).*/\1/p' packaging/release/zig.txt | head -n 1)
 ZIG_CACHED := $(wildcard $(REL_CACHE)/zig/$(ZIG_VERSION)/ziglang/zig)
 
-# Windows script launchers (src/env/launcher/launcher.c; src/env/winlauncher.c
-# appends a script to one). Built with zig, without the C runtime. Only the
-# Windows mlsetup.exe embeds them (its embedded files add $(LAUNCHERS)): a
+# Windows script launchers (platform/windows/launcher/launcher.c, a
+# program of its own; src/env/winlauncher.c appends a script to one). Built
+# with zig, without the C runtime. Only the Windows mlsetup.exe embeds them (its embedded files add $(LAUNCHERS)): a
 # Linux mlsetup never lays out a Windows environment, so the Linux build
 # needs no zig. `make check` builds them, the stub interpreter and
 # mkwinlauncher for tests/cli/t0921 when the pinned zig is already in the
@@ -224,11 +224,11 @@ launchers: $(LAUNCHERS)
 # is launcher_main, the imports kernel32 (and user32 for the GUI's message
 # box). /Brepro: the PE timestamp is a hash of the contents, so the same
 # source gives the same bytes.
-build/launcher/launcher-console.o: src/env/launcher/launcher.c
+build/launcher/launcher-console.o: platform/windows/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(LAUNCHER_CFLAGS) -c -o $@ $<
 
-build/launcher/launcher-gui.o: src/env/launcher/launcher.c
+build/launcher/launcher-gui.o: platform/windows/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(LAUNCHER_CFLAGS) -DML_LAUNCHER_GUI -c -o $@ $<
 

@@ -26,8 +26,9 @@
  *               extraction share
  *   venv.c      PEP 405 virtual environments and their activate scripts
  *   winlauncher.c  Windows scripts' .exe files: a launcher program
- *               (launcher/launcher.c, built with zig, embedded in the
- *               Windows build) with the interpreter and script appended
+ *               (platform/windows/launcher/launcher.c, a program of its
+ *               own, built with zig, embedded in the Windows build) with
+ *               the interpreter and script appended
  *   python.c    python-build-standalone interpreter archives; probing an
  *               interpreter
  *   stage.c     the environment's lock, staging directory, atomic commit

@@ -406,8 +406,9 @@ typedef enum ml_winlauncher_kind {
 } ml_winlauncher_kind;
 
 /* Finds the launcher program for kind among the embedded files
- * ("launcher-console.exe", "launcher-gui.exe": src/env/launcher/launcher.c
- * built by the Makefile with zig; only the Windows build embeds them).
+ * ("launcher-console.exe", "launcher-gui.exe":
+ * platform/windows/launcher/launcher.c built by the Makefile with zig;
+ * only the Windows build embeds them).
  * Sets *data (static, never freed) and *len. Returns 0, ML_ENOENT (this
  * build has none; err says so) or ML_EFAIL (bad kind). */
 int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,
