@@ -132,6 +132,11 @@ char *ml_pep503_normalize(const char *s, size_t n);
 /* Returns a malloc'd printf-style string, or NULL on allocation failure. */
 char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
+ * ML_EFAIL when the result does not fit (dst then holds a truncated string
+ * that must not be used). */
+int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* --- file system (src/core/fs.c) -------------------------------------------- */
 
 /* The one copy of each file-system helper every stage uses. These are
@@ -226,11 +231,6 @@ int ml_fs_lock_shared(int *fd, const char *path, bool wait);
 /* Releases a lock taken with ml_fs_lock() or ml_fs_lock_shared() (closes
  * fd). Accepts -1. */
 void ml_fs_unlock(int fd);
-
-/* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
- * ML_EFAIL when the result does not fit (dst then holds a truncated string
- * that must not be used). */
-int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* --- digests (src/core/digest.c) ---------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /*
  * fs.c - the one copy of each file-system helper the stages share: mkdir -p,
  * rm -rf that never follows a symbolic link, plain and atomic file writes
- * (fsync of the file and its directory), link-or-copy, syncing, flock
- * locks and path formatting (random names come from the platform layer:
- * platform/random.c). Contracts in core.h.
+ * (fsync of the file and its directory), link-or-copy, syncing and flock
+ * locks (paths are formatted with str.c's ml_pathf(), random names come
+ * from the platform layer's platform/random.c). Contracts in core.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -156,15 +156,6 @@ int ml_fs_write_file(const char *path, const void *data, size_t n, unsigned mode
 		return -e;
 	}
 	return close(fd) == 0 ? 0 : -errno;
-}
-
-int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(dst, dstsz, fmt, ap);
-	va_end(ap);
-	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
 }
 
 int ml_fs_fsync_path(const char *path)
