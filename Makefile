@@ -71,7 +71,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) -DML_GIT_C
 CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-PLATFORM_SRC := platform/linux/os.c platform/os_common.c
+PLATFORM_SRC := platform/linux/os.c platform/os_common.c platform/random.c
 LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
 	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) $(PLATFORM_SRC))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
@@ -107,9 +107,9 @@ REL_CACHE := $(or $(MLSETUP_RELEASE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache
 ZIG_VERSION := $(shell sed -n 's/^ziglang==\([0-9][0-9.]*\).*/\1/p' packaging/release/zig.txt | head -n 1)
 ZIG_CACHED := $(wildcard $(REL_CACHE)/zig/$(ZIG_VERSION)/ziglang/zig)
 
-# Windows script launchers (src/env/launcher/launcher.c; src/env/winlauncher.c
-# appends a script to one). Built with zig, without the C runtime. Only the
-# Windows mlsetup.exe embeds them (its embedded files add $(LAUNCHERS)): a
+# Windows script launchers (platform/windows/launcher/launcher.c, a
+# program of its own; src/env/winlauncher.c appends a script to one). Built
+# with zig, without the C runtime. Only the Windows mlsetup.exe embeds them (its embedded files add $(LAUNCHERS)): a
 # Linux mlsetup never lays out a Windows environment, so the Linux build
 # needs no zig. `make check` builds them, the stub interpreter and
 # mkwinlauncher for tests/cli/t0921 when the pinned zig is already in the
@@ -227,11 +227,11 @@ launchers: $(LAUNCHERS)
 # is launcher_main, the imports kernel32 (and user32 for the GUI's message
 # box). /Brepro: the PE timestamp is a hash of the contents, so the same
 # source gives the same bytes.
-build/launcher/launcher-console.o: src/env/launcher/launcher.c
+build/launcher/launcher-console.o: platform/windows/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(LAUNCHER_CFLAGS) -c -o $@ $<
 
-build/launcher/launcher-gui.o: src/env/launcher/launcher.c
+build/launcher/launcher-gui.o: platform/windows/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(LAUNCHER_CFLAGS) -DML_LAUNCHER_GUI -c -o $@ $<
 
@@ -341,7 +341,7 @@ REL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) -O2 -fstack-protector-str
 # maps the POSIX calls of src/ onto the wide Win32 API), is linked fully
 # static and needs these system DLLs besides what the libraries' .pc files
 # name.
-WIN_SRC := $(sort $(wildcard platform/windows/*.c)) platform/os_common.c
+WIN_SRC := $(sort $(wildcard platform/windows/*.c)) platform/os_common.c platform/random.c
 WIN_HDRS := $(wildcard platform/windows/*.h platform/windows/include/*.h platform/windows/include/*/*.h)
 rel_win = $(findstring windows,$(1))
 rel_exe = build/release/$(1)/mlsetup$(if $(call rel_win,$(1)),.exe)

@@ -132,6 +132,11 @@ char *ml_pep503_normalize(const char *s, size_t n);
 /* Returns a malloc'd printf-style string, or NULL on allocation failure. */
 char *ml_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
+ * ML_EFAIL when the result does not fit (dst then holds a truncated string
+ * that must not be used). */
+int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* --- file system (src/core/fs.c) -------------------------------------------- */
 
 /* The one copy of each file-system helper every stage uses. These are
@@ -226,16 +231,6 @@ int ml_fs_lock_shared(int *fd, const char *path, bool wait);
 /* Releases a lock taken with ml_fs_lock() or ml_fs_lock_shared() (closes
  * fd). Accepts -1. */
 void ml_fs_unlock(int fd);
-
-/* snprintf for paths: formats into dst (dstsz bytes). Returns 0, or
- * ML_EFAIL when the result does not fit (dst then holds a truncated string
- * that must not be used). */
-int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Fills dst with 2*nbytes random lower-case hex digits and a NUL, for
- * unique temporary names (ml_os_random(); time and pid when it fails). nbytes
- * is at most 16. */
-void ml_random_hex(char *dst, size_t nbytes);
 
 /* --- digests (src/core/digest.c) ---------------------------------------------- */
 
@@ -422,9 +417,17 @@ const char *ml_os_ca_dir(void);
 
 /* Fills buf with n random bytes from the kernel (getrandom(2), made as a
  * raw system call so that binaries built for glibc < 2.25 have it too;
- * /dev/urandom on kernels older than 3.17). Returns 0, or -errno when
- * neither gives all n bytes. */
+ * /dev/urandom on kernels older than 3.17; Windows: BCryptGenRandom, in
+ * platform/random.c). Returns 0, or -errno when neither gives all n
+ * bytes. */
 int ml_os_random(void *buf, size_t n);
+
+/* Fills dst with 2*nbytes random lower-case hex digits and a NUL, for
+ * unique temporary names (ml_os_random(); time and pid when it fails). nbytes
+ * is at most 16. In platform/random.c, for every platform: the Windows
+ * compatibility layer under the stages names its temporary files with it
+ * too. */
+void ml_random_hex(char *dst, size_t nbytes);
 
 /* Copies up to n bytes from the open file in_fd to out_fd at their current
  * offsets inside the kernel (copy_file_range(2), made as a raw system call

@@ -6,7 +6,9 @@
  * in its own source file under src/env/:
  *
  *   extract.c   checked archive extraction (wheels: zip; interpreters:
- *               tar.gz / tar.zst) and the pure per-entry checker
+ *               tar.gz / tar.zst)
+ *   entry.c     the pure per-entry checker: one name's portable rules and
+ *               Windows' rules
  *   zipscan.c   our own reading of a zip's central directory (trailing
  *               data, hybrids, overlaps, local headers and data
  *               descriptors that disagree with it)
@@ -20,10 +22,13 @@
  *   wheel.c     PEP 427 installation: unpack once into the cache, then link
  *               into environments; scripts and console launchers
  *   pool.c      installing many wheels in parallel
+ *   slots.c     the thread budget the pool's workers and a large wheel's
+ *               extraction share
  *   venv.c      PEP 405 virtual environments and their activate scripts
  *   winlauncher.c  Windows scripts' .exe files: a launcher program
- *               (launcher/launcher.c, built with zig, embedded in the
- *               Windows build) with the interpreter and script appended
+ *               (platform/windows/launcher/launcher.c, a program of its
+ *               own, built with zig, embedded in the Windows build) with
+ *               the interpreter and script appended
  *   python.c    python-build-standalone interpreter archives; probing an
  *               interpreter
  *   stage.c     the environment's lock, staging directory, atomic commit

@@ -1,7 +1,8 @@
 /*
  * out.h - the front end's output: human text on stdout, diagnostics on
- * stderr, JSON documents, colour and verbosity. Only src/cli/ and
- * src/core/out.c use this; stages never print (DESIGN.md).
+ * stderr, JSON documents, colour and verbosity. Only src/cli/ and core's
+ * output files (out_opts.c, out.c, live.c, progress.c) use this; stages
+ * never print (DESIGN.md).
  */
 #ifndef MLSETUP_OUT_H
 #define MLSETUP_OUT_H
@@ -12,6 +13,8 @@
 #include "mlsetup/core.h"
 
 struct cJSON;
+
+/* --- settings (src/core/out_opts.c) ---------------------------------------- */
 
 typedef enum ml_color_mode { ML_COLOR_AUTO, ML_COLOR_ALWAYS, ML_COLOR_NEVER } ml_color_mode;
 
@@ -26,6 +29,12 @@ typedef struct ml_out_opts {
  * is unset and TERM is not "dumb". */
 void ml_out_setup(const ml_out_opts *opts);
 const ml_out_opts *ml_out_get(void);
+
+/* ANSI escape for a style when colour is on, else "". Styles: "bold",
+ * "dim", "red", "green", "yellow", "reset". Static strings. */
+const char *ml_c(const char *style);
+
+/* --- text, diagnostics and JSON (src/core/out.c) --------------------------- */
 
 /* Human text on stdout; silent with --json or -q. */
 void ml_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,10 +67,6 @@ size_t ml_wrap(char *dst, size_t sz, const char *text, int width, int used, int 
 /* Writes the JSON document to stdout (pretty-printed, newline-terminated).
  * Returns 0 or ML_ENOMEM / ML_EIO. Does not take ownership of doc. */
 int ml_out_json(const struct cJSON *doc);
-
-/* ANSI escape for a style when colour is on, else "". Styles: "bold",
- * "dim", "red", "green", "yellow", "reset". Static strings. */
-const char *ml_c(const char *style);
 
 /* Flushes and closes stdout; returns 0, or ML_EIO when a write failed
  * (full disk, closed pipe) so the command fails as git does. */

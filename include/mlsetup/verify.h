@@ -8,15 +8,17 @@
  * one "will it run?" rule (plan.h). Sources:
  *
  *   fatbin.c  the fatbinary reader: containers and entries (FACTS.md
- *             "Fatbinary", checked against nvcc 13.0 output), where each
+ *             "Fatbinary", checked against nvcc 13.0 output) and where each
  *             container lies (`.nv_fatbin`, `__nv_relfatbin`, data
- *             sections) and the ELF-64 section lookup (System V ABI,
- *             "ELF-64 Object File Format"); pure functions over bytes
+ *             sections); pure functions over bytes
+ *   elf.c     the ELF-64 section lookup fatbin.c and cubin.c share (System
+ *             V ABI, "ELF-64 Object File Format"); pure
  *   cubin.c   one entry's payload: LZ4 (liblz4) or zstd (libzstd)
  *             decompression, bounded, and the cubin's kernels counted
  *   audit.c   paths -> per-library lists and answers: regular files (mmap),
  *             wheels (zip members read in place with libarchive), directory
- *             trees; and the "mlsetup.audit/1" JSON document
+ *             trees; the "mlsetup.audit/1" JSON document; and a torch
+ *             wheel's build, by an audit of that wheel
  *   torchbuild.c  a torch wheel -> its build: the code of torch's own CUDA
  *             library, its CUDA version (torch/version.py, METADATA), the
  *             table entry with its hash (plan.h, ml_torch_build_lookup())
@@ -288,7 +290,8 @@ typedef struct ml_torch_wheel {
 	                              * the same CUDA version, SASS and PTX */
 } ml_torch_wheel;
 
-/* Derives the torch build of one wheel, read in place: the SASS and PTX
+/* Derives the torch build of one wheel, read in place by an audit of it
+ * (ml_audit_paths(); this wrapper is in src/verify/audit.c): the SASS and PTX
  * of torch's own CUDA library (what torch.cuda.get_arch_list() reports;
  * the nvidia-* wheels' libraries are not torch's), the CUDA version from
  * torch/version.py (`cuda = '12.8'`, None for a CPU-only build; else from

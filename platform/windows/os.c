@@ -2,13 +2,12 @@
  * os.c (Windows) - the operating-system interface core.h declares, over
  * Win32: reading files under a root directory, loading NVIDIA's DLLs by
  * full path only, running a program with a timeout and captured output
- * (CreateProcessW), free disk space, CPU count, random bytes and the
- * console set-up.
+ * (CreateProcessW), free disk space, CPU count and the console set-up
+ * (random bytes: platform/random.c, under compat.c, which needs them).
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
-#include <bcrypt.h>
 #include <shellapi.h>
 
 #include "mlsetup/core.h"
@@ -463,19 +462,6 @@ int ml_os_cpu_count(void)
 {
 	DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
 	return n > 0 ? (int)n : 1;
-}
-
-int ml_os_random(void *buf, size_t n)
-{
-	unsigned char *p = buf;
-	while (n > 0) {
-		ULONG chunk = n > 0x10000000 ? 0x10000000 : (ULONG)n;
-		if (BCryptGenRandom(NULL, p, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG) != 0)
-			return -EIO;
-		p += chunk;
-		n -= chunk;
-	}
-	return 0;
 }
 
 long long ml_os_copy_file_range(int in_fd, int out_fd, size_t n)

@@ -1,8 +1,9 @@
 /*
  * fs.c - the one copy of each file-system helper the stages share: mkdir -p,
  * rm -rf that never follows a symbolic link, plain and atomic file writes
- * (fsync of the file and its directory), link-or-copy, syncing, flock
- * locks, path formatting and random names. Contracts in core.h.
+ * (fsync of the file and its directory), link-or-copy, syncing and flock
+ * locks (paths are formatted with str.c's ml_pathf(), random names come
+ * from the platform layer's platform/random.c). Contracts in core.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,27 +18,6 @@
 #include <unistd.h>
 
 #include "mlsetup/core.h"
-
-void ml_random_hex(char *dst, size_t nbytes)
-{
-	static const char hx[] = "0123456789abcdef";
-	uint8_t r[16];
-	if (nbytes > sizeof r)
-		nbytes = sizeof r;
-	if (ml_os_random(r, nbytes) != 0) { /* time and pid are enough for names */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		             ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)dst;
-		for (size_t i = 0; i < nbytes; i++, x = x * 6364136223846793005u + 1)
-			r[i] = (uint8_t)(x >> 56);
-	}
-	for (size_t i = 0; i < nbytes; i++) {
-		dst[2 * i] = hx[r[i] >> 4];
-		dst[2 * i + 1] = hx[r[i] & 15];
-	}
-	dst[2 * nbytes] = '\0';
-}
 
 static int rm_dir_contents(int fd)
 {
@@ -176,15 +156,6 @@ int ml_fs_write_file(const char *path, const void *data, size_t n, unsigned mode
 		return -e;
 	}
 	return close(fd) == 0 ? 0 : -errno;
-}
-
-int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(dst, dstsz, fmt, ap);
-	va_end(ap);
-	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
 }
 
 int ml_fs_fsync_path(const char *path)

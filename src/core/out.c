@@ -1,6 +1,7 @@
 /*
  * out.c - decides between human text, JSON and silence for everything the
- * front end shows; stages hand it data and never print themselves. Text
+ * front end shows, by the settings main() applied (out_opts.c); stages
+ * hand it data and never print themselves. Text
  * for people goes through the output lock (live.h), so that it lands above
  * the live status line; warnings, errors and hints are wrapped to the
  * terminal's width when they go to one.
@@ -18,32 +19,9 @@
 #include "live.h"
 #include "mlsetup/out.h"
 
-static ml_out_opts g_opts = {false, 0, ML_COLOR_AUTO};
-static bool g_color;
-
-void ml_out_setup(const ml_out_opts *opts)
-{
-	g_opts = *opts;
-	if (opts->color == ML_COLOR_ALWAYS) {
-		g_color = true;
-	} else if (opts->color == ML_COLOR_NEVER) {
-		g_color = false;
-	} else {
-		const char *term = getenv("TERM");
-		const char *no_color = getenv("NO_COLOR");
-		g_color = isatty(STDOUT_FILENO) && !(no_color && *no_color) &&
-		          !(term && strcmp(term, "dumb") == 0);
-	}
-}
-
-const ml_out_opts *ml_out_get(void)
-{
-	return &g_opts;
-}
-
 void ml_say(const char *fmt, ...)
 {
-	if (g_opts.json || g_opts.verbosity < 0)
+	if (ml_out_get()->json || ml_out_get()->verbosity < 0)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -58,7 +36,7 @@ void ml_say(const char *fmt, ...)
 
 void ml_verbose(const char *fmt, ...)
 {
-	if (g_opts.verbosity < 1)
+	if (ml_out_get()->verbosity < 1)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -213,7 +191,7 @@ static void put_message(const char *prefix, const char *msg)
 
 void ml_warn(const char *fmt, ...)
 {
-	if (g_opts.verbosity < 0)
+	if (ml_out_get()->verbosity < 0)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -246,22 +224,6 @@ int ml_out_json(const struct cJSON *doc)
 	int rc = (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF) ? ML_EIO : 0;
 	cJSON_free(text);
 	return rc;
-}
-
-const char *ml_c(const char *style)
-{
-	static const struct {
-		const char *name, *code;
-	} styles[] = {
-	        {"bold", "\033[1m"},   {"dim", "\033[2m"},     {"red", "\033[31m"},
-	        {"green", "\033[32m"}, {"yellow", "\033[33m"}, {"reset", "\033[0m"},
-	};
-	if (!g_color)
-		return "";
-	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
-		if (strcmp(styles[i].name, style) == 0)
-			return styles[i].code;
-	return "";
 }
 
 int ml_out_finish(void)

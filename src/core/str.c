@@ -1,5 +1,7 @@
 /*
- * str.c - growable byte buffers and the few string helpers C lacks.
+ * str.c - growable byte buffers and the few string helpers C lacks,
+ * ml_pathf() (snprintf for paths) among them. It uses nothing but the C
+ * library, so the platform layer (platform/) can use it too.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -142,4 +144,13 @@ char *ml_pep503_normalize(const char *s, size_t n)
 	}
 	d[j] = '\0';
 	return d;
+}
+
+int ml_pathf(char *dst, size_t dstsz, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(dst, dstsz, fmt, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= dstsz) ? ML_EFAIL : 0;
 }

@@ -1,13 +1,15 @@
 /*
  * internal.h - what the detect stage's probes share: finding or adding a
- * GPU record by PCI bus id, appending probe records, the probe entry
- * points that detect.c runs in order, and the tables the probes read (PCI
- * ids, driver branches, precision rules).
+ * GPU record by PCI bus id, appending probe records (machine.c), the probe
+ * entry points that detect.c runs in order, and the tables the probes read
+ * (PCI ids, driver branches, precision rules).
  */
 #ifndef MLSETUP_DETECT_INTERNAL_H
 #define MLSETUP_DETECT_INTERNAL_H
 
 #include "mlsetup/detect.h"
+
+/* --- the machine record's builders (machine.c) ----------------------------- */
 
 /* Returns the GPU with this bus id (normalized here), or appends a new
  * one, recording `source` as where it was first seen. When bus_id is NULL
@@ -21,6 +23,8 @@ int ml_machine_probe(ml_machine *m, const char *source, ml_probe_status st, cons
 
 /* Copies src into dst only when dst is still empty ("first source wins"). */
 void ml_fill_str(char *dst, size_t dstsz, const char *src);
+
+/* --- the probes (detect.c runs them in order) ------------------------------ */
 
 /* The machine probe (OS, libc, CPU, memory, disk); records no probe entry. */
 int ml_probe_os(ml_machine *m, const ml_detect_opts *o);
@@ -66,7 +70,7 @@ typedef struct ml_precision_rule {
 int ml_parse_nvrm_version(char *dst, size_t dstsz, const char *text);
 
 /* Normalizes a PCI bus id ("00000000:01:00.0", "0000:01:00.0", "01:00.0")
- * to lower-case "dddd:bb:dd.f". Returns 0 or ML_EPARSE. */
+ * to lower-case "dddd:bb:dd.f" (machine.c). Returns 0 or ML_EPARSE. */
 int ml_pci_bus_id_normalize(char *dst, size_t dstsz, const char *in);
 
 /* Looks a PCI device id up in the built-in table of NVIDIA GPUs (Turing

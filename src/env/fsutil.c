@@ -1,11 +1,17 @@
 /*
  * fsutil.c - the small tools only the env stage's files share: RECORD's
- * base64 encoding, the lock of a cache directory and a string hash map. The file-system and digest
+ * base64 encoding, the lock of a cache directory, opening a directory under
+ * a root without following links (the archive writers' extract.c and
+ * unzip.c) and a string hash map. The file-system and digest
  * helpers every stage uses live in src/core (fs.c, digest.c). See
  * internal.h for the contracts.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -19,6 +25,49 @@ int mle_lock_in_dir(int *fd, const char *dir, const char *lock_path, ml_err *err
 	if ((e = ml_fs_lock(fd, lock_path, true)))
 		return ml_err_set(err, ML_EIO, "cannot lock '%s': %s", lock_path, strerror(-e));
 	return 0;
+}
+
+/* --- a directory under a root, never through a link ---------------------------- */
+
+int mle_open_dir(int rootfd, const char *dir)
+{
+	int fd = dup(rootfd);
+	if (fd < 0)
+		return -errno;
+	const char *p = dir;
+	char comp[256];
+	while (*p) {
+		const char *s = strchr(p, '/');
+		size_t c = s ? (size_t)(s - p) : strlen(p);
+		if (c >= sizeof comp) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, c);
+		comp[c] = '\0';
+		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT) {
+			if (mkdirat(fd, comp, 0700) != 0 && errno != EEXIST) {
+				int e = errno;
+				close(fd);
+				return -e;
+			}
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd >= 0)
+				fchmod(nfd, 0755);
+		}
+		if (nfd < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		close(fd);
+		fd = nfd;
+		p += c;
+		if (*p == '/')
+			p++;
+	}
+	return fd;
 }
 
 /* --- base64 for RECORD hashes ------------------------------------------------- */

@@ -2,9 +2,9 @@
  * internal.h - what only the env stage's source files share: the RECORD
  * hash encoding, the lock of a cache directory, a string map, the raw
  * zip central-directory reader (zipscan.c), the wheel extractor
- * (unzip.c), the rules about names across entries (names.c) and the
- * threads extraction may borrow (pool.c). File-system and digest helpers
- * are core's (core.h).
+ * (unzip.c), the rules about one entry's name (entry.c) and about names
+ * across entries (names.c), and the threads extraction may borrow
+ * (slots.c). File-system and digest helpers are core's (core.h).
  *
  * Nothing here is public API; names start with mle_.
  */
@@ -34,6 +34,14 @@ bool mle_is_absolute(const char *p, ml_env_os os);
  * the descriptor, released with ml_fs_unlock(). Returns 0 or ML_EIO with
  * err naming the path. */
 int mle_lock_in_dir(int *fd, const char *dir, const char *lock_path, ml_err *err);
+
+/* --- a directory under a root (fsutil.c) ---------------------------------- */
+
+/* Opens directory dir (normalized, relative to rootfd; "" is rootfd
+ * itself), creating missing components 0755, never following a symbolic
+ * link. Returns a new descriptor, or -errno (-ELOOP / -ENOTDIR: a
+ * component is a symbolic link or a file). */
+int mle_open_dir(int rootfd, const char *dir);
 
 /* --- string map (fsutil.c) ----------------------------------------------------- */
 
@@ -93,7 +101,7 @@ void mle_zip_release(mle_zip *z);
 /* Unix mode of a zip entry when made on Unix (host 3) with a mode, else 0. */
 unsigned mle_zip_unix_mode(const mle_zip_entry *e);
 
-/* --- threads extraction may borrow (pool.c) ------------------------------------ */
+/* --- threads extraction may borrow (slots.c) ----------------------------------- */
 
 /* A budget of threads shared by everything one caller runs at once: the
  * pool's wheel workers hold one slot each while they work, and the
@@ -128,7 +136,7 @@ bool mle_dir_folds_case(int dirfd);
  * what runs is the installed source or bytecode compiled from it. */
 bool mle_is_own_bytecode(const char *path);
 
-/* --- checked extraction internals (extract.c, unzip.c) ----------------------------- */
+/* --- one entry's name (entry.c) -------------------------------------------- */
 
 /* Writes the n bytes of s (an archive name: hostile) into dst (sz bytes,
  * always NUL-terminated) for a message: valid UTF-8 as it is, but C0 and
@@ -137,11 +145,58 @@ bool mle_is_own_bytecode(const char *path);
  * (RFC 3629) as \xNN; cut with "..." where it does not fit. Pure. */
 void mle_printable(char *dst, size_t sz, const char *s, size_t n);
 
-/* Opens directory dir (normalized, relative to rootfd; "" is rootfd
- * itself), creating missing components 0755, never following a symbolic
- * link. Returns a new descriptor, or -errno (-ELOOP / -ENOTDIR: a
- * component is a symbolic link or a file). */
-int mle_open_dir(int rootfd, const char *dir);
+/* Checks one archive entry, before anything is created for it. name is
+ * name_len bytes (it may hold a NUL: zip names can); link is the symlink
+ * target or hard-link path (link_len bytes; NULL/0 for other types).
+ * Refused (ML_EINTEGRITY, err names the entry and the reason):
+ *   - empty names, names longer than 4095 bytes or with a component longer
+ *     than 255 bytes;
+ *   - NUL, control characters (0x01-0x1f, 0x7f), invalid UTF-8;
+ *   - absolute paths ("/x"), backslashes anywhere ("..\x", "\\host\share"),
+ *     drive letters ("C:x", "C:\x");
+ *   - ".." components, and "." or empty components other than a leading
+ *     "./" and a trailing "/";
+ *   - device files, FIFOs and sockets (ML_ENTRY_OTHER);
+ *   - without ML_ENTRY_ALLOW_LINKS, any symlink or hard link;
+ *   - with it, a symlink whose target is empty, absolute, has a backslash
+ *     or control character, or whose ".." components climb above the root
+ *     of the tree when resolved from the link's own directory ("a/l ->
+ *     ../x" is fine, "l -> ../x" is not); a hard link whose path fails the
+ *     name rules above.
+ * Chains (a link through another link) need the whole tree; the extractor
+ * resolves every link again after the last entry (ml_archive_extract).
+ * When out is non-NULL it receives the normalized name (leading "./" and
+ * trailing "/" removed; "" for the root directory itself, which only a
+ * directory may be) - out_sz bytes. Pure: no file system access.
+ * Returns 0 or ML_EINTEGRITY (ML_EFAIL when out is too small). */
+int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, ml_entry_type type,
+                   const char *link, size_t link_len, unsigned flags, ml_err *err);
+
+/* Checks one name for what Windows cannot create as it is named (the
+ * rules of Microsoft's "Naming Files, Paths, and Namespaces"), in every
+ * '/'-separated component of name (name_len bytes: a normalized archive
+ * path as ml_entry_check() writes it, an entry point's name, a script's
+ * .exe name). Refused (ML_EINTEGRITY, err: "<noun> '<name>' refused on
+ * Windows: <why>", noun NULL meaning "entry", the name escaped with
+ * mle_printable()):
+ *   - a DOS device name as a component, in any case, with any extension,
+ *     spaces before the extension too: CON, PRN, AUX, NUL, CONIN$,
+ *     CONOUT$, COM1-COM9, LPT1-LPT9, COM and LPT with the superscript
+ *     digits U+00B9, U+00B2, U+00B3 ("CON.py", "aux.txt", "nul",
+ *     "com1.tar.gz", "lpt9"; not "cone.py", "icon.py", "console.py",
+ *     "COM0", "COM10");
+ *   - a component that ends in a dot or a space ("mod.py.", "dir /x.py"),
+ *     which Windows drops, so that it names another file, and an empty
+ *     component;
+ *   - ':' anywhere (an NTFS alternate data stream "x.py:ads", or a
+ *     drive), and the other characters Windows does not allow in a name:
+ *     control characters, < > " | ? * and backslash.
+ * Names that are one after case folding are ml_entry_names_check()'s,
+ * with fold_case. Pure: the rules hold on every host; callers apply them
+ * when the environment is a Windows one. Returns 0 or ML_EINTEGRITY. */
+int ml_entry_windows_check(const char *name, size_t name_len, const char *noun, ml_err *err);
+
+/* --- checked extraction internals (extract.c, unzip.c) ----------------------------- */
 
 /* ml_archive_extract() drawing helper threads from slots (NULL: only the
  * calling thread, whatever opts->threads says). */
@@ -240,33 +295,6 @@ int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_
 int ml_archive_extract(ml_extract_result *out, const char *archive_path, const char *dest,
                        const ml_extract_opts *opts, ml_err *err);
 
-/* Checks one archive entry, before anything is created for it. name is
- * name_len bytes (it may hold a NUL: zip names can); link is the symlink
- * target or hard-link path (link_len bytes; NULL/0 for other types).
- * Refused (ML_EINTEGRITY, err names the entry and the reason):
- *   - empty names, names longer than 4095 bytes or with a component longer
- *     than 255 bytes;
- *   - NUL, control characters (0x01-0x1f, 0x7f), invalid UTF-8;
- *   - absolute paths ("/x"), backslashes anywhere ("..\x", "\\host\share"),
- *     drive letters ("C:x", "C:\x");
- *   - ".." components, and "." or empty components other than a leading
- *     "./" and a trailing "/";
- *   - device files, FIFOs and sockets (ML_ENTRY_OTHER);
- *   - without ML_ENTRY_ALLOW_LINKS, any symlink or hard link;
- *   - with it, a symlink whose target is empty, absolute, has a backslash
- *     or control character, or whose ".." components climb above the root
- *     of the tree when resolved from the link's own directory ("a/l ->
- *     ../x" is fine, "l -> ../x" is not); a hard link whose path fails the
- *     name rules above.
- * Chains (a link through another link) need the whole tree; the extractor
- * resolves every link again after the last entry (ml_archive_extract).
- * When out is non-NULL it receives the normalized name (leading "./" and
- * trailing "/" removed; "" for the root directory itself, which only a
- * directory may be) - out_sz bytes. Pure: no file system access.
- * Returns 0 or ML_EINTEGRITY (ML_EFAIL when out is too small). */
-int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, ml_entry_type type,
-                   const char *link, size_t link_len, unsigned flags, ml_err *err);
-
 /* Checks names across entries: that no two of the n normalized archive
  * paths (as ml_entry_check() writes them), nor the directories they imply,
  * are one name after Unicode NFC normalization (UAX #15; "caf\u00e9" and
@@ -277,30 +305,6 @@ int ml_entry_check(char *out, size_t out_sz, const char *name, size_t name_len, 
  * with err naming both paths, code points past ASCII written \uXXXX;
  * ML_ENOMEM. */
 int ml_entry_names_check(const char *const *paths, size_t n, bool fold_case, ml_err *err);
-
-/* Checks one name for what Windows cannot create as it is named (the
- * rules of Microsoft's "Naming Files, Paths, and Namespaces"), in every
- * '/'-separated component of name (name_len bytes: a normalized archive
- * path as ml_entry_check() writes it, an entry point's name, a script's
- * .exe name). Refused (ML_EINTEGRITY, err: "<noun> '<name>' refused on
- * Windows: <why>", noun NULL meaning "entry", the name escaped with
- * mle_printable()):
- *   - a DOS device name as a component, in any case, with any extension,
- *     spaces before the extension too: CON, PRN, AUX, NUL, CONIN$,
- *     CONOUT$, COM1-COM9, LPT1-LPT9, COM and LPT with the superscript
- *     digits U+00B9, U+00B2, U+00B3 ("CON.py", "aux.txt", "nul",
- *     "com1.tar.gz", "lpt9"; not "cone.py", "icon.py", "console.py",
- *     "COM0", "COM10");
- *   - a component that ends in a dot or a space ("mod.py.", "dir /x.py"),
- *     which Windows drops, so that it names another file, and an empty
- *     component;
- *   - ':' anywhere (an NTFS alternate data stream "x.py:ads", or a
- *     drive), and the other characters Windows does not allow in a name:
- *     control characters, < > " | ? * and backslash.
- * Names that are one after case folding are ml_entry_names_check()'s,
- * with fold_case. Pure: the rules hold on every host; callers apply them
- * when the environment is a Windows one. Returns 0 or ML_EINTEGRITY. */
-int ml_entry_windows_check(const char *name, size_t name_len, const char *noun, ml_err *err);
 
 /* Splits an entry point value "module.sub:attr.sub [extra1, extra2]" into
  * the module ("module.sub") and the attribute path ("attr.sub"), each a
@@ -402,8 +406,9 @@ typedef enum ml_winlauncher_kind {
 } ml_winlauncher_kind;
 
 /* Finds the launcher program for kind among the embedded files
- * ("launcher-console.exe", "launcher-gui.exe": src/env/launcher/launcher.c
- * built by the Makefile with zig; only the Windows build embeds them).
+ * ("launcher-console.exe", "launcher-gui.exe":
+ * platform/windows/launcher/launcher.c built by the Makefile with zig;
+ * only the Windows build embeds them).
  * Sets *data (static, never freed) and *len. Returns 0, ML_ENOENT (this
  * build has none; err says so) or ML_EFAIL (bad kind). */
 int ml_winlauncher_base(const unsigned char **data, size_t *len, ml_winlauncher_kind kind,

@@ -4,10 +4,10 @@
  * collects a result per wheel, and stops handing out new wheels after the
  * first failure.
  *
- * The pool's threads are a budget (mle_slots) of opts->jobs: each worker
- * holds a slot while it works on wheels and gives it back when none are
- * left, and the extraction of a large wheel borrows free slots for
- * threads that inflate its members. So the last, large wheels (torch,
+ * The pool's threads are a budget (mle_slots, slots.c) of opts->jobs:
+ * each worker holds a slot while it works on wheels and gives it back when
+ * none are left, and the extraction of a large wheel borrows free slots
+ * for threads that inflate its members. So the last, large wheels (torch,
  * cudnn, cublas) are inflated on every core, and the threads running
  * never exceed the budget.
  */
@@ -16,37 +16,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* --- the thread budget -------------------------------------------------------------- */
-
-int mle_slots_init(mle_slots *s, int free)
-{
-	s->free = free > 0 ? free : 0;
-	return pthread_mutex_init(&s->mu, NULL) == 0 ? 0 : ML_EFAIL;
-}
-
-void mle_slots_release(mle_slots *s)
-{
-	pthread_mutex_destroy(&s->mu);
-}
-
-int mle_slots_take(mle_slots *s, int want)
-{
-	pthread_mutex_lock(&s->mu);
-	int got = want < s->free ? want : s->free;
-	if (got < 0)
-		got = 0;
-	s->free -= got;
-	pthread_mutex_unlock(&s->mu);
-	return got;
-}
-
-void mle_slots_give(mle_slots *s, int n)
-{
-	pthread_mutex_lock(&s->mu);
-	s->free += n;
-	pthread_mutex_unlock(&s->mu);
-}
 
 /* --- the pool ----------------------------------------------------------------------- */
 
@@ -196,18 +165,18 @@ typedef struct queued {
 
 struct ml_unpack_queue {
 	pthread_mutex_t mu;
-	pthread_cond_t more;   /* work was added, or the queue closed */
-	ml_wheels_opts o;      /* cache_dir, caps, jobs */
+	pthread_cond_t more; /* work was added, or the queue closed */
+	ml_wheels_opts o;    /* cache_dir, caps, jobs */
 	ml_unpack_check_fn check;
 	void *ctx;
 	size_t n;
-	queued *todo;          /* FIFO of added wheels: todo[head .. tail) */
+	queued *todo; /* FIFO of added wheels: todo[head .. tail) */
 	size_t head, tail;
 	bool closed, stop;
-	int check_rc;          /* the first check's refusal */
-	ml_unpacked *out;      /* n */
-	bool *ok;              /* n */
-	mle_slots slots;       /* the budget; workers take one while unpacking */
+	int check_rc;     /* the first check's refusal */
+	ml_unpacked *out; /* n */
+	bool *ok;         /* n */
+	mle_slots slots;  /* the budget; workers take one while unpacking */
 	int budget;
 	pthread_t *tid;
 	size_t started;

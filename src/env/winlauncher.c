@@ -1,7 +1,7 @@
 /*
  * winlauncher.c - the .exe files of a Windows environment's scripts: a
- * launcher program (src/env/launcher/launcher.c, built with zig and
- * embedded in the Windows mlsetup) with the interpreter's path and the
+ * launcher program (platform/windows/launcher/launcher.c, built with zig
+ * and embedded in the Windows mlsetup) with the interpreter's path and the
  * script appended.
  *
  * Layout of a script's foo.exe, written here and read by the launcher:

@@ -8,7 +8,9 @@
  * file), the bytes into fatbin lists (fatbin.c), and the lists into answers
  * by ml_arch_runs_on(), the one "will it run?" rule (plan.h). A file that
  * cannot be read or holds a malformed fatbin is recorded and the audit goes
- * on; ml_audit_status() turns the whole into one outcome.
+ * on; ml_audit_status() turns the whole into one outcome. A torch wheel's
+ * build (ml_torch_build_from_wheel) is what an audit of that one wheel
+ * finds; torchbuild.c derives it from the members the audit hands over.
  */
 #include "internal.h"
 
@@ -1192,4 +1194,33 @@ void ml_audit_free(ml_audit *a)
 	free(a->devices);
 	free(a->overall);
 	free(a);
+}
+
+/* --- one torch wheel's build, by an audit of it (torchbuild.c reads it) ------- */
+
+int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err)
+{
+	ml_audit *a = NULL;
+	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
+	int rc = ml_audit_paths(&a, &path, 1, &o, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < a->n_files && a->n_torch == 0; i++)
+		if (a->files[i].error && !a->files[i].has_code &&
+		    strcmp(a->files[i].path, path) == 0) {
+			rc = ml_err_set(err, a->files[i].error, "%s", a->files[i].error_msg);
+			goto out;
+		}
+	if (a->n_torch == 0) {
+		rc = ml_err_set(
+		        err, ML_ENOENT,
+		        "'%s' is not a torch wheel (no torch/version.py or torch dist-info)", path);
+		goto out;
+	}
+	*out = a->torch[0].build;
+	out->files = NULL;
+	out->n_files = 0;
+out:
+	ml_audit_free(a);
+	return rc;
 }

@@ -1,11 +1,11 @@
 /*
  * internal.h - what the verify stage's files share and nothing outside
- * src/verify needs: the ELF-64 section header table, walked by fatbin.c
- * (host libraries: `.nv_fatbin`, `__nv_relfatbin`, data sections) and by
- * cubin.c (device code: a cubin's `.text.<kernel>` sections); the fatbin
- * and cubin readers, the driver and framework smoke tests and the
- * diagnosis that run.c (ml_verify_env) and audit.c combine. Unit tests and
- * fuzz targets include it to test those pieces directly.
+ * src/verify needs: the ELF-64 section header table (elf.c), walked by
+ * fatbin.c (host libraries: `.nv_fatbin`, `__nv_relfatbin`, data
+ * sections) and by cubin.c (device code: a cubin's `.text.<kernel>`
+ * sections); the fatbin and cubin readers, the driver and framework smoke
+ * tests and the diagnosis that run.c (ml_verify_env) and audit.c combine.
+ * Unit tests and fuzz targets include it to test those pieces directly.
  */
 #ifndef MLSETUP_VERIFY_INTERNAL_H
 #define MLSETUP_VERIFY_INTERNAL_H
@@ -27,6 +27,8 @@ static inline uint64_t ml_rd64(const unsigned char *p)
 {
 	return (uint64_t)ml_rd32(p) | (uint64_t)ml_rd32(p + 4) << 32;
 }
+
+/* --- ELF-64 sections (elf.c) ------------------------------------------------ */
 
 /* A section header table of an ELF-64 little-endian image, checked to lie
  * inside it (System V ABI, "ELF-64 Object File Format"). */
@@ -58,6 +60,18 @@ const char *ml_elf_section_name(const ml_elf_table *t, size_t i, size_t *name_le
  * outside the image (err names what, e.g. "section .nv_fatbin"). */
 int ml_elf_section_bytes(size_t *off, size_t *size, const ml_elf_table *t, size_t i,
                          const char *what, ml_err *err);
+
+/* Finds the section called name in an ELF-64 little-endian image buf[0..len)
+ * (System V ABI, "ELF-64 Object File Format": e_shoff, e_shentsize,
+ * e_shnum and e_shstrndx of the file header, extended numbering through
+ * section 0 when e_shnum or e_shstrndx overflow) and sets *out_off and
+ * *out_size to where its bytes lie in buf. A SHT_NOBITS section is treated
+ * as absent. Returns 0; ML_ENOENT when buf is not ELF-64 little-endian, has
+ * no section header table, or has no such section; ML_EPARSE when the
+ * header, section table, name table or the section itself lies outside buf
+ * (err says which). Never reads outside buf[0..len). */
+int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
+                   const char *name, ml_err *err);
 
 /* --- torch wheels (torchbuild.c), fed by the wheel reader in audit.c ----- */
 
@@ -207,18 +221,6 @@ const char *ml_cuda_error_name(int code);
  *                    libraries torch loads as the suspect.
  * Caller owns *out; free with ml_verdict_free(). Returns 0 or ML_ENOMEM. */
 int ml_diagnose(ml_verdict **out, const ml_diagnose_opts *o, ml_err *err);
-
-/* Finds the section called name in an ELF-64 little-endian image buf[0..len)
- * (System V ABI, "ELF-64 Object File Format": e_shoff, e_shentsize,
- * e_shnum and e_shstrndx of the file header, extended numbering through
- * section 0 when e_shnum or e_shstrndx overflow) and sets *out_off and
- * *out_size to where its bytes lie in buf. A SHT_NOBITS section is treated
- * as absent. Returns 0; ML_ENOENT when buf is not ELF-64 little-endian, has
- * no section header table, or has no such section; ML_EPARSE when the
- * header, section table, name table or the section itself lies outside buf
- * (err says which). Never reads outside buf[0..len). */
-int ml_elf_section(size_t *out_off, size_t *out_size, const unsigned char *buf, size_t len,
-                   const char *name, ml_err *err);
 
 /* Decompresses one entry's payload src[0..src_len) - the compressed_size
  * bytes after the entry header - according to flags: ML_FATBIN_FLAG_LZ4

@@ -9,7 +9,9 @@
  * the torch-build table's entry with the wheel's sha256.
  *
  * audit.c reads the wheel once and hands over the metadata members it kept
- * and the libraries it audited; nothing here opens the archive again.
+ * and the libraries it audited; nothing here opens the archive again, and
+ * nothing here calls the audit: ml_torch_build_from_wheel(), which runs
+ * one on a single wheel, lives in audit.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -512,33 +514,6 @@ void ml_torch_wheel_release(ml_torch_wheel *w)
 	w->path = NULL;
 	w->gaps = NULL;
 	w->n_gaps = 0;
-}
-
-int ml_torch_build_from_wheel(ml_torch_build *out, const char *path, ml_err *err)
-{
-	ml_audit *a = NULL;
-	ml_audit_opts o = ML_AUDIT_OPTS_INIT;
-	int rc = ml_audit_paths(&a, &path, 1, &o, err);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < a->n_files && a->n_torch == 0; i++)
-		if (a->files[i].error && !a->files[i].has_code &&
-		    strcmp(a->files[i].path, path) == 0) {
-			rc = ml_err_set(err, a->files[i].error, "%s", a->files[i].error_msg);
-			goto out;
-		}
-	if (a->n_torch == 0) {
-		rc = ml_err_set(
-		        err, ML_ENOENT,
-		        "'%s' is not a torch wheel (no torch/version.py or torch dist-info)", path);
-		goto out;
-	}
-	*out = a->torch[0].build;
-	out->files = NULL;
-	out->n_files = 0;
-out:
-	ml_audit_free(a);
-	return rc;
 }
 
 /* --- torch's own judgement of its library ------------------------------------------ */

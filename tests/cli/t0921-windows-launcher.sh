@@ -1,6 +1,6 @@
 #!/bin/sh
-# Windows script launchers (src/env/launcher/launcher.c, written by
-# src/env/winlauncher.c through tests/helpers/mkwinlauncher) under wine,
+# Windows script launchers (platform/windows/launcher/launcher.c, written
+# by src/env/winlauncher.c through tests/helpers/mkwinlauncher) under wine,
 # running a SIMULATED interpreter: build/launcher/stub-python.exe
 # (tests/helpers/stub_python.c) copied in as Scripts\python.exe, which only
 # reports the command line it got, as the C runtime and as

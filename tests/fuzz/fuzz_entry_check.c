@@ -1,6 +1,6 @@
 /*
  * fuzz_entry_check.c - libFuzzer target for the archive entry checker and
- * checked extraction (src/env/extract.c, zipscan.c).
+ * checked extraction (src/env/entry.c, extract.c, zipscan.c).
  *
  * The input is a list of entries, each [type][name length][name][link
  * length][link] (bytes; lengths one byte each). Every entry goes through

@@ -1,6 +1,6 @@
 /*
  * fuzz_fatbin.c - libFuzzer target for the fatbin reader and the ELF-64
- * section finder (src/verify/fatbin.c).
+ * section finder (src/verify/fatbin.c, elf.c).
  *
  * The input is scanned three ways: as a raw fatbin region
  * (ml_fatbin_scan), as a whole library image (ml_fatbin_scan_image: ELF

@@ -1,7 +1,7 @@
 /*
  * test_extract.c - specs for checked archive extraction (src/env/
- * extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry checker,
- * then every hostile archive tests/fixtures/make_bad_archives.py writes,
+ * entry.c, extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry
+ * checker, then every hostile archive tests/fixtures/make_bad_archives.py writes,
  * walked from its cases.tsv table; names that zip readers read two ways
  * (Info-ZIP Unicode Path fields) and the Windows name rules. A refused archive must come back as
  * ML_EINTEGRITY with nothing created - the destination gone, a sentinel

@@ -1,9 +1,9 @@
 /*
- * test_fatbin.c - specs for the fatbin reader (src/verify/fatbin.c) and the
- * static audit (src/verify/audit.c): the exact SASS and PTX lists of every
- * nvcc-built fixture in tests/fixtures/fatbin (README.md there has
- * cuobjdump's view of each), the "will it run?" answers the audit gives
- * for them on several GPUs, damaged and hostile fatbins reported as
+ * test_fatbin.c - specs for the fatbin reader (src/verify/fatbin.c, elf.c)
+ * and the static audit (src/verify/audit.c): the exact SASS and PTX lists
+ * of every nvcc-built fixture in tests/fixtures/fatbin (README.md there
+ * has cuobjdump's view of each), the "will it run?" answers the audit
+ * gives for them on several GPUs, damaged and hostile fatbins reported as
  * malformed without crashing (every prefix and many byte flips are tried
  * under AddressSanitizer), wheels read in place, directory walks, and the
  * embedded smoke-test kernel image.

@@ -35,7 +35,7 @@ smoke=0
 	-Iplatform/windows/include -include platform/windows/compat.h \
 	-Wall -Wextra -Werror -Wno-unused-parameter -O1 -o "$out/compat_smoke.exe" \
 	tests/windows/compat_smoke.c src/core/fs.c src/core/str.c src/core/err.c \
-	platform/windows/compat.c platform/windows/os.c platform/os_common.c -lbcrypt -lshell32 -ladvapi32 -lws2_32 &&
+	platform/windows/compat.c platform/windows/os.c platform/os_common.c platform/random.c -lbcrypt -lshell32 -ladvapi32 -lws2_32 &&
 	wine "$out/compat_smoke.exe" >"$out/compat_smoke.log" 2>&1 || smoke=1
 if [ -z "$unit" ]; then
 	cat "$out/compat_smoke.log" 2>/dev/null
