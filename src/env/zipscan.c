@@ -83,7 +83,7 @@ static int refuse(ml_err *err, const char *what, const char *why)
  * that are not UTF-8 escaped). */
 static int refuse_entry(ml_err *err, const char *what, const mle_zip_entry *e, const char *why)
 {
-	char shown[300], msg[800];
+	char shown[300], msg[1024];
 	mle_printable(shown, sizeof shown, e->name, e->name_len);
 	snprintf(msg, sizeof msg, "entry '%s' %s", shown, why);
 	return refuse(err, what, msg);
