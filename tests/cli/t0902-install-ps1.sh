@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.ps1 (packaging/install.ps1), checked without PowerShell: it is
 # not run here (no PowerShell on the machines this suite runs on; what
-# running it would show is listed in README.md). Checked: the release URL
+# running it would show is listed in docs/install.md). Checked: the release URL
 # is stamped into its one line as stamp-install-sh.sh does for install.sh,
 # bad URLs are refused; the script names the files dist/ serves and the
 # Windows places it installs to; all its code is inside functions called
