@@ -177,10 +177,11 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 	pthread_mutex_init(&r.mu, NULL);
 	int rc = 0;
 
-	/* 1. every file must be named, hashed and sized by the plan */
+	/* 1. every file must be named and hashed by the plan (a size no
+	 * server told, -1, is learned by the download) */
 	for (size_t i = 0; i < plan->n_files; i++) {
 		const ml_artifact *a = &plan->files[i];
-		if (!a->filename || strlen(a->sha256) != 64 || a->size < 0) {
+		if (!a->filename || strlen(a->sha256) != 64) {
 			rc = ml_err_set(err, ML_EFAIL,
 			                "manifest line %d: no wheel file is recorded for %s %s",
 			                a->line, a->name, a->version ? a->version : "");

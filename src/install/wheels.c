@@ -104,7 +104,7 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	ml_audit_opts_machine(&x->ao, x->devs, 64, r->res->machine);
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
-	wo.jobs = r->o->jobs;
+	wo.jobs = r->o->fetch.jobs;
 	ml_err qerr = ML_ERR_INIT;
 	/* without a queue, everything is unpacked while building, as it would be anyway */
 	(void)ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr);
@@ -396,7 +396,7 @@ int mli_build_env(mli_run *r, ml_err *err)
 		                       r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
-	wo.jobs = r->o->jobs;
+	wo.jobs = r->o->fetch.jobs;
 	wo.link = r->o->link;
 	wo.on_done = on_wheel_done;
 	wo.ctx = r;
