@@ -213,6 +213,15 @@ int mli_fetch_wheels(mli_run *r, ml_err *err)
 		rc = fetch_some(r, need, where, k, err);
 	for (size_t i = 0; r->items && r->res->from_cache && i < n; i++)
 		r->res->from_cache[i] = r->items[i].from_cache;
+	/* a size no server told is known once the download proved the file:
+	 * the report and pylock.toml carry it */
+	for (size_t i = 0; !rc && r->items && i < n; i++) {
+		ml_artifact *a = &r->res->plan->files[i];
+		if (a->size < 0 && r->items[i].done && r->items[i].size >= 0) {
+			a->size = r->items[i].size;
+			r->res->plan->total_bytes += (uint64_t)a->size;
+		}
+	}
 	free(need);
 	free(where);
 	return rc;

@@ -38,7 +38,10 @@ test_expect_success 'HEAD 405 and every ranged GET refused: the download learns 
 	inst --manifest hashed.txt --target "$TRASH/envdl" --cache-dir "$TRASH/cachedl" \
 		>out 2>err &&
 	env_works "$TRASH/envdl" &&
-	expect_eq 3 "$(json "$TRASH/envdl/mlsetup-report.json" "len(d[\"installed\"])")"
+	expect_eq 3 "$(json "$TRASH/envdl/mlsetup-report.json" "len(d[\"installed\"])")" &&
+	# the sizes the download learned are in the lock
+	grep -A4 "name = \"purepkg-1.0-py3-none-any.whl\"" "$TRASH/envdl/pylock.toml" |
+		grep -q "^size = $(wc -c <"$TRASH/web/files/$P" | tr -d " ")\$"
 '
 test_expect_success 'a file of unknown size is still proven by its hash: a tampered one fails' '
 	faults web "{\"*\": [\"html_only\", \"head_status:405\", \"range_status:501\"],
