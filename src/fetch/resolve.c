@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "internal.h"
@@ -205,8 +206,11 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 		ml_err e = ML_ERR_INIT;
 		int grc = ml_cache_blob_get(d->path, sizeof(d->path), c, d->sha256, d->size,
 		                            &corrupted, &e);
+		struct stat st;
 		if (grc == 0) {
 			d->done = d->from_cache = true;
+			if (d->size < 0 && stat(d->path, &st) == 0)
+				d->size = (int64_t)st.st_size; /* the blob its hash proved */
 		} else if (corrupted) {
 			d->repaired = true;
 			note(&r, "%s; fetching it again", e.msg);

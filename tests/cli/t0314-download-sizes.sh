@@ -70,7 +70,12 @@ test_expect_success 'HEAD 405 and ranged GET refused: the download learns the si
 	dl -r one.txt -d out --json >out.json 2>err &&
 	same_file out/$A web/files/$A &&
 	expect_eq "$SIZE" "$(json out.json "d[\"files\"][0][\"size\"]")" &&
-	no_parts
+	no_parts &&
+	# again, from the cache: proven by its hash, its size from the blob
+	dl -r one.txt -d out2 --json >out.json 2>err &&
+	expect_eq true "$(json out.json "d[\"files\"][0][\"from_cache\"]")" &&
+	expect_eq "$SIZE" "$(json out.json "d[\"files\"][0][\"size\"]")" &&
+	expect_eq "$SIZE" "$(json out.json "d[\"totals\"][\"bytes\"]")"
 '
 test_expect_success 'no length anywhere (HEAD 501, Range ignored, no Content-Length): the hash decides' '
 	rm -rf cache out &&
