@@ -3,12 +3,15 @@
  *
  * This header holds, each in its own source file under src/fetch/:
  *
- *   http.c           a small synchronous HTTP(S)/file GET on libcurl's easy
- *                    interface, with mlsetup's transport policy (TLS 1.2 or
- *                    newer, no https -> http redirects, plain http only for
- *                    loopback or trusted hosts), and the URL helpers every
- *                    message and index page needs (redaction, RFC 3986
- *                    resolution)
+ *   http.c           mlsetup's transport policy, configured into every
+ *                    libcurl handle by one function (TLS 1.2 or newer, no
+ *                    https -> http redirects, plain http only for loopback
+ *                    or trusted hosts, proxies, netrc, timeouts), a small
+ *                    synchronous HTTP(S)/file GET, and the URL helpers
+ *                    every message and index page needs (redaction,
+ *                    RFC 3986 resolution)
+ *   sizes.c          file sizes from the file servers (HEAD, else a ranged
+ *                    GET), many at once
  *   index.c          the package-index client: PEP 503 HTML and PEP 691 JSON
  *                    project pages, and pip's --find-links locations
  *   index_sources.c  which indexes to ask, and why: command-line flags,
@@ -51,6 +54,36 @@ void ml_url_redact(char *dst, size_t dstsz, const char *url);
  * "https://host/x" (for URLs written into files others read, such as a
  * lock file). Strings that are not URLs are copied unchanged. */
 void ml_url_strip_userinfo(char *dst, size_t dstsz, const char *url);
+
+/* --- the transport policy (src/fetch/http.c) ---------------------------------- */
+
+/* The defaults of the fetch options, in one place: the option structs
+ * below, the command line's help (src/cli/fetch_opts.c) and every request
+ * take them from here. */
+#define ML_FETCH_JOBS              16 /* transfers at once */
+#define ML_FETCH_RETRIES           3  /* extra requests per source after a retryable failure */
+#define ML_FETCH_CONNECT_TIMEOUT_S 10 /* seconds to wait for a connection */
+#define ML_FETCH_LOW_SPEED_TIME_S  30 /* seconds below 1 byte/s before a transfer is abandoned */
+
+/* What a caller chooses of the transport policy every libcurl request of
+ * mlsetup follows (index pages, downloads, sizes; src/fetch/http.c
+ * configures each handle from it, in one function). The rest of the
+ * policy is fixed: TLS 1.2 or newer with peer and host verification; http,
+ * https and file URLs only; redirects followed by mlsetup hop by hop (at
+ * most 10, each target checked by ml_http_policy_check(), never https ->
+ * http); proxies from http_proxy / https_proxy / ALL_PROXY, never for
+ * $no_proxy / $NO_PROXY hosts or loopback (ml_http_noproxy()); credentials
+ * from the URL or ~/.netrc ($NETRC); user agent "mlsetup/VERSION".
+ * Borrowed pointers; zero means the default. */
+typedef struct ml_http_opts {
+	char *const *trusted_hosts; /* --trusted-host: plain http allowed */
+	size_t n_trusted;
+	const char *cert;       /* CA bundle (PEM); NULL: $SSL_CERT_FILE / $SSL_CERT_DIR, else
+	                         * the system's (ml_os_ca_file(), ml_os_ca_dir()) */
+	long connect_timeout_s; /* <= 0: ML_FETCH_CONNECT_TIMEOUT_S */
+	long low_speed_time_s;  /* abandon a transfer below 1 byte/s for this long;
+	                         * <= 0: ML_FETCH_LOW_SPEED_TIME_S */
+} ml_http_opts;
 
 /* --- package index client (src/fetch/index.c) ------------------------------ */
 
@@ -172,18 +205,6 @@ int ml_index_config_resolve(ml_index_config **out, const ml_index_flags *flags,
 /* Frees a config and everything it holds. Accepts NULL. */
 void ml_index_config_free(ml_index_config *c);
 
-/* --- sizes by HEAD (src/fetch/head.c) ------------------------------------- */
-
-/* Sets sizes[i] to the Content-Length (bytes) a HEAD request on urls[i]
- * reports, or -1 when the server sends none. For indexes whose pages carry
- * no PEP 700 "size" (PEP 503 HTML). One connection is reused for all URLs;
- * TLS, plain-http (trusted_hosts) and redirect rules are those of
- * ml_http_get(), cert as there. Returns 0, or the first failure as
- * ml_http_fail() maps it (ML_ENET, ML_ENOENT, ML_EFAIL); sizes after a
- * failure are left unset. */
-int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, char *const *trusted_hosts,
-                  size_t n_trusted, const char *cert, ml_err *err);
-
 /* --- the cache (src/fetch/cache.c) ------------------------------------------- */
 
 /* The content-addressed cache (DESIGN.md "Objects that flow"):
@@ -267,16 +288,26 @@ int ml_cache_verify(ml_cache *c, ml_cache_stats *checked, ml_cache_stats *remove
 
 /* --- the download engine (src/fetch/download.c) ------------------------------ */
 
+/* The most bytes a download of unknown size may bring (ml_download.size
+ * -1): 16 GiB, the most a wheel may hold unpacked (ML_WHEEL_MAX_BYTES,
+ * env.h), so no wheel archive is larger. A body that goes on past it
+ * fails that source, its partial file removed: an endless body cannot
+ * fill the disk. */
+#define ML_FETCH_UNSIZED_MAX_BYTES ((int64_t)16 << 30)
+
 /* One file to get into the cache. Fill the inputs with ml_download_init()
  * and ml_download_add_url() (or ml_fetch_resolve()), release with
  * ml_download_release(). */
 typedef struct ml_download {
 	/* in */
-	char *name;      /* display name, normally the file name; owned */
-	char **urls;     /* sources, tried in order (http, https, file); owned */
-	size_t n_urls;   /* may be 0 when the blob is expected in the cache */
-	char sha256[65]; /* 64 lower-case hex digits */
-	int64_t size;    /* bytes, exact */
+	char *name;       /* display name, normally the file name; owned */
+	char **urls;      /* sources, tried in order (http, https, file); owned */
+	size_t n_urls;    /* may be 0 when the blob is expected in the cache */
+	char sha256[65];  /* 64 lower-case hex digits */
+	int64_t size;     /* bytes, exact; -1: unknown (no server told it), learned
+	                   * from the download (set once done) */
+	int64_t max_size; /* while the size is unknown, the most bytes accepted;
+	                   * <= 0: ML_FETCH_UNSIZED_MAX_BYTES */
 	/* out */
 	char path[4096]; /* the verified blob in the cache, once done */
 	bool done;       /* path holds the verified file */
@@ -290,8 +321,8 @@ typedef struct ml_download {
 } ml_download;
 
 /* Sets the inputs of a zeroed d: name, sha256 (64 hex digits, any case;
- * stored lower case) and size (bytes). Returns 0, ML_EFAIL (not a sha256)
- * or ML_ENOMEM. */
+ * stored lower case) and size (bytes, or -1 when unknown). Returns 0,
+ * ML_EFAIL (not a sha256) or ML_ENOMEM. */
 int ml_download_init(ml_download *d, const char *name, const char *sha256, int64_t size,
                      ml_err *err);
 
@@ -306,7 +337,7 @@ void ml_download_release(ml_download *d);
 typedef struct ml_fetch_active {
 	const char *name; /* owned by the ml_download */
 	uint64_t have;    /* bytes of the file received so far (resumed part included) */
-	int64_t size;     /* bytes */
+	int64_t size;     /* bytes; -1 while unknown */
 	int attempt;      /* 1 for the first request */
 } ml_fetch_active;
 
@@ -325,18 +356,19 @@ typedef struct ml_fetch_progress {
 	bool final;       /* the last call: every item finished */
 } ml_fetch_progress;
 
-/* How to fetch. Zero-initialize with ML_FETCH_OPTS_INIT and set fields. */
+/* How to fetch: the options install, download and bundle share (their
+ * option structs nest one, as libgit2's clone options nest
+ * git_fetch_options; the command line parses them in one table,
+ * src/cli/fetch_opts.c). Initialize with ML_FETCH_OPTS_INIT (every field
+ * its default) and set fields. */
 typedef struct ml_fetch_opts {
-	int jobs;                   /* concurrent transfers; <= 0: 16 */
-	int retries;                /* extra requests per source after retryable
-	                             * failures that made no progress; < 0: 3 */
-	long connect_timeout_s;     /* <= 0: 10 */
-	long low_speed_time_s;      /* abandon a transfer below 1 byte/s for this
-	                             * long; <= 0: 30 */
-	char *const *trusted_hosts; /* --trusted-host: plain http allowed */
-	size_t n_trusted;
-	const char *cert; /* CA bundle; NULL: $SSL_CERT_FILE / $SSL_CERT_DIR, else system */
-	bool offline;     /* use only the cache and file:// sources */
+	int jobs;          /* concurrent transfers; <= 0: ML_FETCH_JOBS (install
+	                    * also unpacks this many wheels at once; <= 0 there:
+	                    * one per CPU) */
+	int retries;       /* extra requests per source after retryable failures
+	                    * that made no progress; < 0: ML_FETCH_RETRIES */
+	ml_http_opts http; /* timeouts, trusted hosts, CA bundle */
+	bool offline;      /* use only the cache and file:// sources */
 	/* Called at most 10 times a second while transfers run, at once for
 	 * notes, and once at the end with final set. May be NULL. */
 	void (*on_progress)(const ml_fetch_progress *p, void *data);
@@ -360,8 +392,37 @@ typedef struct ml_fetch_opts {
 
 #define ML_FETCH_OPTS_INIT                                                                         \
 	{                                                                                          \
-		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+		.retries = -1                                                                      \
 	}
+
+/* Sets fo's trusted hosts and CA bundle to cfg's (cfg NULL: none), the
+ * index configuration every request of a command follows. sources.c. */
+void ml_fetch_opts_use_index(ml_fetch_opts *fo, const ml_index_config *cfg);
+
+/* --- sizes (src/fetch/sizes.c) ------------------------------------------------ */
+
+/* Learns the size in bytes of the file at each urls[i], for indexes whose
+ * pages give none (PEP 503 HTML has no PEP 700 "size") and pins without
+ * sizes: o->jobs requests at a time (<= 0: ML_FETCH_JOBS) on one libcurl
+ * multi handle whose connections they share, each under o->http's
+ * transport policy (timeouts included), redirects checked hop by hop as
+ * ml_http_get() checks them. Per URL:
+ *   1. HEAD: the Content-Length of a 2xx answer is the size (file:// too);
+ *   2. a HEAD answered 405 or 501 (a server that serves GET only), or a
+ *      2xx without Content-Length: GET with "Range: bytes=0-0" (RFC 9110
+ *      §14.2): the complete length of a 206's Content-Range or of a 416's
+ *      unsatisfied range, or the Content-Length of a 200 (its body is not
+ *      read);
+ *   3. whatever else that GET gets: sizes[i] = -1, unknown; the download
+ *      learns it (ml_fetch_all() takes files of unknown size).
+ * o may be NULL (the defaults); its offline flag, retries and callbacks
+ * are not used. Returns 0 (every sizes[i] set, -1 where unknown), or the
+ * first failure of a HEAD request by URL order as ml_http_fail() maps it:
+ * ML_ENET (connect failure, timeout, rejected certificate, refused
+ * redirect or plain http, another status), ML_ENOENT (404, 410), ML_EFAIL;
+ * or ML_ENOMEM. After a failure no further request starts; sizes not
+ * learned are -1. */
+int ml_http_sizes(int64_t *sizes, char *const *urls, size_t n, const ml_fetch_opts *o, ml_err *err);
 
 /* Gets every item into the cache c, proven: a blob already there is
  * re-hashed on use (a corrupted one is removed and fetched again); the
@@ -391,7 +452,14 @@ typedef struct ml_fetch_opts {
  *     expected size, or a finished body whose SHA-256 differs, fails this
  *     source with ML_EINTEGRITY (message: file, URL, expected and actual);
  *     a body without a length is cut at the expected size and judged by
- *     its hash; the next source is tried.
+ *     its hash; the next source is tried;
+ *   - a file of unknown size (size -1) takes the size the server declares
+ *     (Content-Length, a Content-Range's complete length) and is checked
+ *     against it from then on, like a known one; with none declared, the
+ *     body runs to its end and its SHA-256 alone decides; either way it
+ *     may not pass max_size bytes (ML_EINTEGRITY for that source), and the
+ *     hash is checked before the file leaves tmp/, as for every file.
+ *     Once done, size holds the verified file's size.
  * Another process downloading the same blob is waited for (per-blob lock),
  * then its result is used. Nothing unverified ever leaves tmp/, and no
  * .part file is left behind. Items whose `done` is already set (as
@@ -442,8 +510,9 @@ struct ml_plan;
  *   ML_ENOENT      nobody lists it: err names the package and file, and
  *                  the call's err lists them all ("N files are neither in
  *                  the cache nor in --find-links: ..." when offline).
- * Plan files without a recorded name, hash or size (no `# mlsetup-file:`
- * line) are ML_EFAIL. cfg may be NULL (no sources: cache only). Returns
+ * Plan files without a recorded name or hash (no `# mlsetup-file:` line)
+ * are ML_EFAIL; one of unknown size (-1: no server told it) is fetched
+ * with size -1, which ml_fetch_all() learns. cfg may be NULL (no sources: cache only). Returns
  * 0, ML_EINTEGRITY, ML_ENOENT, ML_ENET, ML_EPARSE, ML_EFAIL, ML_ENOMEM. */
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
@@ -474,10 +543,12 @@ typedef struct ml_pin_lookup {
  * project of q[0..n), several at a time with ml_fetch_resolve's retries and
  * c as the page cache (may be NULL), and records in each q[i] the files
  * whose sha256 its requirement lists and the other files of its version
- * (for messages). Sizes no page gave are asked of the file servers
- * (ml_http_sizes). A failing source is recorded in q[i].rc / err, not
- * returned. Returns 0; ML_ENET / ML_ENOENT when a found file could not be
- * sized; ML_ENOMEM. */
+ * (for messages). Sizes no page gave are asked of the file servers, all
+ * at once, under o's timeouts and cfg's trusted hosts and cert
+ * (ml_http_sizes); a size no server tells stays -1 (the download learns
+ * it). A failing source is recorded in q[i].rc / err, not returned.
+ * Returns 0; ML_ENET / ML_ENOENT when a file server could not be asked
+ * (or, offline, would have to be); ML_ENOMEM. */
 int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,
                        const ml_fetch_opts *o, ml_err *err);
 
@@ -579,13 +650,22 @@ typedef struct ml_git_checkout_result {
 
 /* Puts a checkout of the git repository src names (src->git) at dir, at
  * src->rev (a commit id, full or abbreviated, a tag or a branch of the
- * remote; none: the remote's default branch), cloned with libgit2
- * (ml_git_init(): the system's CA certificates). Credentials come from
- * the URL (src->user, src->password) or the environment
- * (MLSETUP_GIT_USERNAME, MLSETUP_GIT_PASSWORD or MLSETUP_GIT_TOKEN), and
- * for ssh:// from the SSH agent; they are never printed or written (the
- * URL libgit2 sees has none). An ssh:// URL needs a libgit2 built with
- * SSH (ML_EUNSUPPORTED otherwise).
+ * remote; none: the remote's default branch), cloned with libgit2 under
+ * the rules libcurl's requests follow (ml_http_opts) as far as libgit2
+ * takes them: the proxy ml_http_proxy_for() names for the URL (http:// and
+ * https:// proxies; none for no_proxy hosts and loopback); the system's CA
+ * certificates (ml_git_init()) and, on Linux, http->cert's besides
+ * (libgit2's certificate store is process-wide and only grows, so --cert
+ * adds to the system's there, where libcurl takes it alone; Windows:
+ * WinHTTP and the Windows store). http may be NULL; its timeouts and
+ * trusted hosts are not used (libgit2 1.5 has no connect timeout).
+ * Credentials come from the URL (src->user, src->password), the
+ * environment (MLSETUP_GIT_USERNAME, MLSETUP_GIT_PASSWORD or
+ * MLSETUP_GIT_TOKEN), else ~/.netrc or $NETRC for the URL's host
+ * (ml_netrc_lookup, as libcurl reads it), and for ssh:// from the SSH
+ * agent; they are never printed or written (the URL libgit2 sees has
+ * none). An ssh:// URL needs a libgit2 built with SSH (ML_EUNSUPPORTED
+ * otherwise).
  *
  * An existing dir is reused when it is a git checkout whose origin is the
  * URL, with no changes to tracked files, and HEAD is REV's commit (REV is
@@ -598,6 +678,6 @@ typedef struct ml_git_checkout_result {
  * ML_ENET (the repository cannot be reached or read: libgit2's reason,
  * without credentials); ML_EUNSUPPORTED; ML_EIO; ML_ENOMEM. */
 int ml_git_checkout(ml_git_checkout_result *out, const struct ml_project_source *src,
-                    const char *dir, bool replace, ml_err *err);
+                    const char *dir, bool replace, const ml_http_opts *http, ml_err *err);
 
 #endif /* MLSETUP_FETCH_H */

@@ -165,19 +165,20 @@ typedef struct ml_install_opts {
 	                            * driver stay the detected ones); ml_install refuses
 	                            * it (ML_EUSAGE). NULL: this machine's */
 	ml_index_flags index;      /* the command line's index options (borrowed) */
-	int jobs;                  /* parallel downloads and wheel installs; 0: defaults */
-	int retries;               /* per source; < 0: the fetch default */
-	long connect_timeout_s;    /* 0: the fetch default */
-	long low_speed_time_s;     /* 0: the fetch default */
-	bool offline;              /* the cache and local --find-links only */
-	bool no_wait;              /* fail at once when another install holds the target */
-	bool no_verify;            /* skip the import check and the GPU checks */
-	bool require_gpu;          /* no NVIDIA GPU is a failure (ML_EGPU) */
-	bool compile_bytecode;     /* compileall after installing */
-	bool force;                /* build even when the GPUs cannot run the wheels */
-	bool reinstall;            /* rebuild even when the target already is the plan */
-	bool require_hashes;       /* refuse a manifest that does not pin hashes
-	                            * (pip's --require-hashes; PIP_REQUIRE_HASHES too) */
+	/* How to fetch: jobs (parallel downloads and, here, wheel installs;
+	 * <= 0: the fetch default and one per CPU), retries, timeouts. Its
+	 * trusted hosts, CA bundle, offline flag and callbacks are the
+	 * pipeline's: from the index configuration and `offline`. */
+	ml_fetch_opts fetch;
+	bool offline;          /* the cache and local --find-links only */
+	bool no_wait;          /* fail at once when another install holds the target */
+	bool no_verify;        /* skip the import check and the GPU checks */
+	bool require_gpu;      /* no NVIDIA GPU is a failure (ML_EGPU) */
+	bool compile_bytecode; /* compileall after installing */
+	bool force;            /* build even when the GPUs cannot run the wheels */
+	bool reinstall;        /* rebuild even when the target already is the plan */
+	bool require_hashes;   /* refuse a manifest that does not pin hashes
+	                        * (pip's --require-hashes; PIP_REQUIRE_HASHES too) */
 	ml_python_preference python_preference; /* managed (default), system, only-managed,
 	                                         * only-system (uv's names) */
 	ml_link_method link;                    /* how files are placed from the unpacked cache */
@@ -192,7 +193,8 @@ typedef struct ml_install_opts {
 
 #define ML_INSTALL_OPTS_INIT                                                                       \
 	{                                                                                          \
-		.retries = -1, .link = ML_LINK_AUTO, .framework = ML_FRAMEWORK_OPTS_INIT           \
+		.fetch = ML_FETCH_OPTS_INIT, .link = ML_LINK_AUTO,                                 \
+		.framework = ML_FRAMEWORK_OPTS_INIT                                                \
 	}
 
 /* What an install did, as far as it got. */
@@ -280,8 +282,8 @@ void ml_install_result_release(ml_install_result *res);
  * written. Fills res->machine and res->plan as far as it got (also when
  * nothing fits: then ML_EUNSUPPORTED with the selection's problem and
  * remedy); release with ml_install_result_release(). Uses opts' manifest,
- * target, python, python_pins, cache_dir, sysroot, platform, index, retries,
- * timeouts, offline and on_event. Returns 0 or the first failure's ML_E*
+ * target, python, python_pins, cache_dir, sysroot, platform, index, fetch
+ * (retries, timeouts), offline and on_event. Returns 0 or the first failure's ML_E*
  * code (ML_EUNSUPPORTED, ML_EINTEGRITY, ML_ENET, ML_ENOENT, ML_EPARSE,
  * ML_EFAIL, ML_ENOMEM). */
 int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err *err);
@@ -298,16 +300,16 @@ typedef struct ml_install_download_opts {
 	const char *cache_dir;   /* NULL: ml_cache_dir()'s default */
 	const char *sysroot;     /* NULL: the live system */
 	ml_index_flags index;    /* the command line's index options (borrowed) */
-	int jobs, retries;       /* as ml_fetch_opts */
-	long connect_timeout_s, low_speed_time_s;
-	bool offline; /* the cache and local --find-links only; list what is missing */
+	ml_fetch_opts fetch;     /* jobs, retries, timeouts; the rest is the pipeline's
+	                          * (as ml_install_opts.fetch) */
+	bool offline;            /* the cache and local --find-links only; list what is missing */
 	ml_install_event_fn on_event;
 	void *event_data;
 } ml_install_download_opts;
 
 #define ML_INSTALL_DOWNLOAD_OPTS_INIT                                                              \
 	{                                                                                          \
-		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+		.fetch = ML_FETCH_OPTS_INIT                                                        \
 	}
 
 typedef struct ml_install_download_result {
@@ -428,16 +430,16 @@ typedef struct ml_install_bundle_opts {
 	const char *cache_dir;     /* NULL: ml_cache_dir()'s default */
 	const char *sysroot;       /* NULL: the live system */
 	ml_index_flags index;      /* the command line's index options (borrowed) */
-	int jobs, retries;         /* as ml_fetch_opts */
-	long connect_timeout_s, low_speed_time_s;
-	bool offline; /* the cache and local --find-links only */
+	ml_fetch_opts fetch;       /* jobs, retries, timeouts; the rest is the pipeline's
+	                            * (as ml_install_opts.fetch) */
+	bool offline;              /* the cache and local --find-links only */
 	ml_install_event_fn on_event;
 	void *event_data;
 } ml_install_bundle_opts;
 
 #define ML_INSTALL_BUNDLE_OPTS_INIT                                                                \
 	{                                                                                          \
-		.jobs = 16, .retries = 3, .connect_timeout_s = 10, .low_speed_time_s = 30          \
+		.fetch = ML_FETCH_OPTS_INIT                                                        \
 	}
 
 /* What a bundle holds. */

@@ -127,7 +127,8 @@ typedef struct ml_pylock_input {
 /* Renders a PEP 751 lock file (lock-version "1.0", created-by "mlsetup",
  * requires-python "==X.Y.*"): one [[packages]] per installed wheel in
  * name order with its [[packages.wheels]] name, url (userinfo removed;
- * left out where unknown, counted in *n_without_url), size and
+ * left out where unknown, counted in *n_without_url), size (left out
+ * where unknown: no server told it before the download) and
  * hashes.sha256, then [tool.mlsetup]: manifest, manifest-embedded,
  * commit, requested (the packages named in the manifest's input),
  * platform, libc, driver, gpus (name, compute-capability, uuid);

@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "fetch_opts.h"
 #include "fetch_ui.h"
 #include "index_opts.h"
 #include "mlsetup/install.h"
@@ -32,15 +33,10 @@
 enum {
 	OPT_OUT = 'o',
 	OPT_MANIFEST = 'm',
-	OPT_JOBS = 'j',
 	OPT_PYTHON = 1200,
 	OPT_PLATFORM,
 	OPT_PINS,
 	OPT_MIRROR,
-	OPT_CACHE,
-	OPT_RETRIES,
-	OPT_CONNECT_TIMEOUT,
-	OPT_LOW_SPEED_TIME,
 	OPT_NO_PROGRESS,
 	OPT_PROJECT,
 	OPT_RESOLVER,
@@ -67,9 +63,10 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	struct bundle_args *a = data;
 	ml_install_bundle_opts *o = &a->o;
 	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (!r)
+		r = ml_cli_fetch_option(&o->fetch, &o->cache_dir, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
-	long v = 0;
 	int rc = 0;
 	switch (opt) {
 	case OPT_OUT:
@@ -100,23 +97,6 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_MIRROR:
 		o->python_mirror = arg;
 		break;
-	case OPT_CACHE:
-		o->cache_dir = arg;
-		break;
-	case OPT_JOBS:
-		if (!(rc = ml_cli_number(&v, arg, 1, 256, "--jobs", err)))
-			o->jobs = (int)v;
-		break;
-	case OPT_RETRIES:
-		if (!(rc = ml_cli_number(&v, arg, 0, 100, "--retries", err)))
-			o->retries = (int)v;
-		break;
-	case OPT_CONNECT_TIMEOUT:
-		rc = ml_cli_number(&o->connect_timeout_s, arg, 1, 3600, "--connect-timeout", err);
-		break;
-	case OPT_LOW_SPEED_TIME:
-		rc = ml_cli_number(&o->low_speed_time_s, arg, 1, 3600, "--low-speed-time", err);
-		break;
 	case OPT_NO_PROGRESS:
 		a->no_progress = true;
 		break;
@@ -128,6 +108,7 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        ML_CLI_INDEX_LONGOPTS,
+	        ML_CLI_FETCH_LONGOPTS,
 	        {"output", required_argument, NULL, OPT_OUT},
 	        {"manifest", required_argument, NULL, OPT_MANIFEST},
 	        {"project", required_argument, NULL, OPT_PROJECT},
@@ -136,11 +117,6 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"platform", required_argument, NULL, OPT_PLATFORM},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
 	        {"python-mirror", required_argument, NULL, OPT_MIRROR},
-	        {"cache-dir", required_argument, NULL, OPT_CACHE},
-	        {"jobs", required_argument, NULL, OPT_JOBS},
-	        {"retries", required_argument, NULL, OPT_RETRIES},
-	        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-	        {"low-speed-time", required_argument, NULL, OPT_LOW_SPEED_TIME},
 	        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	        {NULL, 0, NULL, 0},
 	};
@@ -257,14 +233,7 @@ const ml_command ml_cmd_bundle = {
         "                          built-in manifests/python.json)\n"
         "  --python-mirror URL     fetch the interpreter archive from this mirror\n"
         "                          (default: MLSETUP_PYTHON_MIRROR)\n" ML_CLI_INDEX_HELP
-        "  --cache-dir DIR         the shared download cache (default: MLSETUP_CACHE_DIR,\n"
-        "                          XDG_CACHE_HOME/mlsetup, ~/.cache/mlsetup)\n"
-        "  -j, --jobs N            transfers at once (default 16)\n"
-        "  --retries N             extra requests per source after a retryable failure\n"
-        "                          (default 3)\n"
-        "  --connect-timeout S     seconds to wait for a connection (default 10)\n"
-        "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds\n"
-        "                          (default 30)\n"
+                ML_CLI_FETCH_HELP
         "  --offline               use only the cache and local --find-links (global)\n"
         "  --no-progress           no progress display\n"
         "\n"

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "fetch_opts.h"
 #include "fetch_ui.h"
 #include "index_opts.h"
 #include "mlsetup/install.h"
@@ -24,13 +25,8 @@
 enum {
 	OPT_REQ = 'r',
 	OPT_DEST = 'd',
-	OPT_JOBS = 'j',
 	OPT_PYTHON = 1200,
 	OPT_PLATFORM,
-	OPT_CACHE,
-	OPT_RETRIES,
-	OPT_CONNECT_TIMEOUT,
-	OPT_LOW_SPEED_TIME,
 	OPT_NO_PROGRESS,
 };
 
@@ -45,10 +41,10 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	struct dl_args *a = data;
 	ml_install_download_opts *o = &a->o;
 	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (!r)
+		r = ml_cli_fetch_option(&o->fetch, &o->cache_dir, opt, arg, err);
 	if (r)
 		return r < 0 ? ML_EUSAGE : 0;
-	long v = 0;
-	int rc = 0;
 	switch (opt) {
 	case OPT_REQ:
 		o->manifest = arg;
@@ -62,43 +58,22 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_PLATFORM:
 		o->platform = arg;
 		break;
-	case OPT_CACHE:
-		o->cache_dir = arg;
-		break;
-	case OPT_JOBS:
-		if (!(rc = ml_cli_number(&v, arg, 1, 256, "--jobs", err)))
-			o->jobs = (int)v;
-		break;
-	case OPT_RETRIES:
-		if (!(rc = ml_cli_number(&v, arg, 0, 100, "--retries", err)))
-			o->retries = (int)v;
-		break;
-	case OPT_CONNECT_TIMEOUT:
-		rc = ml_cli_number(&o->connect_timeout_s, arg, 1, 3600, "--connect-timeout", err);
-		break;
-	case OPT_LOW_SPEED_TIME:
-		rc = ml_cli_number(&o->low_speed_time_s, arg, 1, 3600, "--low-speed-time", err);
-		break;
 	case OPT_NO_PROGRESS:
 		a->no_progress = true;
 		break;
 	}
-	return rc;
+	return 0;
 }
 
 static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 {
 	static const struct option opts[] = {
 	        ML_CLI_INDEX_LONGOPTS,
+	        ML_CLI_FETCH_LONGOPTS,
 	        {"requirement", required_argument, NULL, OPT_REQ},
 	        {"dest", required_argument, NULL, OPT_DEST},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"platform", required_argument, NULL, OPT_PLATFORM},
-	        {"cache-dir", required_argument, NULL, OPT_CACHE},
-	        {"jobs", required_argument, NULL, OPT_JOBS},
-	        {"retries", required_argument, NULL, OPT_RETRIES},
-	        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-	        {"low-speed-time", required_argument, NULL, OPT_LOW_SPEED_TIME},
 	        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	        {NULL, 0, NULL, 0},
 	};
@@ -290,14 +265,7 @@ const ml_command ml_cmd_download = {
         "  --platform OS-ARCH      plan for another platform: linux-x86_64, linux-aarch64,\n"
         "                          windows-x86_64, darwin-aarch64 ... (glibc 2.28 when the\n"
         "                          OS or CPU differs from this machine's)\n" ML_CLI_INDEX_HELP
-        "  --cache-dir DIR         the shared download cache (default: MLSETUP_CACHE_DIR,\n"
-        "                          XDG_CACHE_HOME/mlsetup, ~/.cache/mlsetup)\n"
-        "  -j, --jobs N            transfers at once (default 16)\n"
-        "  --retries N             extra requests per source after a retryable failure\n"
-        "                          (default 3)\n"
-        "  --connect-timeout S     seconds to wait for a connection (default 10)\n"
-        "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds\n"
-        "                          (default 30)\n"
+                ML_CLI_FETCH_HELP
         "  --offline               use only the cache and local --find-links; list what is\n"
         "                          missing (global option)\n"
         "  --no-progress           no progress display\n",

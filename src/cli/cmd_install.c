@@ -9,13 +9,13 @@
  * (ML_NEED_LOCK).
  */
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "fetch_opts.h"
 #include "index_opts.h"
 #include "mlsetup/install.h"
 #include "stage_ui.h"
@@ -24,14 +24,9 @@
 enum {
 	OPT_MANIFEST = 'm',
 	OPT_TARGET = 't',
-	OPT_JOBS = 'j',
 	OPT_PYTHON = 1200,
-	OPT_CACHE,
 	OPT_PINS,
 	OPT_MIRROR,
-	OPT_RETRIES,
-	OPT_CONNECT_TIMEOUT,
-	OPT_LOW_SPEED_TIME,
 	OPT_NO_PROGRESS,
 	OPT_NO_WAIT,
 	OPT_NO_VERIFY,
@@ -67,33 +62,13 @@ static int parse_link(ml_link_method *out, const char *s, ml_err *err)
 	                  s);
 }
 
-static int on_number(struct install_args *a, int opt, const char *arg, ml_err *err)
-{
-	long v = 0;
-	int rc = ml_cli_number(&v, arg, opt == OPT_RETRIES ? 0 : 1, LONG_MAX,
-	                       opt == OPT_JOBS              ? "--jobs"
-	                       : opt == OPT_RETRIES         ? "--retries"
-	                       : opt == OPT_CONNECT_TIMEOUT ? "--connect-timeout"
-	                                                    : "--low-speed-time",
-	                       err);
-	if (rc)
-		return rc;
-	if (opt == OPT_JOBS)
-		a->o.jobs = (int)v;
-	else if (opt == OPT_RETRIES)
-		a->o.retries = (int)v;
-	else if (opt == OPT_CONNECT_TIMEOUT)
-		a->o.connect_timeout_s = v;
-	else
-		a->o.low_speed_time_s = v;
-	return 0;
-}
-
 static int on_option(int opt, const char *arg, void *data, ml_err *err)
 {
 	struct install_args *a = data;
 	ml_install_opts *o = &a->o;
 	int r = ml_cli_index_option(&a->ix, opt, arg, err);
+	if (!r)
+		r = ml_cli_fetch_option(&o->fetch, &o->cache_dir, opt, arg, err);
 	if (!r)
 		r = ml_verify_option(&o->framework, opt, arg, err);
 	if (r)
@@ -113,9 +88,6 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 	case OPT_PYTHON:
 		o->python = arg;
 		break;
-	case OPT_CACHE:
-		o->cache_dir = arg;
-		break;
 	case OPT_PINS:
 		o->python_pins = arg;
 		break;
@@ -124,11 +96,6 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_LINK:
 		return parse_link(&o->link, arg, err);
-	case OPT_JOBS:
-	case OPT_RETRIES:
-	case OPT_CONNECT_TIMEOUT:
-	case OPT_LOW_SPEED_TIME:
-		return on_number(a, opt, arg, err);
 	case OPT_NO_PROGRESS:
 		a->no_progress = true;
 		break;
@@ -167,13 +134,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"checkout", required_argument, NULL, OPT_CHECKOUT},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"python", required_argument, NULL, OPT_PYTHON},
-	        {"cache-dir", required_argument, NULL, OPT_CACHE},
 	        {"python-pins", required_argument, NULL, OPT_PINS},
 	        {"python-mirror", required_argument, NULL, OPT_MIRROR},
-	        {"jobs", required_argument, NULL, OPT_JOBS},
-	        {"retries", required_argument, NULL, OPT_RETRIES},
-	        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-	        {"low-speed-time", required_argument, NULL, OPT_LOW_SPEED_TIME},
 	        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 	        {"no-wait", no_argument, NULL, OPT_NO_WAIT},
 	        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
@@ -186,6 +148,7 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
 	        ML_VERIFY_LONGOPTS,
 	        ML_CLI_INDEX_LONGOPTS,
+	        ML_CLI_FETCH_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
 	struct install_args *a = args;
@@ -307,12 +270,7 @@ const ml_command ml_cmd_install = {
         "  --python-mirror URL     replaces the interpreter release host prefix (also\n"
         "                          MLSETUP_PYTHON_MIRROR)\n"
         "  --python-pins FILE      interpreter pins instead of the built-in ones\n"
-        "  --cache-dir DIR         cache (default $MLSETUP_CACHE_DIR, $XDG_CACHE_HOME/mlsetup)\n"
-        "  -j, --jobs N            parallel downloads and wheel installs\n"
         "  --offline               use only the cache and --find-links (global option)\n"
-        "  --retries N             retries per source on network errors (default 3)\n"
-        "  --connect-timeout S     connect timeout in seconds (default 10)\n"
-        "  --low-speed-time S      abandon a transfer below 1 byte/s for S seconds (default 30)\n"
         "  --no-progress           no progress: neither the live display on a terminal nor\n"
         "                          the stage lines elsewhere (-q silences them too)\n"
         "  --no-wait               fail at once when another install holds the target\n"
@@ -324,5 +282,6 @@ const ml_command ml_cmd_install = {
         "  --require-hashes        refuse a manifest that does not pin hashes instead of\n"
         "                          resolving it with pip (also PIP_REQUIRE_HASHES)\n"
         "  --force                 build even when the audit of the downloaded wheels says the\n"
-        "                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP,
+        "                          GPUs cannot run them\n" ML_VERIFY_HELP ML_CLI_INDEX_HELP
+                ML_CLI_FETCH_HELP,
 };

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,21 +30,17 @@
 
 #include "internal.h"
 
-#define DEFAULT_JOBS       16
-#define DEFAULT_RETRIES    3
-#define DEFAULT_CONNECT_S  10L
-#define DEFAULT_LOWSPEED_S 30L
-#define MAX_REDIRECTS      10
-#define BACKOFF_BASE_S     0.5
-#define BACKOFF_MAX_S      30.0
-#define RETRY_AFTER_MAX_S  120.0
-#define LOCK_POLL_S        0.1
-#define PROGRESS_PERIOD_S  0.1 /* at most 10 calls a second */
-#define RATE_WINDOW_S      2.0
-#define RATE_SAMPLES       32
-#define BUFFER_BYTES       (256L * 1024)
-#define MIN_PROGRESS       (64u * 1024) /* bytes a failed request must add to be "progress" */
-#define MAX_REQUESTS       100          /* per source, progress or not */
+#define MAX_REDIRECTS     10
+#define BACKOFF_BASE_S    0.5
+#define BACKOFF_MAX_S     30.0
+#define RETRY_AFTER_MAX_S 120.0
+#define LOCK_POLL_S       0.1
+#define PROGRESS_PERIOD_S 0.1 /* at most 10 calls a second */
+#define RATE_WINDOW_S     2.0
+#define RATE_SAMPLES      32
+#define BUFFER_BYTES      (256L * 1024)
+#define MIN_PROGRESS      (64u * 1024) /* bytes a failed request must add to be "progress" */
+#define MAX_REQUESTS      100          /* per source, progress or not */
 
 typedef enum job_state {
 	JOB_PENDING,    /* not started */
@@ -68,6 +65,10 @@ typedef struct job {
 	uint64_t best;    /* the furthest its bytes ever got */
 	char *cur_url;    /* current target (after redirects), owned */
 	int hops;
+
+	int64_t expect; /* bytes the file has: d->size, or while that is unknown
+	                 * (-1) what a server declared, else -1 */
+	int64_t cap;    /* while expect is unknown, the most bytes accepted */
 
 	int fd; /* the .part file, -1 before the first request */
 	char part[PATH_MAX];
@@ -99,7 +100,6 @@ typedef struct engine {
 	ml_cache *cache;
 	const ml_fetch_opts *o;
 	int jobs_max, retries;
-	long connect_s, lowspeed_s;
 	CURLM *multi;
 	CURLSH *share;
 	double t0, last_progress;
@@ -221,7 +221,7 @@ static void report(engine *e, const char *note, bool final)
 	p.n_items = e->n;
 	for (size_t i = 0; i < e->n; i++) {
 		job *j = e->order[i];
-		uint64_t sz = j->d->size > 0 ? (uint64_t)j->d->size : 0;
+		uint64_t sz = j->expect > 0 ? (uint64_t)j->expect : 0; /* unknown: 0 */
 		p.total_bytes += sz;
 		if (j->st == JOB_DONE) {
 			p.n_done++;
@@ -233,7 +233,7 @@ static void report(engine *e, const char *note, bool final)
 		} else if (j->st == JOB_ACTIVE || j->st == JOB_WAIT_RETRY) {
 			p.done_bytes += j->have;
 			e->active[p.n_active++] =
-			        (ml_fetch_active){j->d->name, j->have, j->d->size, j->url_attempts};
+			        (ml_fetch_active){j->d->name, j->have, j->expect, j->url_attempts};
 		}
 	}
 	p.net_bytes = e->net_bytes;
@@ -264,6 +264,7 @@ static void notef(engine *e, const char *fmt, ...)
 static int part_reset(job *j)
 {
 	j->have = 0;
+	j->expect = j->d->size; /* what an earlier response declared no longer holds */
 	free(j->validator);
 	j->validator = NULL;
 	if (j->fd >= 0 && ftruncate(j->fd, 0) != 0)
@@ -280,24 +281,12 @@ static void part_discard(job *j)
 	j->fd = -1;
 	j->part[0] = '\0';
 	j->have = 0;
+	j->expect = j->d->size;
 	free(j->validator);
 	j->validator = NULL;
 }
 
 /* --- libcurl callbacks ---------------------------------------------------------------- */
-
-static char *header_value(const char *line, size_t n, const char *name)
-{
-	size_t nl = strlen(name);
-	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-		return NULL;
-	const char *v = line + nl + 1, *end = line + n;
-	while (v < end && (*v == ' ' || *v == '\t'))
-		v++;
-	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	return strndup(v, (size_t)(end - v));
-}
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
@@ -318,45 +307,12 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	char **slots[] = {&j->location, &j->etag, &j->last_modified, &j->content_range,
 	                  &j->retry_after};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !slot; i++)
-		if ((v = header_value(ptr, n, names[i]))) {
+		if ((v = mlf_header_value(ptr, n, names[i]))) {
 			slot = slots[i];
 			free(*slot);
 			*slot = v;
 		}
 	return n;
-}
-
-/* Parses "bytes A-B/T" ("*" total gives -1). Returns false when malformed. */
-static bool parse_content_range(const char *s, long long *a, long long *b, long long *t)
-{
-	if (!s || strncasecmp(s, "bytes", 5) != 0)
-		return false;
-	s += 5;
-	while (*s == ' ')
-		s++;
-	char *end;
-	if (*s == '*') {
-		*a = *b = -1;
-		s++;
-	} else {
-		*a = strtoll(s, &end, 10);
-		if (end == s || *end != '-')
-			return false;
-		s = end + 1;
-		*b = strtoll(s, &end, 10);
-		if (end == s)
-			return false;
-		s = end;
-	}
-	if (*s != '/')
-		return false;
-	s++;
-	if (*s == '*') {
-		*t = -1;
-		return true;
-	}
-	*t = strtoll(s, &end, 10);
-	return end != s;
 }
 
 static void set_integrity(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -373,6 +329,22 @@ static void set_integrity(job *j, const char *fmt, ...)
 	ml_err_hint(&j->cb_err,
 	            "the source does not serve the file the manifest pins; if the manifest is "
 	            "right, the index, a mirror or a proxy is altering files");
+}
+
+/* A file of unknown size takes the size a server declares (total), once
+ * it is within the cap. Returns false (an integrity failure set) when it
+ * is not. */
+static bool adopt_size(job *j, long long total, const char *shown)
+{
+	if (total > j->cap) {
+		set_integrity(j,
+		              "'%s' from '%s' has %lld bytes, more than the %lld a file of unknown "
+		              "size may have",
+		              j->d->name, shown, total, (long long)j->cap);
+		return false;
+	}
+	j->expect = total;
+	return true;
 }
 
 /* Decides what to do with the body of the response now arriving. Returns
@@ -394,22 +366,24 @@ static bool begin_body(job *j)
 	curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
 	if (st == 206) {
 		long long a, b, t;
-		if (!parse_content_range(j->content_range, &a, &b, &t) || a < 0) {
+		if (!mlf_content_range_parse(j->content_range, &a, &b, &t) || a < 0) {
 			ml_err_set(&j->cb_err, ML_ENET,
 			           "'%s' answered 206 without a usable Content-Range ('%s')", shown,
 			           j->content_range ? j->content_range : "");
 			j->restart = true;
 			return false;
 		}
-		if (t >= 0 && t != d->size) {
+		if (t >= 0 && j->expect < 0 && !adopt_size(j, t, shown))
+			return false;
+		if (t >= 0 && t != j->expect) {
 			set_integrity(
 			        j,
 			        "size mismatch for '%s' from '%s': the server has %lld bytes, "
 			        "expected %lld",
-			        d->name, shown, t, (long long)d->size);
+			        d->name, shown, t, (long long)j->expect);
 			return false;
 		}
-		if ((uint64_t)a != j->have || b < a || b >= d->size) {
+		if ((uint64_t)a != j->have || b < a || (j->expect >= 0 && b >= j->expect)) {
 			ml_err_set(&j->cb_err, ML_ENET,
 			           "'%s' answered 'Content-Range: %s' to a request from byte %llu; "
 			           "discarded the partial file",
@@ -426,13 +400,15 @@ static bool begin_body(job *j)
 			           strerror(errno));
 			return false;
 		}
-		if (cl >= 0 && cl != d->size) {
+		if (cl >= 0 && j->expect < 0 && !adopt_size(j, cl, shown))
+			return false;
+		if (cl >= 0 && cl != j->expect) {
 			set_integrity(
 			        j,
 			        "size mismatch for '%s' from '%s': the server sends %lld bytes, "
 			        "expected %lld%s",
-			        d->name, shown, (long long)cl, (long long)d->size,
-			        cl > d->size ? " (extra data appended?)" : "");
+			        d->name, shown, (long long)cl, (long long)j->expect,
+			        cl > j->expect ? " (extra data appended?)" : "");
 			return false;
 		}
 	}
@@ -453,7 +429,10 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		return 0;
 	if (j->discard)
 		return n;
-	uint64_t room = (uint64_t)j->d->size - j->have;
+	/* never past the expected size; a file of unknown size never past
+	 * the cap, so an endless body cannot fill the disk */
+	bool known = j->expect >= 0;
+	uint64_t room = (uint64_t)(known ? j->expect : j->cap) - j->have;
 	size_t take = n < room ? n : (size_t)room;
 	size_t off = 0;
 	while (off < take) {
@@ -477,6 +456,15 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	}
 	j->have += take;
 	j->d->bytes += n;
+	if (take < n && !known) {
+		char shown[1024];
+		ml_url_redact(shown, sizeof(shown), j->cur_url);
+		set_integrity(j,
+		              "'%s' from '%s' goes on past %lld bytes, the most a file of unknown "
+		              "size may have",
+		              j->d->name, shown, (long long)j->cap);
+		return 0;
+	}
 	if (take < n) {
 		j->cut = true; /* more than the expected size: stop here */
 		return 0;
@@ -486,11 +474,13 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 /* --- requests -------------------------------------------------------------------------- */
 
+/* The policy (mlf_http_configure, from o->http) and what a download adds:
+ * its URL, HTTP/2, large buffers, headers and callbacks. No
+ * Accept-Encoding: the bytes are hashed as the server stores them. */
 static int handle_setup(engine *e, job *j)
 {
 	CURL *h = j->h;
-	char nbuf[2048];
-	CURLcode c = CURLE_OK;
+	CURLcode c = (CURLcode)mlf_http_configure(h, &e->o->http, j->errbuf);
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
 		if (c == CURLE_OK)                                                                 \
@@ -498,37 +488,11 @@ static int handle_setup(engine *e, job *j)
 	} while (0)
 	SET(CURLOPT_URL, j->cur_url);
 	SET(CURLOPT_PRIVATE, j);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_ERRORBUFFER, j->errbuf);
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
-#else
-	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
-#endif
 	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	/* HTTP/2 comes only through TLS (ALPN): there, wait for the first
 	 * connection to a host and multiplex over it; over plain http/1.1
 	 * waiting would put every transfer on one connection */
 	SET(CURLOPT_PIPEWAIT, strncasecmp(j->cur_url, "https:", 6) == 0 ? 1L : 0L);
-	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = e->o->cert && e->o->cert[0] ? e->o->cert : ml_os_ca_file();
-	if (ca && ca[0])
-		SET(CURLOPT_CAINFO, ca);
-	const char *capath = ml_os_ca_dir();
-	if (!(e->o->cert && e->o->cert[0]) && capath && capath[0])
-		SET(CURLOPT_CAPATH, capath);
-	SET(CURLOPT_CONNECTTIMEOUT, e->connect_s);
-	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-	SET(CURLOPT_LOW_SPEED_TIME, e->lowspeed_s);
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
-	const char *netrc = getenv("NETRC");
-	if (netrc && netrc[0])
-		SET(CURLOPT_NETRC_FILE, netrc);
-	SET(CURLOPT_NOPROXY, ml_http_noproxy(nbuf, sizeof(nbuf)));
-	SET(CURLOPT_USERAGENT, "mlsetup/" ML_VERSION);
 	SET(CURLOPT_BUFFERSIZE, BUFFER_BYTES);
 	SET(CURLOPT_HTTPHEADER, j->headers);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
@@ -637,6 +601,7 @@ static void job_done(engine *e, job *j)
 	ml_cache_unlock(j->lock);
 	j->lock = NULL;
 	j->st = JOB_DONE;
+	j->expect = j->d->size; /* learned now, where it was unknown */
 	j->d->done = true;
 	j->d->result = 0;
 	ml_err_clear(&j->d->err);
@@ -706,7 +671,8 @@ static void next_source(engine *e, job *j, bool first)
 		if (e->o->offline && !is_file_url(u))
 			continue;
 		ml_err why = ML_ERR_INIT;
-		int rc = ml_http_policy_check(u, NULL, e->o->trusted_hosts, e->o->n_trusted, &why);
+		int rc = ml_http_policy_check(u, NULL, e->o->http.trusted_hosts,
+		                              e->o->http.n_trusted, &why);
 		if (rc) {
 			j->last_code = rc;
 			j->last_err = why;
@@ -766,6 +732,8 @@ static void finish_file(engine *e, job *j)
 	close(j->fd);
 	j->fd = -1;
 	j->part[0] = '\0';
+	if (d->size < 0)
+		d->size = (int64_t)j->have; /* learned: the bytes the hash proved */
 	d->url_used = (int)j->url_idx;
 	/* where it came from, for lock files written later (best effort) */
 	(void)ml_cache_origin_put(e->cache, d->sha256, d->urls[j->url_idx], NULL);
@@ -821,8 +789,10 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 	} else if (j->restart) {
 		part_reset(j); /* the next request starts from byte 0 */
 		request_failed(e, j, ML_ENET, &why, true, 0.0);
-	} else if (j->cut || (code == CURLE_OK && !j->discard && j->have == (uint64_t)d->size &&
+	} else if (j->cut || (code == CURLE_OK && !j->discard &&
+	                      (j->expect < 0 || j->have == (uint64_t)j->expect) &&
 	                      (status == 0 || (status >= 200 && status < 300)))) {
+		/* complete, or (size unknown, none declared) ended: the hash judges */
 		finish_file(e, j);
 	} else if (code == CURLE_OK && status >= 300 && status < 400) {
 		if (!redirect || !redirect[0]) {
@@ -833,8 +803,8 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 			ml_err_set(&why, ML_ENET, "too many redirects (more than %d) fetching '%s'",
 			           MAX_REDIRECTS, shown);
 			request_failed(e, j, ML_ENET, &why, false, 0);
-		} else if (ml_http_policy_check(redirect, j->cur_url, e->o->trusted_hosts,
-		                                e->o->n_trusted, &why) != 0) {
+		} else if (ml_http_policy_check(redirect, j->cur_url, e->o->http.trusted_hosts,
+		                                e->o->http.n_trusted, &why) != 0) {
 			request_failed(e, j, why.code, &why, false, 0);
 		} else {
 			free(j->cur_url);
@@ -857,13 +827,13 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 	} else if (code == CURLE_OK && is_file_url(j->cur_url)) {
 		set_integrity(
 		        j, "size mismatch for '%s' at '%s': the file has %llu bytes, expected %lld",
-		        d->name, shown, (unsigned long long)j->have, (long long)d->size);
+		        d->name, shown, (unsigned long long)j->have, (long long)j->expect);
 		request_failed(e, j, ML_EINTEGRITY, &j->cb_err, false, 0);
 	} else if (code == CURLE_OK) {
 		/* the body ended early with an orderly close: resume */
 		ml_err_set(&why, ML_ENET,
 		           "'%s' closed the connection after %llu of %lld bytes of '%s'", shown,
-		           (unsigned long long)j->have, (long long)d->size, d->name);
+		           (unsigned long long)j->have, (long long)j->expect, d->name);
 		request_failed(e, j, ML_ENET, &why, true, 0);
 	} else {
 		ml_http_failure f;
@@ -871,8 +841,12 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 		if (code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR ||
 		    code == CURLE_OPERATION_TIMEDOUT) {
 			size_t l = strlen(why.msg);
-			snprintf(why.msg + l, sizeof(why.msg) - l, ", at byte %llu of %lld",
-			         (unsigned long long)j->have, (long long)d->size);
+			if (j->expect >= 0)
+				snprintf(why.msg + l, sizeof(why.msg) - l, ", at byte %llu of %lld",
+				         (unsigned long long)j->have, (long long)j->expect);
+			else
+				snprintf(why.msg + l, sizeof(why.msg) - l, ", at byte %llu",
+				         (unsigned long long)j->have);
 		}
 		request_failed(e, j, rc, &why, f.retryable && !f.tls_rejected, 0);
 	}
@@ -909,6 +883,9 @@ static bool job_begin(engine *e, job *j, double t)
 	int rc = ml_cache_blob_get(d->path, sizeof(d->path), e->cache, d->sha256, d->size,
 	                           &corrupted, &why);
 	if (rc == 0) {
+		struct stat st;
+		if (d->size < 0 && stat(d->path, &st) == 0)
+			d->size = (int64_t)st.st_size; /* the blob the hash proved */
 		d->from_cache = true;
 		job_done(e, j);
 		return false;
@@ -971,14 +948,6 @@ static int by_size_desc(const void *a, const void *b)
 	if (x->d->size != y->d->size)
 		return x->d->size < y->d->size ? 1 : -1;
 	return x < y ? -1 : x > y;
-}
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_OK;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ml_fetch_opts.stop said so: every item not done yet fails as not
@@ -1052,24 +1021,20 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		o = &defaults;
 	if (n == 0)
 		return 0;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return ml_err_set(err, ML_EFAIL, "cannot initialize libcurl: %s",
-		                  curl_easy_strerror(curl_init_rc));
+	int rc = mlf_http_init(err);
+	if (rc)
+		return rc;
 	engine e = {0};
 	e.o = o;
 	e.cache = c;
 	e.n = n;
-	e.jobs_max = o->jobs > 0 ? o->jobs : DEFAULT_JOBS;
-	e.retries = o->retries >= 0 ? o->retries : DEFAULT_RETRIES;
-	e.connect_s = o->connect_timeout_s > 0 ? o->connect_timeout_s : DEFAULT_CONNECT_S;
-	e.lowspeed_s = o->low_speed_time_s > 0 ? o->low_speed_time_s : DEFAULT_LOWSPEED_S;
+	e.jobs_max = o->jobs > 0 ? o->jobs : ML_FETCH_JOBS;
+	e.retries = o->retries >= 0 ? o->retries : ML_FETCH_RETRIES;
 	e.jobs = calloc(n, sizeof(*e.jobs));
 	e.order = calloc(n, sizeof(*e.order));
 	e.active = calloc(n, sizeof(*e.active));
 	e.multi = curl_multi_init();
 	e.share = curl_share_init();
-	int rc = 0;
 	if (!e.jobs || !e.order || !e.active || !e.multi) {
 		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		goto out;
@@ -1099,10 +1064,12 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		d->url_used = -1;
 		d->path[0] = '\0';
 		ml_err_clear(&d->err);
-		if (strlen(d->sha256) != 64 || d->size < 0) {
+		j->expect = d->size;
+		j->cap = d->max_size > 0 ? d->max_size : ML_FETCH_UNSIZED_MAX_BYTES;
+		if (strlen(d->sha256) != 64) {
 			j->st = JOB_FAILED;
 			d->result = ml_err_set(&d->err, ML_EFAIL,
-			                       "'%s' has no sha256 or size to check it against",
+			                       "'%s' has no sha256 to check it against",
 			                       d->name ? d->name : "?");
 		}
 	}

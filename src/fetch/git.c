@@ -4,29 +4,65 @@
  * existing checkout reused when it is clean and already there. Credentials
  * reach libgit2 through its callback only, never inside a URL, so no
  * message can show them.
+ *
+ * libgit2 has its own HTTP transport, so the rules every libcurl request
+ * follows (http.c) are given to it here: the same proxy for the same URL
+ * (ml_http_proxy_for: https_proxy / http_proxy / ALL_PROXY, never for
+ * no_proxy hosts or loopback; libgit2 speaks to HTTP proxies only), the
+ * CA bundle of --cert on top of the system's (ml_git_init), and the
+ * credentials ~/.netrc (or $NETRC) gives the host when neither the URL nor
+ * MLSETUP_GIT_* does.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <git2.h>
 
-#include "mlsetup/fetch.h"
+#include "internal.h"
 #include "mlsetup/plan.h"
 
+/* What one clone or fetch of src uses besides its URL. */
 typedef struct cred_state {
 	const ml_project_source *src;
 	int tries;
+	char proxy[1024];               /* the proxy for src->url, "" for none */
+	char login[256], password[256]; /* from netrc, when it was read */
 } cred_state;
+
+/* The proxy libcurl would use for src's URL, as libgit2 takes it (an
+ * http:// or https:// URL; a bare "host:port" is http). A SOCKS proxy
+ * libgit2 cannot use: the clone goes direct, as it always did. */
+static void find_proxy(cred_state *cs)
+{
+	char p[sizeof(cs->proxy)];
+	const char *v = ml_http_proxy_for(p, sizeof(p), cs->src->url);
+	cs->proxy[0] = '\0';
+	if (!v)
+		return;
+	if (!strstr(v, "://"))
+		snprintf(cs->proxy, sizeof(cs->proxy), "http://%s", v);
+	else if (!strncasecmp(v, "http://", 7) || !strncasecmp(v, "https://", 8))
+		ml_strlcpy(cs->proxy, v, sizeof(cs->proxy));
+}
+
+/* The credentials netrc gives url's host (for user, when the URL named
+ * one), as libcurl's CURL_NETRC_OPTIONAL finds them for HTTP requests. */
+static bool netrc_for(cred_state *cs, const char *url, const char *user)
+{
+	char host[256];
+	return mlf_url_host(host, sizeof(host), url) &&
+	       ml_netrc_lookup(host, user, cs->login, cs->password, sizeof(cs->login));
+}
 
 static int credentials(git_credential **out, const char *url, const char *user_from_url,
                        unsigned int allowed, void *payload)
 {
-	(void)url;
 	cred_state *cs = payload;
 	if (cs->tries++ > 0)
 		return GIT_EAUTH; /* the ones we have were refused: no loop */
@@ -34,6 +70,12 @@ static int credentials(git_credential **out, const char *url, const char *user_f
 	const char *pass = cs->src->password ? cs->src->password : getenv("MLSETUP_GIT_PASSWORD");
 	if (!pass)
 		pass = getenv("MLSETUP_GIT_TOKEN");
+	/* the URL's and the environment's first, then netrc's, as for HTTP */
+	if (!pass && (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) &&
+	    netrc_for(cs, url, user ? user : user_from_url)) {
+		user = cs->login;
+		pass = cs->password;
+	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(
 		        out, user ? user : user_from_url ? user_from_url : "git");
@@ -100,10 +142,25 @@ static bool dirty(git_repository *repo)
 	return d;
 }
 
-static void fetch_callbacks(git_remote_callbacks *cb, cred_state *cs)
+/* Credentials and proxy of a fetch or clone. */
+static void fetch_setup(git_fetch_options *fo, cred_state *cs)
 {
-	cb->credentials = credentials;
-	cb->payload = cs;
+	fo->callbacks.credentials = credentials;
+	fo->callbacks.payload = cs;
+	find_proxy(cs);
+	if (cs->proxy[0]) {
+		fo->proxy_opts.type = GIT_PROXY_SPECIFIED;
+		fo->proxy_opts.url = cs->proxy;
+	} else {
+		fo->proxy_opts.type = GIT_PROXY_NONE;
+	}
+}
+
+/* Forgets what netrc gave (the passwords do not outlive the clone). */
+static void cred_clear(cred_state *cs)
+{
+	for (volatile char *c = cs->password; c < cs->password + sizeof(cs->password); c++)
+		*c = 0;
 }
 
 /* Why an existing dir cannot be reused ("" when it can); fills out. */
@@ -131,12 +188,13 @@ static int try_reuse(ml_git_checkout_result *out, const ml_project_source *src, 
 	} else if (src->rev) {
 		bool found = resolve_rev(&want, repo, src->rev) == 0;
 		if (!found) { /* REV may be newer than the checkout: ask origin */
-			cred_state cs = {src, 0};
+			cred_state cs = {.src = src};
 			git_fetch_options fo;
 			git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-			fetch_callbacks(&fo.callbacks, &cs);
+			fetch_setup(&fo, &cs);
 			if (git_remote_fetch(origin, NULL, &fo, NULL) == 0)
 				found = resolve_rev(&want, repo, src->rev) == 0;
+			cred_clear(&cs);
 		}
 		char h[41];
 		git_oid_tostr(h, sizeof(h), &head);
@@ -158,16 +216,19 @@ static int try_reuse(ml_git_checkout_result *out, const ml_project_source *src, 
 /* Clones src into tmp and checks REV out there; *commit gets its id. */
 static int clone_at(char commit[41], const ml_project_source *src, const char *tmp, ml_err *err)
 {
-	cred_state cs = {src, 0};
+	cred_state cs = {.src = src};
 	git_clone_options co;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
-	fetch_callbacks(&co.fetch_opts.callbacks, &cs);
+	fetch_setup(&co.fetch_opts, &cs);
 	git_repository *repo = NULL;
-	if (git_clone(&repo, src->url, tmp, &co) != 0) {
+	int cloned = git_clone(&repo, src->url, tmp, &co);
+	cred_clear(&cs);
+	if (cloned != 0) {
 		ml_err_set(err, ML_ENET, "cannot clone '%s': %s", src->url, git_msg());
-		ml_err_hint(err, cs.tries ? "check the credentials (in the URL, or MLSETUP_GIT_USERNAME "
-		                            "and MLSETUP_GIT_TOKEN)"
-		                          : "check the URL and that the repository can be reached");
+		ml_err_hint(err,
+		            cs.tries ? "check the credentials (in the URL, MLSETUP_GIT_USERNAME "
+		                       "and MLSETUP_GIT_TOKEN, or ~/.netrc)"
+		                     : "check the URL and that the repository can be reached");
 		return ML_ENET;
 	}
 	git_oid want;
@@ -201,12 +262,23 @@ static int clone_at(char commit[41], const ml_project_source *src, const char *t
 }
 
 int ml_git_checkout(ml_git_checkout_result *out, const ml_project_source *src, const char *dir,
-                    bool replace, ml_err *err)
+                    bool replace, const ml_http_opts *http, ml_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	int rc = ml_git_init(err);
 	if (rc)
 		return rc;
+#ifndef _WIN32 /* WinHTTP verifies against the Windows store: no CA file */
+	const char *cert = http ? http->cert : NULL;
+	if (cert && cert[0] && git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, cert, NULL) < 0) {
+		ml_err_set(err, ML_EFAIL, "cannot load CA certificates from '%s': %s", cert,
+		           git_msg());
+		ml_err_hint(err, "--cert takes a PEM bundle of CA certificates");
+		return ML_EFAIL;
+	}
+#else
+	(void)http;
+#endif
 	if (!strcmp(src->scheme, "ssh") && !(git_libgit2_features() & GIT_FEATURE_SSH)) {
 		ml_err_set(err, ML_EUNSUPPORTED,
 		           "'%s': this mlsetup's libgit2 was built without SSH support", src->url);

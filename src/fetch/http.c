@@ -1,13 +1,19 @@
 /*
- * http.c - one synchronous GET on libcurl's easy interface, carrying
- * mlsetup's transport policy, and the URL helpers the fetch stage shares.
+ * http.c - mlsetup's transport policy, set up in one place, and the
+ * requests and URL helpers the fetch stage shares.
  *
- * The policy, in one place: TLS 1.2 or newer with verification always on;
- * plain http only to loopback, file:// or --trusted-host hosts; redirects
- * followed here hop by hop (at most 10) so that each target is checked
- * against the same policy and an https -> http downgrade is refused by
- * name. The parallel download engine uses the same failure table
- * (ml_http_fail) so both say the same thing about the same failure.
+ * The policy, in one place: mlf_http_configure() configures every libcurl
+ * handle mlsetup makes (index pages here, downloads in download.c, sizes
+ * in sizes.c) from one ml_http_opts: TLS 1.2 or newer with verification
+ * always on, the CA bundle, protocols, proxies and NO_PROXY, netrc,
+ * timeouts, user agent. Plain http only to loopback, file:// or
+ * --trusted-host hosts; redirects are never followed by libcurl but by
+ * each caller, hop by hop (at most 10), so that each target is checked
+ * against the same policy (ml_http_policy_check) and an https -> http
+ * downgrade is refused by name. Every request describes its failures
+ * through one table (ml_http_fail), so all say the same thing about the
+ * same failure. ml_http_proxy_for() tells transports that are not libcurl
+ * (libgit2, git.c) the proxy the same rules give.
  *
  * Every URL that reaches a message goes through ml_url_redact().
  */
@@ -25,8 +31,6 @@
 
 #define MAX_REDIRECTS     10
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
-#define CONNECT_TIMEOUT_S 10L
-#define LOW_SPEED_TIME_S  30L
 
 /* --- URL pieces (RFC 3986 §3, Appendix B) ----------------------------------- */
 
@@ -144,6 +148,14 @@ static bool url_host_port(const url_parts *u, char *host, size_t hostsz, char *p
 		if (!isdigit((unsigned char)port[i]))
 			return false;
 	return true;
+}
+
+bool mlf_url_host(char *host, size_t sz, const char *url)
+{
+	url_parts u;
+	char port[16];
+	url_split(&u, url ? url : "");
+	return url_host_port(&u, host, sz, port, sizeof(port));
 }
 
 /* The '@' that ends the userinfo of u's authority (the last one, as
@@ -500,7 +512,138 @@ int ml_http_fail(ml_err *err, ml_http_failure *failure, int curl_code, long stat
 	return rc;
 }
 
-/* --- the request ------------------------------------------------------------ */
+/* Loopback hosts, which never go through a proxy (a proxy's 127.0.0.1 is
+ * the proxy itself). CIDR entries need libcurl 7.86. */
+#if LIBCURL_VERSION_NUM >= 0x075600
+#define LOOPBACK_NOPROXY "localhost,127.0.0.0/8,::1"
+#else
+#define LOOPBACK_NOPROXY "localhost,127.0.0.1,::1"
+#endif
+
+/* no_proxy / NO_PROXY from the environment plus the loopback hosts, in
+ * buf (size sz). Setting CURLOPT_NOPROXY replaces libcurl's own reading of
+ * the variable, so it is repeated here. */
+const char *ml_http_noproxy(char *buf, size_t sz)
+{
+	const char *env = getenv("no_proxy");
+	if (!env || !env[0])
+		env = getenv("NO_PROXY");
+	if (env && strcmp(env, "*") == 0)
+		return "*";
+	if (!env || !env[0])
+		return LOOPBACK_NOPROXY;
+	if (snprintf(buf, sz, "%s,%s", env, LOOPBACK_NOPROXY) >= (int)sz)
+		return env;
+	return buf;
+}
+
+/* Does address a (af's length) lie in the network "net/bits" (or equal
+ * the address net when there is no "/bits")? */
+static bool cidr_match(int af, const unsigned char *a, const char *entry)
+{
+	char net[64];
+	const char *slash = strchr(entry, '/');
+	size_t nl = slash ? (size_t)(slash - entry) : strlen(entry);
+	if (nl >= sizeof(net))
+		return false;
+	memcpy(net, entry, nl);
+	net[nl] = '\0';
+	unsigned char n[16];
+	if (inet_pton(af, net, n) != 1)
+		return false;
+	int max = af == AF_INET ? 32 : 128;
+	long bits = max;
+	if (slash) {
+		char *e;
+		bits = strtol(slash + 1, &e, 10);
+		if (e == slash + 1 || *e || bits < 0 || bits > max)
+			return false;
+	}
+	for (long i = 0; i < bits; i++) {
+		unsigned char m = (unsigned char)(0x80 >> (i % 8));
+		if ((a[i / 8] & m) != (n[i / 8] & m))
+			return false;
+	}
+	return true;
+}
+
+bool ml_http_noproxy_match(const char *list, const char *host)
+{
+	if (!list || !host || !host[0])
+		return false;
+	size_t hl = strlen(host);
+	while (hl && host[hl - 1] == '.')
+		hl--; /* "example.org." is "example.org" */
+	unsigned char a[16];
+	int af = inet_pton(AF_INET, host, a) == 1    ? AF_INET
+	         : inet_pton(AF_INET6, host, a) == 1 ? AF_INET6
+	                                             : 0;
+	for (const char *p = list; *p;) {
+		p += strspn(p, ", \t");
+		size_t n = strcspn(p, ", \t");
+		char e[300];
+		if (n == 0 || n >= sizeof(e)) {
+			p += n;
+			continue;
+		}
+		memcpy(e, p, n);
+		e[n] = '\0';
+		p += n;
+		if (strcmp(e, "*") == 0)
+			return true;
+		if (af) {
+			char *v = e;
+			if (v[0] == '[') { /* "[::1]" */
+				v++;
+				char *rb = strchr(v, ']');
+				if (rb)
+					*rb = '\0';
+			}
+			if (cidr_match(af, a, v))
+				return true;
+			continue;
+		}
+		/* a name: itself or a subdomain; a leading '.' changes nothing */
+		const char *d = e[0] == '.' ? e + 1 : e;
+		size_t dl = strlen(d);
+		while (dl && d[dl - 1] == '.')
+			dl--;
+		if (!dl || dl > hl || strncasecmp(host + hl - dl, d, dl) != 0)
+			continue;
+		if (dl == hl || host[hl - dl - 1] == '.')
+			return true;
+	}
+	return false;
+}
+
+const char *ml_http_proxy_for(char *buf, size_t sz, const char *url)
+{
+	if (!url || !buf || !sz)
+		return NULL;
+	url_parts u;
+	url_split(&u, url);
+	char host[256], port[16];
+	bool https = scheme_is(&u, "https");
+	if ((!https && !scheme_is(&u, "http")) ||
+	    !url_host_port(&u, host, sizeof(host), port, sizeof(port)))
+		return NULL;
+	char nbuf[2048];
+	if (ml_http_noproxy_match(ml_http_noproxy(nbuf, sizeof(nbuf)), host))
+		return NULL;
+	/* libcurl's order: the scheme's variable (lower case first; never
+	 * HTTP_PROXY, which a CGI environment sets from a request header),
+	 * then ALL_PROXY */
+	const char *names[] = {https ? "https_proxy" : "http_proxy", https ? "HTTPS_PROXY" : NULL,
+	                       "all_proxy", "ALL_PROXY"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = names[i] ? getenv(names[i]) : NULL;
+		if (v && v[0])
+			return ml_strlcpy(buf, v, sz) < sz ? buf : NULL;
+	}
+	return NULL;
+}
+
+/* --- the one handle setup ------------------------------------------------- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -543,6 +686,72 @@ static void curl_init(void)
 	curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 }
 
+int mlf_http_init(ml_err *err)
+{
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return ml_err_set(err, ML_EFAIL, "cannot initialize libcurl: %s",
+		                  curl_easy_strerror(curl_init_rc));
+	return 0;
+}
+
+int mlf_http_configure(void *curl, const ml_http_opts *o, char *errbuf)
+{
+	static const ml_http_opts defaults = {0};
+	if (!o)
+		o = &defaults;
+	CURL *h = curl;
+	char nbuf[2048];
+	const bool own_ca = o->cert && o->cert[0];
+	const char *ca = own_ca ? o->cert : ml_os_ca_file();
+	const char *capath = own_ca ? NULL : ml_os_ca_dir();
+	const char *netrc = getenv("NETRC");
+	CURLcode c = CURLE_OK;
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (c == CURLE_OK)                                                                 \
+			c = curl_easy_setopt(h, opt, val);                                         \
+	} while (0)
+	SET(CURLOPT_NOSIGNAL, 1L);
+	if (errbuf)
+		SET(CURLOPT_ERRORBUFFER, errbuf);
+	/* redirects: followed by the caller, hop by hop */
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
+	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
+	SET(CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	/* TLS */
+	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	if (ca && ca[0])
+		SET(CURLOPT_CAINFO, ca);
+	if (capath && capath[0])
+		SET(CURLOPT_CAPATH, capath);
+	/* proxies: libcurl reads http_proxy, https_proxy, ALL_PROXY; the
+	 * NO_PROXY list replaces its reading of no_proxy */
+	SET(CURLOPT_NOPROXY, ml_http_noproxy(nbuf, sizeof(nbuf)));
+	/* credentials: the URL's, else the netrc file's */
+	SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	if (netrc && netrc[0])
+		SET(CURLOPT_NETRC_FILE, netrc);
+	/* timeouts */
+	SET(CURLOPT_CONNECTTIMEOUT,
+	    o->connect_timeout_s > 0 ? o->connect_timeout_s : (long)ML_FETCH_CONNECT_TIMEOUT_S);
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_TIME,
+	    o->low_speed_time_s > 0 ? o->low_speed_time_s : (long)ML_FETCH_LOW_SPEED_TIME_S);
+	SET(CURLOPT_USERAGENT, "mlsetup/" ML_VERSION);
+#undef SET
+	return (int)c;
+}
+
+/* --- the request ------------------------------------------------------------ */
+
 /* What one transfer collects. */
 typedef struct xfer {
 	ml_buf body;
@@ -565,7 +774,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-static char *header_value(const char *line, size_t n, const char *name)
+char *mlf_header_value(const char *line, size_t n, const char *name)
 {
 	size_t nl = strlen(name);
 	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
@@ -579,6 +788,38 @@ static char *header_value(const char *line, size_t n, const char *name)
 	return strndup(v, (size_t)(end - v));
 }
 
+bool mlf_content_range_parse(const char *s, long long *first, long long *last, long long *complete)
+{
+	if (!s || strncasecmp(s, "bytes", 5) != 0)
+		return false;
+	s += 5;
+	while (*s == ' ')
+		s++;
+	char *end;
+	if (*s == '*') {
+		*first = *last = -1;
+		s++;
+	} else {
+		*first = strtoll(s, &end, 10);
+		if (end == s || *end != '-')
+			return false;
+		s = end + 1;
+		*last = strtoll(s, &end, 10);
+		if (end == s)
+			return false;
+		s = end;
+	}
+	if (*s != '/')
+		return false;
+	s++;
+	if (*s == '*') {
+		*complete = -1;
+		return true;
+	}
+	*complete = strtoll(s, &end, 10);
+	return end != s;
+}
+
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	xfer *x = userdata;
@@ -589,10 +830,10 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 		free(x->etag);
 		free(x->last_modified);
 		x->etag = x->last_modified = NULL;
-	} else if ((v = header_value(ptr, n, "ETag"))) {
+	} else if ((v = mlf_header_value(ptr, n, "ETag"))) {
 		free(x->etag);
 		x->etag = v;
-	} else if ((v = header_value(ptr, n, "Last-Modified"))) {
+	} else if ((v = mlf_header_value(ptr, n, "Last-Modified"))) {
 		free(x->last_modified);
 		x->last_modified = v;
 	}
@@ -623,75 +864,23 @@ static int add_header(struct curl_slist **list, const char *name, const char *va
 	return 0;
 }
 
-/* Loopback hosts, which never go through a proxy (a proxy's 127.0.0.1 is
- * the proxy itself). CIDR entries need libcurl 7.86. */
-#if LIBCURL_VERSION_NUM >= 0x075600
-#define LOOPBACK_NOPROXY "localhost,127.0.0.0/8,::1"
-#else
-#define LOOPBACK_NOPROXY "localhost,127.0.0.1,::1"
-#endif
-
-/* no_proxy / NO_PROXY from the environment plus the loopback hosts, in
- * buf (size sz). Setting CURLOPT_NOPROXY replaces libcurl's own reading of
- * the variable, so it is repeated here. */
-const char *ml_http_noproxy(char *buf, size_t sz)
-{
-	const char *env = getenv("no_proxy");
-	if (!env || !env[0])
-		env = getenv("NO_PROXY");
-	if (env && strcmp(env, "*") == 0)
-		return "*";
-	if (!env || !env[0])
-		return LOOPBACK_NOPROXY;
-	if (snprintf(buf, sz, "%s,%s", env, LOOPBACK_NOPROXY) >= (int)sz)
-		return env;
-	return buf;
-}
-
+/* The policy (mlf_http_configure) and what ml_http_get adds: the shared
+ * connections, decoded bodies, its headers and callbacks. */
 static int setup_handle(CURL *h, const ml_http_request *req, xfer *x, char *errbuf,
                         struct curl_slist *headers)
 {
-	char nbuf[2048];
-	const char *noproxy = ml_http_noproxy(nbuf, sizeof(nbuf));
-	CURLcode c = CURLE_OK;
+	int rc = mlf_http_configure(h, &req->http, errbuf);
+	CURLcode c = (CURLcode)rc;
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
 		if (c == CURLE_OK)                                                                 \
 			c = curl_easy_setopt(h, opt, val);                                         \
 	} while (0)
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_ERRORBUFFER, errbuf);
 	if (share) {
 		SET(CURLOPT_SHARE, share);
 		SET(CURLOPT_MAXCONNECTS, 32L); /* idle ones kept for the next page */
 	}
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
-#else
-	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
-#endif
-	SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	const char *ca = req->cert && req->cert[0] ? req->cert : ml_os_ca_file();
-	if (ca && ca[0])
-		SET(CURLOPT_CAINFO, ca);
-	const char *capath = ml_os_ca_dir();
-	if (!(req->cert && req->cert[0]) && capath && capath[0])
-		SET(CURLOPT_CAPATH, capath);
-	SET(CURLOPT_CONNECTTIMEOUT,
-	    req->connect_timeout_s > 0 ? req->connect_timeout_s : CONNECT_TIMEOUT_S);
-	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-	SET(CURLOPT_LOW_SPEED_TIME,
-	    req->low_speed_time_s > 0 ? req->low_speed_time_s : LOW_SPEED_TIME_S);
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
-	const char *netrc = getenv("NETRC");
-	if (netrc && netrc[0])
-		SET(CURLOPT_NETRC_FILE, netrc);
-	SET(CURLOPT_NOPROXY, noproxy);
 	SET(CURLOPT_ACCEPT_ENCODING, "");
-	SET(CURLOPT_USERAGENT, "mlsetup/" ML_VERSION);
 	SET(CURLOPT_HTTPHEADER, headers);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_WRITEDATA, x);
@@ -712,13 +901,9 @@ int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err)
 		return ml_err_set(err, ML_EFAIL, "no URL to fetch");
 	if (req->failure)
 		memset(req->failure, 0, sizeof(*req->failure));
-	int rc = check_url(req->url, req->trusted_hosts, req->n_trusted, err);
-	if (rc)
+	int rc = check_url(req->url, req->http.trusted_hosts, req->http.n_trusted, err);
+	if (rc || (rc = mlf_http_init(err)) != 0)
 		return rc;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return ml_err_set(err, ML_EFAIL, "cannot initialize libcurl: %s",
-		                  curl_easy_strerror(curl_init_rc));
 
 	xfer x = {ML_BUF_INIT, req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES, false, NULL,
 	          NULL};
@@ -782,7 +967,7 @@ int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err)
 			                MAX_REDIRECTS, shown);
 			goto out;
 		}
-		rc = check_redirect(url, loc, req->trusted_hosts, req->n_trusted, err);
+		rc = check_redirect(url, loc, req->http.trusted_hosts, req->http.n_trusted, err);
 		if (rc)
 			goto out;
 		char *next = strdup(loc);

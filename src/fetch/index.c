@@ -802,12 +802,12 @@ static int fetch_page(ml_http_response *out, const ml_index_source *src, const m
 	ml_http_request req = ML_HTTP_REQUEST_INIT;
 	req.url = url;
 	req.accept = accept;
-	req.trusted_hosts = src->trusted_hosts;
-	req.n_trusted = src->n_trusted;
-	req.cert = src->cert;
+	req.http.trusted_hosts = src->trusted_hosts;
+	req.http.n_trusted = src->n_trusted;
+	req.http.cert = src->cert;
+	req.http.connect_timeout_s = o->connect_timeout_s;
+	req.http.low_speed_time_s = o->low_speed_time_s;
 	req.failure = o->failure;
-	req.connect_timeout_s = o->connect_timeout_s;
-	req.low_speed_time_s = o->low_speed_time_s;
 	bool cacheable = o->cache && (has_scheme(url, "http") || has_scheme(url, "https"));
 	ml_http_response stored = {0};
 	ml_err ignored = ML_ERR_INIT;

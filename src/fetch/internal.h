@@ -34,13 +34,9 @@ typedef struct ml_http_request {
 	const char *accept;            /* Accept header, or NULL */
 	const char *if_none_match;     /* ETag from an earlier response, or NULL */
 	const char *if_modified_since; /* Last-Modified from an earlier response, or NULL */
-	char *const *trusted_hosts;    /* hosts allowed over plain http (--trusted-host) */
-	size_t n_trusted;
-	const char *cert;         /* CA bundle (PEM) path; NULL: $SSL_CERT_FILE, else system */
-	size_t max_bytes;         /* body limit in bytes; 0 means 256 MiB */
-	ml_http_failure *failure; /* optional; filled when ml_http_get fails */
-	long connect_timeout_s;   /* 0: 10 s */
-	long low_speed_time_s;    /* abandon below 1 byte/s for this long; 0: 30 s */
+	ml_http_opts http;             /* trusted hosts, CA bundle, timeouts */
+	size_t max_bytes;              /* body limit in bytes; 0 means 256 MiB */
+	ml_http_failure *failure;      /* optional; filled when ml_http_get fails */
 } ml_http_request;
 
 #define ML_HTTP_REQUEST_INIT                                                                       \
@@ -66,8 +62,8 @@ typedef struct ml_index_opts {
 	 * asked for again with If-None-Match / If-Modified-Since (RFC 9110
 	 * §13.1); NULL: no page cache. */
 	struct ml_cache *cache;
-	long connect_timeout_s;   /* 0: 10 s */
-	long low_speed_time_s;    /* 0: 30 s */
+	long connect_timeout_s;   /* 0: ML_FETCH_CONNECT_TIMEOUT_S */
+	long low_speed_time_s;    /* 0: ML_FETCH_LOW_SPEED_TIME_S */
 	ml_http_failure *failure; /* optional; filled when the page fetch fails */
 } ml_index_opts;
 
@@ -80,7 +76,7 @@ typedef struct ml_index_opts {
  * find_links) for project name with ml_index_project_opts /
  * ml_find_links_project_opts (cfg's trusted hosts and cert, c as the page
  * cache, o's timeouts), retrying retryable failures o->retries times (< 0:
- * 3) with exponential backoff (0.5 s doubling, at most 8 s); each retry is
+ * ML_FETCH_RETRIES) with exponential backoff (0.5 s doubling, at most 8 s); each retry is
  * announced through note(data, text) when note is non-NULL. A rejected
  * certificate is never retried. Returns what the lookup returns (0,
  * ML_ENOENT when the source does not have the project, ML_ENET, ...). */
@@ -217,18 +213,14 @@ int ml_find_links_project_opts(ml_project **out, const ml_index_source *src, con
 int ml_http_fail(ml_err *err, ml_http_failure *failure, int curl_code, long status, const char *url,
                  const char *errbuf);
 
-/* GETs req->url into *out (set only on success). Follows at most 10
- * redirects (301, 302, 303, 307, 308), checking each hop itself: an
- * https -> http downgrade is refused, and so is a redirect to anything but
- * http(s). Plain http is refused unless ml_http_insecure_allowed() says
- * yes (hint: --trusted-host). TLS 1.2 or newer with peer and host
- * verification always on, CA bundle from req->cert, else $SSL_CERT_FILE /
- * $SSL_CERT_DIR, else the distribution's (ml_os_ca_file()). Proxies from the usual
- * environment variables (libcurl: http_proxy, https_proxy, no_proxy,
- * ALL_PROXY). Credentials from user:password@ in the URL or from ~/.netrc
- * ($NETRC when set; optional). Connect timeout 10 s; a transfer slower than
- * 1 byte/s for 30 s is abandoned. Also reads file:// URLs (libcurl's file
- * protocol).
+/* GETs req->url into *out (set only on success), on a handle configured
+ * by mlf_http_configure() from req->http, so every rule of the transport
+ * policy (ml_http_opts) applies. Follows at most 10 redirects (301, 302,
+ * 303, 307, 308), checking each hop itself: an https -> http downgrade is
+ * refused, and so is a redirect to anything but http(s). Plain http is
+ * refused unless ml_http_insecure_allowed() says yes (hint:
+ * --trusted-host). Decodes gzip/deflate bodies. Also reads file:// URLs
+ * (libcurl's file protocol).
  *
  * Success is any 2xx, and 304 (empty body). Returns 0, or:
  *   ML_ENOENT  HTTP 404 or 410, or a missing file:// path
@@ -241,6 +233,73 @@ int ml_http_fail(ml_err *err, ml_http_failure *failure, int curl_code, long stat
  * Every URL in messages is redacted (ml_url_redact). Thread-safe: each call
  * uses its own libcurl handle; curl_global_init runs once (pthread_once). */
 int ml_http_get(ml_http_response *out, const ml_http_request *req, ml_err *err);
+
+/* Initializes libcurl once for the process (curl_global_init, under
+ * pthread_once). Returns 0, or ML_EFAIL with err saying why. */
+int mlf_http_init(ml_err *err);
+
+/* THE one place that configures a libcurl easy handle (CURL *, passed as
+ * void * so that this header needs no curl.h) for a request of mlsetup:
+ * index pages (ml_http_get), downloads (ml_fetch_all) and sizes
+ * (ml_http_sizes) all come here, so none can drift from the policy:
+ *   - TLS 1.2 or newer (CURLOPT_SSLVERSION), peer and host verification
+ *     on, the CA bundle o->cert, else $SSL_CERT_FILE / $SSL_CERT_DIR, else
+ *     the system's (ml_os_ca_file(), ml_os_ca_dir());
+ *   - protocols http, https and file; libcurl follows no redirect itself
+ *     (CURLOPT_FOLLOWLOCATION 0, redirect protocols http and https only):
+ *     callers follow them hop by hop under ml_http_policy_check();
+ *   - proxies from the environment as libcurl reads them (http_proxy,
+ *     https_proxy / HTTPS_PROXY, ALL_PROXY), never for ml_http_noproxy()'s
+ *     hosts (CURLOPT_NOPROXY);
+ *   - credentials from the URL, else ~/.netrc or $NETRC (optional);
+ *   - connect timeout o->connect_timeout_s, and a transfer below 1 byte/s
+ *     for o->low_speed_time_s abandoned (<= 0: the ML_FETCH_* defaults);
+ *   - user agent "mlsetup/VERSION", no signals (NOSIGNAL), errors into
+ *     errbuf (CURL_ERROR_SIZE bytes; may be NULL).
+ * The caller sets the URL, headers, callbacks and sharing. o may be NULL
+ * (the defaults). Returns 0, or the CURLcode of the option libcurl
+ * refused. */
+int mlf_http_configure(void *curl, const ml_http_opts *o, char *errbuf);
+
+/* The proxy libcurl uses for url under the policy above, for transports
+ * that are not libcurl (libgit2): the scheme's variable (https_proxy, then
+ * HTTPS_PROXY, for https; http_proxy for http), else ALL_PROXY /
+ * all_proxy; none when url's host is in ml_http_noproxy()'s list (a host
+ * name matches itself and its subdomains, an address itself or a CIDR
+ * range; "*" matches every host). Writes it into buf (sz bytes) and
+ * returns buf, or returns NULL for no proxy (also for file:// and
+ * unparsable URLs, and when it does not fit). */
+const char *ml_http_proxy_for(char *buf, size_t sz, const char *url);
+
+/* True when host (a name, or an IPv4/IPv6 address without brackets) is in
+ * the comma-separated no_proxy list as libcurl matches it (see
+ * ml_http_proxy_for()). */
+bool ml_http_noproxy_match(const char *list, const char *host);
+
+/* Writes the host of url's authority (lower case, IPv6 brackets removed)
+ * into host (sz bytes). Returns false when url has none or it does not
+ * fit. */
+bool mlf_url_host(char *host, size_t sz, const char *url);
+
+/* Finds the credentials ~/.netrc (or $NETRC when set) gives for host, as
+ * libcurl's CURL_NETRC_OPTIONAL reads the file: the first "machine HOST"
+ * entry (host compared case-insensitively) whose login is user (any
+ * login when user is NULL), else the "default" entry; "macdef" bodies are
+ * skipped. Writes login and password (each sz bytes). Returns true when
+ * an entry with a password was found. */
+bool ml_netrc_lookup(const char *host, const char *user, char *login, char *password, size_t sz);
+
+/* The value of header `name` (case-insensitive) when the header line
+ * (n bytes, as libcurl's header callback gets it) is that header, without
+ * surrounding blanks and line end, as a new string; NULL when it is
+ * another header (or out of memory). */
+char *mlf_header_value(const char *line, size_t n, const char *name);
+
+/* Parses a Content-Range value (RFC 9110 §14.4): "bytes FIRST-LAST/COMPLETE"
+ * or "bytes * /COMPLETE" (unsatisfied range, written without the blank),
+ * COMPLETE "*" when unknown. Sets *first and *last (-1 for the unsatisfied
+ * form) and *complete (-1 when "*"). Returns false when malformed. */
+bool mlf_content_range_parse(const char *s, long long *first, long long *last, long long *complete);
 
 /* Returns true when url may be fetched without TLS: a file:// URL, or a URL
  * whose host is loopback (127.0.0.0/8, ::1, "localhost") or appears in

@@ -52,7 +52,8 @@ static int record_files(ml_lock *lk, const ml_project *proj, const char *normali
 }
 
 /* Learns the sizes the index pages did not give (PEP 503 HTML has none)
- * with HEAD requests. */
+ * from the file servers, all at once (ml_http_sizes); a size none tells
+ * stays -1. */
 static int fill_sizes(ml_lock *lk, const ml_index_config *cfg, const ml_lock_files_opts *o,
                       ml_err *err)
 {
@@ -75,7 +76,9 @@ static int fill_sizes(ml_lock *lk, const ml_index_config *cfg, const ml_lock_fil
 			if (lk->pkgs[i].files[f].size < 0 && lk->pkgs[i].files[f].url)
 				urls[k++] = lk->pkgs[i].files[f].url;
 	note(o, false, "asking the file server for %zu sizes the index did not give", n);
-	rc = ml_http_sizes(sizes, urls, n, cfg->trusted_hosts, cfg->n_trusted, cfg->cert, err);
+	ml_fetch_opts fo = ML_FETCH_OPTS_INIT;
+	ml_fetch_opts_use_index(&fo, cfg);
+	rc = ml_http_sizes(sizes, urls, n, &fo, err);
 	k = 0;
 	for (size_t i = 0; !rc && i < lk->n_pkgs; i++)
 		for (size_t f = 0; f < lk->pkgs[i].n_files; f++)

@@ -27,7 +27,7 @@ int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *n
                const ml_index_config *cfg, ml_cache *c, const ml_fetch_opts *o,
                void (*note)(void *data, const char *text), void *data, ml_err *err)
 {
-	int retries = o && o->retries >= 0 ? o->retries : 3;
+	int retries = o && o->retries >= 0 ? o->retries : ML_FETCH_RETRIES;
 	double delay = BACKOFF_BASE_S;
 	for (int attempt = 1;; attempt++) {
 		ml_http_failure f = {0};
@@ -35,8 +35,8 @@ int mlf_lookup(ml_project **out, const char *url, bool find_links, const char *n
 		                       cfg ? cfg->n_trusted : 0, cfg ? cfg->cert : NULL};
 		ml_index_opts io = ML_INDEX_OPTS_INIT;
 		io.cache = c;
-		io.connect_timeout_s = o ? o->connect_timeout_s : 0;
-		io.low_speed_time_s = o ? o->low_speed_time_s : 0;
+		io.connect_timeout_s = o ? o->http.connect_timeout_s : 0;
+		io.low_speed_time_s = o ? o->http.low_speed_time_s : 0;
 		io.failure = &f;
 		ml_err_clear(err);
 		int rc = find_links ? ml_find_links_project_opts(out, &src, name, &io, err)

@@ -4,7 +4,8 @@
  * pip-compile and uv write them) names each file by sha256 alone, and the
  * indexes say which file has each hash. Every source is asked (primary
  * index, extra indexes, --find-links), several projects at a time; sizes
- * the pages do not give are asked of the file servers (HEAD).
+ * the pages do not give are asked of the file servers, all at once
+ * (ml_http_sizes), and one no server tells is learned by the download.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -122,11 +123,24 @@ static void one_job(void *data, size_t i)
 	one(r, &r->q[i]);
 }
 
-/* Sizes the found files whose page gave none (HEAD), one request each. */
+/* Sizes the found files whose page gave none, all at once
+ * (ml_http_sizes: HEAD, else a ranged GET); one still unknown keeps size
+ * -1 and the download learns it. */
 static int size_found(pins_run *r, ml_err *err)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		for (size_t k = 0; k < r->q[i].n_found; k++) {
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		for (size_t k = 0; k < r->q[i].n_found; k++)
+			n += r->q[i].found[k].size < 0;
+	if (!n)
+		return 0;
+	char **urls = calloc(n, sizeof(*urls));
+	int64_t *sizes = calloc(n, sizeof(*sizes));
+	ml_index_file **files = calloc(n, sizeof(*files));
+	int rc = urls && sizes && files ? 0 : ml_err_set(err, ML_ENOMEM, "out of memory");
+	size_t m = 0;
+	for (size_t i = 0; !rc && i < r->n; i++) {
+		for (size_t k = 0; !rc && k < r->q[i].n_found; k++) {
 			ml_index_file *f = &r->q[i].found[k];
 			if (f->size >= 0)
 				continue;
@@ -137,20 +151,23 @@ static int size_found(pins_run *r, ml_err *err)
 				        "the file server",
 				        f->filename);
 				ml_err_hint(err, "run without --offline once");
-				return ML_ENOENT;
+				rc = ML_ENOENT;
+				break;
 			}
-			char *u[1] = {f->url};
-			int rc = ml_http_sizes(
-			        &f->size, u, 1, r->cfg ? r->cfg->trusted_hosts : NULL,
-			        r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL, err);
-			if (!rc && f->size < 0)
-				rc = ml_err_set(err, ML_ENET, "the server gave no size for '%s'",
-				                f->filename);
-			if (rc)
-				return rc;
+			files[m] = f;
+			urls[m++] = f->url;
 		}
 	}
-	return 0;
+	ml_fetch_opts fo = *r->o;
+	ml_fetch_opts_use_index(&fo, r->cfg);
+	if (!rc)
+		rc = ml_http_sizes(sizes, urls, m, &fo, err);
+	for (size_t k = 0; !rc && k < m; k++)
+		files[k]->size = sizes[k];
+	free(urls);
+	free(sizes);
+	free(files);
+	return rc;
 }
 
 int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "internal.h"
@@ -177,10 +178,11 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 	pthread_mutex_init(&r.mu, NULL);
 	int rc = 0;
 
-	/* 1. every file must be named, hashed and sized by the plan */
+	/* 1. every file must be named and hashed by the plan (a size no
+	 * server told, -1, is learned by the download) */
 	for (size_t i = 0; i < plan->n_files; i++) {
 		const ml_artifact *a = &plan->files[i];
-		if (!a->filename || strlen(a->sha256) != 64 || a->size < 0) {
+		if (!a->filename || strlen(a->sha256) != 64) {
 			rc = ml_err_set(err, ML_EFAIL,
 			                "manifest line %d: no wheel file is recorded for %s %s",
 			                a->line, a->name, a->version ? a->version : "");
@@ -204,8 +206,11 @@ int ml_fetch_resolve(ml_download *items, const ml_plan *plan, const ml_index_con
 		ml_err e = ML_ERR_INIT;
 		int grc = ml_cache_blob_get(d->path, sizeof(d->path), c, d->sha256, d->size,
 		                            &corrupted, &e);
+		struct stat st;
 		if (grc == 0) {
 			d->done = d->from_cache = true;
+			if (d->size < 0 && stat(d->path, &st) == 0)
+				d->size = (int64_t)st.st_size; /* the blob its hash proved */
 		} else if (corrupted) {
 			d->repaired = true;
 			note(&r, "%s; fetching it again", e.msg);

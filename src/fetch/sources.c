@@ -4,7 +4,8 @@
  * joined to the command line's index options and the environment, the way
  * pip joins a requirements file's options to its command line. install and
  * download both call it, so they cannot disagree about where files come
- * from.
+ * from; and the index configuration's transport settings (trusted hosts,
+ * CA bundle) put into fetch options (ml_fetch_opts_use_index).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +90,11 @@ out:
 	free(fl_list);
 	free(trusted_list);
 	return rc;
+}
+
+void ml_fetch_opts_use_index(ml_fetch_opts *fo, const ml_index_config *cfg)
+{
+	fo->http.trusted_hosts = cfg ? cfg->trusted_hosts : NULL;
+	fo->http.n_trusted = cfg ? cfg->n_trusted : 0;
+	fo->http.cert = cfg ? cfg->cert : NULL;
 }

@@ -144,8 +144,10 @@ static int project_candidates(bundle *b, ml_err *err)
 	int rc = ml_project_source_parse(&src, o->project, err);
 	if (rc)
 		return rc;
-	rc = mli_project_locate(&b->project, dir, sizeof(dir), &src, NULL, o->cache_dir, &b->ev,
-	                        err);
+	ml_http_opts http = o->fetch.http;
+	http.cert = o->index.cert; /* the command line's: the manifests come later */
+	rc = mli_project_locate(&b->project, dir, sizeof(dir), &src, NULL, o->cache_dir, &http,
+	                        &b->ev, err);
 	ml_project_source_release(&src);
 	if (!rc)
 		rc = mli_project_list(&b->cands, &b->n_cands, &no_torch, dir, o->manifests,
@@ -236,10 +238,7 @@ static int download(bundle *b, plan_run *r, const char *path, const char *files)
 	d.cache_dir = o->cache_dir;
 	d.sysroot = o->sysroot;
 	d.index = o->index;
-	d.jobs = o->jobs;
-	d.retries = o->retries;
-	d.connect_timeout_s = o->connect_timeout_s;
-	d.low_speed_time_s = o->low_speed_time_s;
+	d.fetch = o->fetch;
 	d.offline = o->offline;
 	d.on_event = o->on_event;
 	d.event_data = o->event_data;
@@ -583,27 +582,22 @@ static int fetch_interpreter(bundle *b, ml_cache *cache, const ml_python_plan *p
 		return ml_err_set(err, ML_ENOENT,
 		                  "its size is not pinned and --offline forbids "
 		                  "asking the server");
+	/* trusted hosts and cert: the command line's (the index configuration
+	 * is a manifest's, not the interpreter's) */
+	ml_fetch_opts fo;
+	mli_fetch_opts_for(&fo, &o->fetch, NULL, o->offline, &b->ev);
+	fo.http.trusted_hosts = o->index.trusted_hosts;
+	fo.http.n_trusted = o->index.n_trusted;
+	fo.http.cert = o->index.cert;
+	/* a size the server does not tell stays -1: the download learns it */
 	char *urls[1] = {url};
-	if (size < 0 && (rc = ml_http_sizes(&size, urls, 1, o->index.trusted_hosts,
-	                                    o->index.n_trusted, o->index.cert, err)) != 0)
+	if (size < 0 && (rc = ml_http_sizes(&size, urls, 1, &fo, err)) != 0)
 		return rc;
-	if (size < 0)
-		return ml_err_set(err, ML_ENET, "the server gave no size for it");
 	ml_download d;
 	memset(&d, 0, sizeof(d));
 	rc = ml_download_init(&d, base_name(sub), pp->sha256, size, err);
 	if (!rc)
 		rc = ml_download_add_url(&d, url, err);
-	ml_fetch_opts fo = ML_FETCH_OPTS_INIT;
-	fo.retries = o->retries;
-	fo.connect_timeout_s = o->connect_timeout_s;
-	fo.low_speed_time_s = o->low_speed_time_s;
-	fo.trusted_hosts = o->index.trusted_hosts;
-	fo.n_trusted = o->index.n_trusted;
-	fo.cert = o->index.cert;
-	fo.offline = o->offline;
-	fo.on_progress = mli_forward_fetch;
-	fo.progress_data = &b->ev;
 	if (!rc && (rc = ml_fetch_all(&d, 1, cache, &fo, err)) != 0 && d.err.msg[0])
 		*err = d.err;
 	char dst[ML_PATH_MAX], dir[ML_PATH_MAX];

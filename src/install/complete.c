@@ -3,8 +3,9 @@
  * before anything is fetched: requirements named by hash only (a hashed
  * requirements file without `# mlsetup-file:` lines, as pip-compile and
  * uv write them) learn their files from the indexes, files of unknown
- * size (a lock without sizes) are sized by their servers, and the plan
- * chooses its files again (ml_plan_refile).
+ * size (a lock without sizes) are sized by their servers (one whose
+ * server does not tell keeps size -1: the download learns it), and the
+ * plan chooses its files again (ml_plan_refile).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,11 +119,18 @@ static int lookup_hashes(completer *r, ml_plan *p, ml_err *err)
 	return rc;
 }
 
-/* Files named with a URL but no size (a lock without sizes): HEAD. */
+/* Files named with a URL but no size (a lock without sizes): their
+ * servers are asked, all at once (ml_http_sizes); a size none tells stays
+ * -1 and the download learns it. */
 static int size_files(completer *r, ml_plan *p, ml_err *err)
 {
 	ml_manifest *mf = p->selection->manifest;
-	for (size_t i = 0; i < p->n_files; i++) {
+	char **urls = calloc(p->n_files ? p->n_files : 1, sizeof(*urls));
+	int64_t *sizes = calloc(p->n_files ? p->n_files : 1, sizeof(*sizes));
+	ml_artifact **arts = calloc(p->n_files ? p->n_files : 1, sizeof(*arts));
+	int rc = urls && sizes && arts ? 0 : ml_err_set(err, ML_ENOMEM, "out of memory");
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < p->n_files; i++) {
 		ml_artifact *a = &p->files[i];
 		if (!a->filename || a->size >= 0)
 			continue;
@@ -131,31 +139,33 @@ static int size_files(completer *r, ml_plan *p, ml_err *err)
 			           "manifest '%s' line %d: the size of %s is unknown", mf->name,
 			           a->line, a->filename);
 			ml_err_hint(err, "give the file's size, or its URL");
-			return ML_EFAIL;
-		}
-		if (r->fo->offline && strncmp(a->url, "file:", 5) != 0) {
+			rc = ML_EFAIL;
+		} else if (r->fo->offline && strncmp(a->url, "file:", 5) != 0) {
 			ml_err_set(err, ML_ENOENT,
 			           "the size of '%s' is unknown and --offline forbids asking its "
 			           "server",
 			           a->filename);
 			ml_err_hint(err,
 			            "run without --offline once, or use a lock that gives sizes");
-			return ML_ENOENT;
+			rc = ML_ENOENT;
+		} else {
+			arts[n] = a;
+			urls[n++] = a->url;
 		}
-		char *u[1] = {a->url};
-		int64_t size = -1;
-		int rc = ml_http_sizes(&size, u, 1, r->cfg ? r->cfg->trusted_hosts : NULL,
-		                       r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL,
-		                       err);
-		if (!rc && size < 0)
-			rc = ml_err_set(err, ML_ENET, "the server of '%s' gave no size",
-			                a->filename);
-		if (!rc)
-			rc = ml_manifest_add_file(mf, a->sha256, size, a->filename, a->url, err);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	if (!rc && n) {
+		ml_fetch_opts fo = *r->fo;
+		ml_fetch_opts_use_index(&fo, r->cfg);
+		rc = ml_http_sizes(sizes, urls, n, &fo, err);
+	}
+	for (size_t k = 0; !rc && k < n; k++)
+		if (sizes[k] >= 0)
+			rc = ml_manifest_add_file(mf, arts[k]->sha256, sizes[k], arts[k]->filename,
+			                          arts[k]->url, err);
+	free(urls);
+	free(sizes);
+	free(arts);
+	return rc;
 }
 
 bool mli_plan_complete(const ml_plan *p)

@@ -73,17 +73,8 @@ static int fetch_all(ml_install_download_result *res, const ml_install_download_
 	int rc = ml_cache_open(&cache, res->cache_dir, ML_CACHE_SHARED, err);
 	if (rc)
 		return rc;
-	ml_fetch_opts fo = ML_FETCH_OPTS_INIT;
-	fo.jobs = o->jobs;
-	fo.retries = o->retries;
-	fo.connect_timeout_s = o->connect_timeout_s;
-	fo.low_speed_time_s = o->low_speed_time_s;
-	fo.trusted_hosts = cfg->trusted_hosts;
-	fo.n_trusted = cfg->n_trusted;
-	fo.cert = cfg->cert;
-	fo.offline = o->offline;
-	fo.on_progress = mli_forward_fetch;
-	fo.progress_data = ev;
+	ml_fetch_opts fo;
+	mli_fetch_opts_for(&fo, &o->fetch, cfg, o->offline, ev);
 	if (!mli_plan_complete(res->plan))
 		rc = mli_complete_plan(res->plan, res->machine, cfg, cache, &fo, ev, err);
 	if (rc) {

@@ -74,24 +74,26 @@ void mli_forward_fetch(const ml_fetch_progress *p, void *data)
 	mli_emit(data, &ev);
 }
 
-void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r)
+void mli_fetch_opts_for(ml_fetch_opts *fo, const ml_fetch_opts *opts, const ml_index_config *cfg,
+                        bool offline, mli_events *ev)
 {
-	const ml_install_opts *o = r->o;
 	ml_fetch_opts d = ML_FETCH_OPTS_INIT;
 	*fo = d;
-	if (o->jobs > 0)
-		fo->jobs = o->jobs;
-	fo->retries = o->retries;
-	if (o->connect_timeout_s > 0)
-		fo->connect_timeout_s = o->connect_timeout_s;
-	if (o->low_speed_time_s > 0)
-		fo->low_speed_time_s = o->low_speed_time_s;
-	fo->trusted_hosts = r->cfg ? r->cfg->trusted_hosts : NULL;
-	fo->n_trusted = r->cfg ? r->cfg->n_trusted : 0;
-	fo->cert = r->cfg ? r->cfg->cert : NULL;
-	fo->offline = o->offline;
-	fo->on_progress = mli_forward_fetch;
-	fo->progress_data = &r->ev;
+	if (opts) {
+		fo->jobs = opts->jobs;
+		fo->retries = opts->retries;
+		fo->http.connect_timeout_s = opts->http.connect_timeout_s;
+		fo->http.low_speed_time_s = opts->http.low_speed_time_s;
+	}
+	ml_fetch_opts_use_index(fo, cfg);
+	fo->offline = offline;
+	fo->on_progress = ev ? mli_forward_fetch : NULL;
+	fo->progress_data = ev;
+}
+
+void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r)
+{
+	mli_fetch_opts_for(fo, &r->o->fetch, r->cfg, r->o->offline, &r->ev);
 }
 
 /* --- steps --------------------------------------------------------------------- */

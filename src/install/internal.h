@@ -82,9 +82,16 @@ int mli_stage_end(mli_events *e, double *total, int rc);
 #define MLI_STAGE(r, st, call)                                                                     \
 	(mli_stage_begin(&(r)->ev, (st)), mli_stage_end(&(r)->ev, &(r)->res->seconds[(st)], (call)))
 
-/* The fetch options of an install (jobs, retries, timeouts, the index
- * configuration's trusted hosts and cert, offline), with progress
- * forwarded as FETCH events. */
+/* The fetch options of a pipeline run (install, download, bundle): the
+ * caller's jobs, retries and timeouts (opts, the commands' nested
+ * ml_fetch_opts), the index configuration's trusted hosts and CA bundle
+ * (cfg, may be NULL), offline, and progress forwarded as FETCH events to
+ * ev (NULL: none); no on_file or stop callback. */
+void mli_fetch_opts_for(ml_fetch_opts *fo, const ml_fetch_opts *opts, const ml_index_config *cfg,
+                        bool offline, mli_events *ev);
+
+/* mli_fetch_opts_for() for an install: its options, configuration and
+ * events. */
 void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
 
 /* The forwarding callback for ml_fetch_opts.on_progress; data is an
@@ -102,8 +109,9 @@ int mli_detect_and_plan(mli_run *r, ml_err *err);
 /* project.c: finds the project src names (ml_project_source_parse) and
  * puts the directory its candidates are read from into dir (dir_sz
  * bytes): a local directory as it is (its commit recorded when it is a
- * git checkout), or a git URL checked out (ml_git_checkout) at checkout,
- * never overwriting what is there, or, when checkout is NULL, into the
+ * git checkout), or a git URL checked out (ml_git_checkout, under http's
+ * proxy, CA and credential rules; may be NULL) at checkout, never
+ * overwriting what is there, or, when checkout is NULL, into the
  * cache (<cache_dir>/projects/<16 hex of the URL>-<name>, replaced there
  * when it is not a clean checkout at REV: install and plan share it).
  * STEP events on ev say what is checked out or reused. *out is a new
@@ -114,7 +122,7 @@ int mli_detect_and_plan(mli_run *r, ml_err *err);
  * ML_ENOMEM. */
 int mli_project_locate(ml_project_info **out, char *dir, size_t dir_sz,
                        const ml_project_source *src, const char *checkout, const char *cache_dir,
-                       mli_events *ev, ml_err *err);
+                       const ml_http_opts *http, mli_events *ev, ml_err *err);
 
 /* project.c: a project's candidates, in preference order: manifests
  * (--manifest values, n_manifests > 0), each as given when that path

@@ -40,7 +40,9 @@ static int mirror_url(char *dst, size_t sz, const char *url, const char *mirror)
 	return ml_pathf(dst, sz, "%.*s%s", (int)ml, mirror, rest);
 }
 
-/* The archive's size when the pins do not give it: a HEAD request. */
+/* The archive's size when the pins do not give it: asked of its server
+ * (ml_http_sizes); -1 when the server does not tell (the download learns
+ * it). */
 static int archive_size(int64_t *size, mli_run *r, char *url, ml_err *err)
 {
 	const ml_python_plan *pp = &r->res->plan->python;
@@ -52,12 +54,9 @@ static int archive_size(int64_t *size, mli_run *r, char *url, ml_err *err)
 		return ML_ENOENT;
 	}
 	char *urls[1] = {url};
-	int rc = ml_http_sizes(size, urls, 1, r->cfg ? r->cfg->trusted_hosts : NULL,
-	                       r->cfg ? r->cfg->n_trusted : 0, r->cfg ? r->cfg->cert : NULL, err);
-	if (!rc && *size < 0)
-		rc = ml_err_set(err, ML_ENET, "the server gave no size for the interpreter '%s'",
-		                pp->pin_name);
-	return rc;
+	ml_fetch_opts fo;
+	mli_fetch_opts(&fo, r);
+	return ml_http_sizes(size, urls, 1, &fo, err);
 }
 
 /* The pinned archive's URL (on the mirror when one is given). */

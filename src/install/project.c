@@ -45,7 +45,7 @@ static int add_manifest_option(char ***list, size_t *n, const char *dir, const c
 
 int mli_project_locate(ml_project_info **out, char *dir, size_t dir_sz,
                        const ml_project_source *src, const char *checkout, const char *cache_dir,
-                       mli_events *ev, ml_err *err)
+                       const ml_http_opts *http, mli_events *ev, ml_err *err)
 {
 	*out = NULL;
 	ml_project_info *info = calloc(1, sizeof(*info));
@@ -72,7 +72,7 @@ int mli_project_locate(ml_project_info **out, char *dir, size_t dir_sz,
 			mli_say(ev, ML_EV_STEP, "checking out %s%s%s into %s", src->url,
 			        src->rev ? " at " : "", src->rev ? src->rev : "", dir);
 			ml_git_checkout_result gr;
-			rc = ml_git_checkout(&gr, src, dir, !checkout, err);
+			rc = ml_git_checkout(&gr, src, dir, !checkout, http, err);
 			if (!rc) {
 				if (gr.reused)
 					mli_say(ev, ML_EV_STEP,
@@ -148,8 +148,10 @@ int mli_project_open(mli_run *r, ml_err *err)
 			return rc;
 		/* plan changes nothing: its checkouts live in the cache */
 		const char *co = src.git ? (o->checkout ? o->checkout : src.name) : NULL;
+		ml_http_opts http = o->fetch.http;
+		http.cert = o->index.cert; /* the index configuration comes later */
 		rc = mli_project_locate(&r->project, r->proj_dir, sizeof(r->proj_dir), &src,
-		                        r->planning ? NULL : co, o->cache_dir, &r->ev, err);
+		                        r->planning ? NULL : co, o->cache_dir, &http, &r->ev, err);
 		/* plan shows the target install would use */
 		if (!rc && ml_pathf(r->proj_target, sizeof(r->proj_target), "%s/.venv",
 		                    src.git ? co : src.path))
@@ -316,7 +318,9 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			                       : failed(c, "its files cannot be found: %s", e.msg);
 	}
 	ml_artifact *a = torch_file(p);
-	if (!a || !a->filename || !a->sha256[0] || a->size < 0)
+	/* a size no server told (-1) is learned by the download; offline,
+	 * nothing asked the servers */
+	if (!a || !a->filename || !a->sha256[0] || (a->size < 0 && o->offline))
 		return unknown(c, "%s", o->offline ? "offline, and its torch wheel is unknown here"
 		                                   : "its torch wheel for this platform is unknown");
 	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))

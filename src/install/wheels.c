@@ -105,7 +105,7 @@ static int fetch_some(mli_run *r, const ml_artifact *need, const size_t *where, 
 	ml_audit_opts_machine(&x->ao, x->devs, 64, r->res->machine);
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
-	wo.jobs = r->o->jobs;
+	wo.jobs = r->o->fetch.jobs;
 	ml_err qerr = ML_ERR_INIT;
 	/* without a queue, everything is unpacked while building, as it would be anyway */
 	(void)ml_unpack_queue_start(&x->q, r->res->plan->n_files, &wo, audit_early, x, &qerr);
@@ -214,6 +214,15 @@ int mli_fetch_wheels(mli_run *r, ml_err *err)
 		rc = fetch_some(r, need, where, k, err);
 	for (size_t i = 0; r->items && r->res->from_cache && i < n; i++)
 		r->res->from_cache[i] = r->items[i].from_cache;
+	/* a size no server told is known once the download proved the file:
+	 * the report and pylock.toml carry it */
+	for (size_t i = 0; !rc && r->items && i < n; i++) {
+		ml_artifact *a = &r->res->plan->files[i];
+		if (a->size < 0 && r->items[i].done && r->items[i].size >= 0) {
+			a->size = r->items[i].size;
+			r->res->plan->total_bytes += (uint64_t)a->size;
+		}
+	}
 	free(need);
 	free(where);
 	return rc;
@@ -428,7 +437,7 @@ int mli_build_env(mli_run *r, ml_err *err)
 		                       r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
-	wo.jobs = r->o->jobs;
+	wo.jobs = r->o->fetch.jobs;
 	wo.link = r->o->link;
 	wo.on_done = on_wheel_done;
 	wo.ctx = r;

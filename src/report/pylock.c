@@ -198,8 +198,9 @@ int ml_pylock_render(char **out, const ml_pylock_input *in, size_t *n_without_ur
 		} else {
 			missing++;
 		}
-		ml_buf_printf(&b, "size = %lld\nhashes = { sha256 = \"%s\" }\n", (long long)a->size,
-		              a->sha256);
+		if (a->size >= 0) /* PEP 751: optional; unknown where no server told it */
+			ml_buf_printf(&b, "size = %lld\n", (long long)a->size);
+		ml_buf_printf(&b, "hashes = { sha256 = \"%s\" }\n", a->sha256);
 	}
 	tool_table(&b, in);
 	free(ix);

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""git_http.py --root DIR --port-file FILE - git's smart HTTP on loopback.
+"""git_http.py --root DIR --port-file FILE [--https --cert C --key K] - git's
+smart HTTP on loopback.
 
 Serves the repositories under DIR (bare or not) with `git http-backend`,
 run as a CGI program for each request (git's own server side: the same
 protocol a hosting service speaks). A request whose path starts with
 /private/ needs HTTP basic authentication as user "tester" with password
 "s3cret-token" (401 otherwise), so tests can check that credentials work
-and are never shown. Writes the port it listens on to FILE. Loopback only.
+and are never shown. With --https it speaks TLS with that PEM certificate
+and key (the handshake in the request's thread). Writes the port it listens
+on to FILE. Loopback only.
 """
 import argparse
 import base64
 import http.server
 import os
+import ssl
 import subprocess
 import sys
 
 BACKEND = None
 ROOT = None
+TLS = None
 AUTH = "Basic " + base64.b64encode(b"tester:s3cret-token").decode()
 
 
@@ -30,6 +35,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         sys.stderr.write("git-http: " + fmt % args + "\n")
+
+    def setup(self):
+        if TLS is not None:
+            self.request.settimeout(10)
+            self.request = TLS.wrap_socket(self.request, server_side=True)
+        super().setup()
 
     def run_backend(self):
         path, _, query = self.path.partition("?")
@@ -84,11 +95,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def main():
-    global BACKEND, ROOT
+    global BACKEND, ROOT, TLS
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--https", action="store_true")
+    ap.add_argument("--cert")
+    ap.add_argument("--key")
     a = ap.parse_args()
+    if a.https:
+        TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        TLS.load_cert_chain(a.cert, a.key)
     ROOT = os.path.abspath(a.root)
     BACKEND = find_backend()
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

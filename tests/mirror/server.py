@@ -296,6 +296,18 @@ class Handler(BaseHTTPRequestHandler):
             return True
         return False
 
+    def method_fault(self, faults):
+        """head_status:CODE answers HEAD requests (only) with CODE, as a server
+        that serves GET only does (405, 501); range_status:CODE answers GET
+        requests carrying Range with CODE. True when it answered."""
+        for name, applies in (("head_status", self.command == "HEAD"),
+                              ("range_status", self.headers.get("Range") is not None)):
+            code = self.fault_arg(faults, name)
+            if applies and code:
+                self.send_status(int(code))
+                return True
+        return False
+
     def redirect_fault(self, faults):
         for fault in faults:
             for prefix in ("redirect_http:", "redirect:"):
@@ -373,12 +385,14 @@ class Handler(BaseHTTPRequestHandler):
         return out
 
     def serve_simple(self, path):
-        faults = self.faults_for(path)
+        faults = self.faults_for(path) + self.faults_for("*")
         if self.status_fault(path, faults) or self.redirect_fault(faults):
             return
         if path == "/simple":
             return self.redirect("/simple/")
         ctype = negotiate(self.headers.get("Accept"))
+        if ctype is not None and self.fault_arg(faults, "html_only") is not None:
+            ctype = TEXT_HTML  # a PEP 503 index that knows no JSON
         if ctype is None:
             return self.send_status(406, "none of the offered content types is acceptable")
         rest = path[len("/simple/"):]
@@ -498,8 +512,13 @@ class Handler(BaseHTTPRequestHandler):
         if not os.path.isfile(fpath):
             return self.send_status(404)
         self.hold(name)
-        faults = self.faults_for(name) + self.faults_for(path)
+        faults = self.faults_for(name) + self.faults_for(path) + self.faults_for("*")
+        delay = self.fault_arg(faults, "delay")
+        if delay is not None and STOP.wait(float(delay or "0")):
+            return
         if self.status_fault(name, faults) or self.redirect_fault(faults):
+            return
+        if self.method_fault(faults):
             return
         self.wait_for(faults)
         info = FileInfo.get(fpath)
@@ -642,12 +661,14 @@ class Handler(BaseHTTPRequestHandler):
         reset_at = self.fault_arg(faults, "reset_at")
         truncate = self.fault_arg(faults, "truncate") is not None
         truncate_no_length = self.fault_arg(faults, "truncate_no_length") is not None
+        no_length = self.fault_arg(faults, "no_length") is not None
         stall = self.fault_arg(faults, "stall_after_headers")
         slow = self.fault_arg(faults, "slow")
         endless = self.fault_arg(faults, "endless")
         endless_junk = self.fault_arg(faults, "endless_junk")
 
-        no_length = truncate_no_length or endless is not None or endless_junk is not None
+        no_length = (no_length or truncate_no_length or endless is not None
+                     or endless_junk is not None)
         if not self.send_file_head(status, headers, None if no_length else len(body)):
             return
 

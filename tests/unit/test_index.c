@@ -3,9 +3,11 @@
  * redaction and resolution, the plain-http policy, PEP 691 JSON and PEP 503
  * HTML project pages (tests/fixtures/index/), --find-links directories,
  * where index URLs come from (flags, environment, pip.conf files written
- * into a temporary HOME), and, end to end, pages and files fetched from the
- * loopback test index tests/mirror/server.py (skipped without python3;
- * the https cases also need the openssl command).
+ * into a temporary HOME), the transport policy's helpers (Content-Range,
+ * no_proxy matching, the proxy for libgit2, netrc), and, end to end, pages,
+ * sizes (HEAD, the ranged GET after 405/501) and files of unknown size
+ * fetched from the loopback test index tests/mirror/server.py (skipped
+ * without python3; the https cases also need the openssl command).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -362,6 +364,118 @@ static void test_http_failure_table(void **state)
 }
 
 /* --- PEP 691 JSON and PEP 503 HTML pages ------------------------------------- */
+
+/* --- the transport policy's helpers --------------------------------------- */
+
+static void test_content_range_parse(void **state)
+{
+	(void)state;
+	long long a, b, t;
+	assert_true(mlf_content_range_parse("bytes 0-0/1234", &a, &b, &t));
+	assert_true(a == 0 && b == 0 && t == 1234);
+	assert_true(mlf_content_range_parse("bytes 100-199/*", &a, &b, &t));
+	assert_true(a == 100 && b == 199 && t == -1);
+	assert_true(mlf_content_range_parse("bytes */5000", &a, &b, &t)); /* a 416's */
+	assert_true(a == -1 && b == -1 && t == 5000);
+	assert_false(mlf_content_range_parse("bytes=0-0/1", &a, &b, &t));
+	assert_false(mlf_content_range_parse("items 0-0/1", &a, &b, &t));
+	assert_false(mlf_content_range_parse("bytes 0-/1", &a, &b, &t));
+	assert_false(mlf_content_range_parse(NULL, &a, &b, &t));
+}
+
+static void test_noproxy_matches_as_libcurl_does(void **state)
+{
+	(void)state;
+	const char *list = "example.org, .corp.net,10.0.0.0/8,::1,[fe80::1],192.168.1.7";
+	assert_true(ml_http_noproxy_match(list, "example.org"));
+	assert_true(ml_http_noproxy_match(list, "Files.EXAMPLE.org"));
+	assert_true(ml_http_noproxy_match(list, "example.org."));
+	assert_false(ml_http_noproxy_match(list, "badexample.org"));
+	assert_false(ml_http_noproxy_match(list, "example.org.evil.net"));
+	assert_true(ml_http_noproxy_match(list, "corp.net"));
+	assert_true(ml_http_noproxy_match(list, "a.b.corp.net"));
+	assert_true(ml_http_noproxy_match(list, "10.200.3.4"));
+	assert_false(ml_http_noproxy_match(list, "11.0.0.1"));
+	assert_true(ml_http_noproxy_match(list, "192.168.1.7"));
+	assert_false(ml_http_noproxy_match(list, "192.168.1.70"));
+	assert_true(ml_http_noproxy_match(list, "::1"));
+	assert_true(ml_http_noproxy_match(list, "fe80::1"));
+	assert_false(ml_http_noproxy_match(list, "fe80::2"));
+	assert_true(ml_http_noproxy_match("*", "anything.example"));
+	assert_false(ml_http_noproxy_match("", "example.org"));
+	assert_false(ml_http_noproxy_match(NULL, "example.org"));
+}
+
+static void unset_proxies(void)
+{
+	static const char *const vars[] = {"http_proxy", "https_proxy", "HTTPS_PROXY",
+	                                   "all_proxy",  "ALL_PROXY",   "no_proxy",
+	                                   "NO_PROXY",   "HTTP_PROXY"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+static void test_proxy_for_follows_the_http_rules(void **state)
+{
+	(void)state;
+	char buf[256];
+	unset_proxies();
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "https://git.example.org/r.git"));
+	setenv("https_proxy", "http://proxy.example:3128", 1);
+	setenv("HTTP_PROXY", "http://never.example:1", 1); /* libcurl ignores it: so do we */
+	setenv("no_proxy", "internal.example", 1);
+	assert_string_equal(ml_http_proxy_for(buf, sizeof(buf), "https://git.example.org/r.git"),
+	                    "http://proxy.example:3128");
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "https://src.internal.example/r.git"));
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "https://127.0.0.1:8443/r.git"));
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "http://git.example.org/r.git"));
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "file:///srv/r.git"));
+	setenv("ALL_PROXY", "socks5h://all.example:1080", 1);
+	assert_string_equal(ml_http_proxy_for(buf, sizeof(buf), "http://git.example.org/r.git"),
+	                    "socks5h://all.example:1080");
+	unsetenv("https_proxy");
+	setenv("HTTPS_PROXY", "http://upper.example:8080", 1);
+	assert_string_equal(ml_http_proxy_for(buf, sizeof(buf), "https://git.example.org/r.git"),
+	                    "http://upper.example:8080");
+	setenv("NO_PROXY", "*", 1);
+	unsetenv("no_proxy");
+	assert_null(ml_http_proxy_for(buf, sizeof(buf), "https://git.example.org/r.git"));
+	unset_proxies();
+}
+
+static void test_netrc_lookup_reads_like_libcurl(void **state)
+{
+	(void)state;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/netrc", tmp_root);
+	write_file(path, "# a comment line\n"
+	                 "machine git.example.org login alice password s3cret\n"
+	                 "macdef init\n  cd /pub\n  machine evil.example login x password y\n"
+	                 "\n"
+	                 "machine Other.Example\n  login bob\n  password \"two words\"\n"
+	                 "machine git.example.org login carol password c4rol\n"
+	                 "default login anon password guest\n");
+	setenv("NETRC", path, 1);
+	char login[128], pass[128];
+	assert_true(ml_netrc_lookup("git.example.org", NULL, login, pass, sizeof(login)));
+	assert_string_equal(login, "alice");
+	assert_string_equal(pass, "s3cret");
+	assert_true(ml_netrc_lookup("git.example.org", "carol", login, pass, sizeof(login)));
+	assert_string_equal(pass, "c4rol");
+	assert_true(ml_netrc_lookup("other.example", NULL, login, pass, sizeof(login)));
+	assert_string_equal(login, "bob");
+	assert_string_equal(pass, "two words");
+	/* the macro body is not an entry; the default covers every other host */
+	assert_true(ml_netrc_lookup("evil.example", NULL, login, pass, sizeof(login)));
+	assert_string_equal(login, "anon");
+	assert_string_equal(pass, "guest");
+	write_file(path, "machine a.example login u password p\n");
+	assert_false(ml_netrc_lookup("b.example", NULL, login, pass, sizeof(login)));
+	assert_false(ml_netrc_lookup("a.example", "someone", login, pass, sizeof(login)));
+	unlink(path);
+	assert_false(ml_netrc_lookup("a.example", NULL, login, pass, sizeof(login)));
+	unsetenv("NETRC");
+}
 
 static void test_json_page_lists_files_with_sha256_and_size(void **state)
 {
@@ -1277,7 +1391,7 @@ static void test_mirror_self_signed_certificate_is_rejected(void **state)
 	assert_non_null(strstr(err.hint, "--cert"));
 
 	/* trusted through --cert, it works */
-	req.cert = cert_pem;
+	req.http.cert = cert_pem;
 	req.accept = ML_HTTP_ACCEPT_INDEX;
 	assert_int_equal(ml_http_get(&r, &req, &err), 0);
 	assert_true(ml_startswith(r.content_type, "application/vnd.pypi.simple.v1+json"));
@@ -1285,7 +1399,7 @@ static void test_mirror_self_signed_certificate_is_rejected(void **state)
 
 	/* and so does SSL_CERT_FILE */
 	setenv("SSL_CERT_FILE", cert_pem, 1);
-	req.cert = NULL;
+	req.http.cert = NULL;
 	assert_int_equal(ml_http_get(&r, &req, &err), 0);
 	ml_http_response_release(&r);
 	unsetenv("SSL_CERT_FILE");
@@ -1303,7 +1417,7 @@ static void test_mirror_https_redirect_to_http_is_refused(void **state)
 	mirror_url(url, sizeof(url), &https_mirror, "/files/" WHEEL);
 	ml_http_request req = ML_HTTP_REQUEST_INIT;
 	req.url = url;
-	req.cert = cert_pem;
+	req.http.cert = cert_pem;
 	ml_http_response r;
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_http_get(&r, &req, &err), ML_ENET);
@@ -1314,6 +1428,150 @@ static void test_mirror_https_redirect_to_http_is_refused(void **state)
 }
 
 /* --- setup ------------------------------------------------------------------------ */
+
+/* ml_http_sizes on one URL of the mirror with faults (NULL: none). */
+static int size_of(int64_t *size, const char *path, const char *faults, ml_err *err)
+{
+	mirror_faults(&http_mirror, faults);
+	char url[256];
+	mirror_url(url, sizeof(url), &http_mirror, path);
+	char *urls[1] = {url};
+	ml_fetch_opts fo = ML_FETCH_OPTS_INIT;
+	fo.http.connect_timeout_s = 5;
+	fo.http.low_speed_time_s = 5;
+	int rc = ml_http_sizes(size, urls, 1, &fo, err);
+	mirror_faults(&http_mirror, NULL);
+	return rc;
+}
+
+static void test_sizes_head_then_ranged_get(void **state)
+{
+	(void)state;
+	need_mirror(&http_mirror);
+	const int64_t n = (int64_t)strlen(WHEEL_BYTES);
+	int64_t size = 0;
+	ml_err err = ML_ERR_INIT;
+	/* HEAD: Content-Length */
+	assert_int_equal(size_of(&size, "/files/" WHEEL, NULL, &err), 0);
+	assert_int_equal(size, n);
+	/* a server that serves GET only: one byte, Content-Range's length */
+	assert_int_equal(size_of(&size, "/files/" WHEEL, "{\"*\": \"head_status:501\"}", &err), 0);
+	assert_int_equal(size, n);
+	assert_int_equal(size_of(&size, "/files/" WHEEL, "{\"*\": \"head_status:405\"}", &err), 0);
+	assert_int_equal(size, n);
+	/* the Range ignored: the 200's Content-Length, its body not read */
+	assert_int_equal(size_of(&size, "/files/" WHEEL,
+	                         "{\"*\": [\"head_status:501\", \"ignore_range\"]}", &err),
+	                 0);
+	assert_int_equal(size, n);
+	/* HEAD without a length, then the ranged GET */
+	assert_int_equal(size_of(&size, "/files/" WHEEL, "{\"*\": \"no_length\"}", &err), 0);
+	assert_int_equal(size, n);
+	/* nothing tells: unknown, and no error (the download learns it) */
+	size = 0;
+	assert_int_equal(size_of(&size, "/files/" WHEEL,
+	                         "{\"*\": [\"head_status:405\", \"range_status:501\"]}", &err),
+	                 0);
+	assert_int_equal(size, -1);
+	assert_int_equal(size_of(&size, "/files/" WHEEL,
+	                         "{\"*\": [\"head_status:501\", \"ignore_range\", \"no_length\"]}",
+	                         &err),
+	                 0);
+	assert_int_equal(size, -1);
+	/* a redirect is followed hop by hop */
+	assert_int_equal(size_of(&size, "/files/" WHEEL,
+	                         "{\"/files/" WHEEL "\": \"redirect:/files/" WHEEL "x1\"}", &err),
+	                 0);
+	assert_int_equal(size, n);
+	/* failures of the HEAD request stay failures */
+	assert_int_equal(size_of(&size, "/files/nothing.whl", NULL, &err), ML_ENOENT);
+	assert_int_equal(size_of(&size, "/files/" WHEEL, "{\"*\": \"head_status:403\"}", &err),
+	                 ML_ENET);
+	assert_non_null(strstr(err.msg, "HTTP 403"));
+}
+
+static void test_sizes_many_at_once_and_policy(void **state)
+{
+	(void)state;
+	need_mirror(&http_mirror);
+	char a[256], b[256], file[PATH_MAX + 16], path[PATH_MAX];
+	mirror_url(a, sizeof(a), &http_mirror, "/files/" WHEEL);
+	mirror_url(b, sizeof(b), &http_mirror, "/files/demo-pkg-0.9.tar.gz");
+	snprintf(path, sizeof(path), "%s/local.bin", tmp_root);
+	write_file(path, "12345");
+	snprintf(file, sizeof(file), "file://%s", path);
+	char *urls[] = {a, b, file, a};
+	int64_t sizes[4];
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_http_sizes(sizes, urls, 4, NULL, &err), 0);
+	assert_int_equal(sizes[0], (int64_t)strlen(WHEEL_BYTES));
+	assert_int_equal(sizes[1], (int64_t)strlen("old sdist\n"));
+	assert_int_equal(sizes[2], 5);
+	assert_int_equal(sizes[3], sizes[0]);
+	/* plain http to a host that is neither loopback nor trusted: refused
+	 * before any connection, as for every request */
+	char *refused[] = {a, "http://files.example.invalid/x.whl"};
+	assert_int_equal(ml_http_sizes(sizes, refused, 2, NULL, &err), ML_ENET);
+	assert_non_null(strstr(err.msg, "refusing plain http"));
+	assert_int_equal(ml_http_sizes(sizes, NULL, 0, NULL, &err), 0);
+}
+
+/* ml_fetch_all of the mirror's wheel with its size unknown (-1). */
+static int fetch_unsized(ml_download *d, const char *faults, int64_t max_size, ml_err *err)
+{
+	char dir[PATH_MAX + 32], url[256];
+	static int round;
+	snprintf(dir, sizeof(dir), "%s/unsized-cache-%d", tmp_root, ++round);
+	ml_cache *c = NULL;
+	assert_int_equal(ml_cache_open(&c, dir, ML_CACHE_SHARED, err), 0);
+	char hex[65];
+	sha256_hex(hex, WHEEL_BYTES, strlen(WHEEL_BYTES));
+	memset(d, 0, sizeof(*d));
+	assert_int_equal(ml_download_init(d, WHEEL, hex, -1, err), 0);
+	d->max_size = max_size;
+	mirror_url(url, sizeof(url), &http_mirror, "/files/" WHEEL);
+	assert_int_equal(ml_download_add_url(d, url, err), 0);
+	mirror_faults(&http_mirror, faults);
+	ml_fetch_opts fo = ML_FETCH_OPTS_INIT;
+	fo.retries = 0;
+	fo.http.low_speed_time_s = 5;
+	int rc = ml_fetch_all(d, 1, c, &fo, err);
+	mirror_faults(&http_mirror, NULL);
+	ml_cache_close(c);
+	return rc;
+}
+
+static void test_fetch_of_unknown_size_is_learned_checked_and_capped(void **state)
+{
+	(void)state;
+	need_mirror(&http_mirror);
+	const int64_t n = (int64_t)strlen(WHEEL_BYTES);
+	ml_download d;
+	ml_err err = ML_ERR_INIT;
+	/* the server's Content-Length is taken, the hash proves the bytes */
+	assert_int_equal(fetch_unsized(&d, NULL, 0, &err), 0);
+	assert_true(d.done);
+	assert_int_equal(d.size, n);
+	ml_download_release(&d);
+	/* no length at all: the body's end, then the hash */
+	assert_int_equal(fetch_unsized(&d, "{\"*\": \"no_length\"}", 0, &err), 0);
+	assert_int_equal(d.size, n);
+	ml_download_release(&d);
+	/* an unknown size does not weaken the hash check */
+	assert_int_equal(fetch_unsized(&d, "{\"*\": [\"no_length\", \"flip_byte\"]}", 0, &err),
+	                 ML_EINTEGRITY);
+	assert_false(d.done);
+	assert_non_null(strstr(d.err.msg, "hash mismatch"));
+	ml_download_release(&d);
+	/* capped: a declared length over the cap, and an endless body */
+	assert_int_equal(fetch_unsized(&d, NULL, 16, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(d.err.msg, "more than the 16"));
+	ml_download_release(&d);
+	assert_int_equal(fetch_unsized(&d, "{\"*\": \"endless_junk\"}", 4096, &err), ML_EINTEGRITY);
+	assert_non_null(strstr(d.err.msg, "goes on past 4096 bytes"));
+	assert_true(d.bytes < 1024 * 1024); /* stopped there, not at the 5-minute limit */
+	ml_download_release(&d);
+}
 
 static int group_setup(void **state)
 {
@@ -1378,6 +1636,10 @@ int main(void)
 	        cmocka_unit_test(test_http_get_refuses_plain_http_before_connecting),
 	        cmocka_unit_test(test_http_get_reads_file_urls),
 	        cmocka_unit_test(test_http_failure_table),
+	        cmocka_unit_test(test_content_range_parse),
+	        cmocka_unit_test(test_noproxy_matches_as_libcurl_does),
+	        cmocka_unit_test(test_proxy_for_follows_the_http_rules),
+	        cmocka_unit_test(test_netrc_lookup_reads_like_libcurl),
 	        cmocka_unit_test(test_json_page_lists_files_with_sha256_and_size),
 	        cmocka_unit_test(test_relative_urls_resolve_against_page_url),
 	        cmocka_unit_test(test_yanked_reason_is_kept),
@@ -1399,6 +1661,9 @@ int main(void)
 	        cmocka_unit_test(test_mirror_missing_project_and_server_errors),
 	        cmocka_unit_test(test_mirror_self_signed_certificate_is_rejected),
 	        cmocka_unit_test(test_mirror_https_redirect_to_http_is_refused),
+	        cmocka_unit_test(test_sizes_head_then_ranged_get),
+	        cmocka_unit_test(test_sizes_many_at_once_and_policy),
+	        cmocka_unit_test(test_fetch_of_unknown_size_is_learned_checked_and_capped),
 	};
 	return cmocka_run_group_tests_name("index", tests, group_setup, group_teardown);
 }

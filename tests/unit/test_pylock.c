@@ -288,6 +288,34 @@ static void test_written_lock_reads_back_to_the_same_wheels(void **state)
 	free(f.machine.gpus);
 }
 
+/* A size no server told (-1) is left out of the lock, which reads back
+ * with the size unknown; never "size = -1", which no lock reader takes. */
+static void test_unknown_size_is_left_out(void **state)
+{
+	(void)state;
+	plan_fx f;
+	plan_fx_init(&f);
+	f.files[1].size = -1;
+	f.files[1].url = "https://h/datapkg-0.5-py3-none-any.whl";
+	const char *urls[2] = {f.files[0].url, f.files[1].url};
+	ml_pylock_input in = ML_PYLOCK_INPUT_INIT;
+	in.plan = &f.plan;
+	in.urls = urls;
+	in.python = &f.python;
+	in.machine = &f.machine;
+	char *text = NULL;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_pylock_render(&text, &in, NULL, &err), 0);
+	assert_null(strstr(text, "size = -1"));
+	assert_non_null(strstr(text, "size = 100\n"));
+	ml_pylock *pl = parse_ok(text);
+	assert_int_equal(pl->pkgs[0].wheels[0].size, -1); /* datapkg, name order */
+	assert_int_equal(pl->pkgs[1].wheels[0].size, 100);
+	ml_pylock_free(pl);
+	free(text);
+	free(f.machine.gpus);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +324,7 @@ int main(void)
 	        cmocka_unit_test(test_paths_names_and_other_sources),
 	        cmocka_unit_test(test_refuses_what_is_no_lock_naming_the_line),
 	        cmocka_unit_test(test_written_lock_reads_back_to_the_same_wheels),
+	        cmocka_unit_test(test_unknown_size_is_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
