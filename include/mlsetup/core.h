@@ -4,7 +4,7 @@
  * system interface (dlopen, file reading under a root directory, process
  * spawning) that platform/<os>/ implements.
  *
- * Conventions (see STYLE.md): functions return 0 or a negative ML_E* code
+ * Conventions (docs/ARCHITECTURE.md): functions return 0 or a negative ML_E* code
  * and describe the failure in the ml_err the caller passes; output
  * parameters come first, are named `out`, and are set only on success;
  * *_free() functions accept NULL and cannot fail.
@@ -43,7 +43,7 @@ enum {
 	ML_EPARSE = -10,      /* malformed input file             -> exit 1 */
 };
 
-/* Process exit codes (DESIGN.md "Commands"). */
+/* Process exit codes (README.md, "Exit codes"). */
 enum {
 	ML_EXIT_OK = 0,
 	ML_EXIT_FAILED = 1,

@@ -137,7 +137,7 @@ const char *ml_cc_architecture(int major, int minor);
 
 /* What a GPU's tensor cores and kernels support, from its compute
  * capability alone, and the dtype to train in. One table in gpu_tables.c
- * holds every rule with its source (FACTS.md "Precision by compute
+ * holds every rule with its source (docs/nvidia-and-python-facts.md, "Precision by compute
  * capability"; NVIDIA CUDA C++ Programming Guide, "Compute Capabilities";
  * NVIDIA Ampere, Ada, Hopper and Blackwell tuning guides; the
  * FlashAttention 2 README's requirement "Ampere, Ada, or Hopper GPUs");

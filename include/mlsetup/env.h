@@ -464,7 +464,7 @@ typedef struct ml_python_info {
 
 /* Where a python-build-standalone install_only archive keeps its
  * interpreter, relative to the directory it is unpacked in: POSIX
- * "python/bin/python3", Windows "python/python.exe" (FACTS.md "Python
+ * "python/bin/python3", Windows "python/python.exe" (docs/nvidia-and-python-facts.md, "Python
  * packaging"). */
 #ifdef _WIN32
 #define ML_PYTHON_ARCHIVE_EXE "python/python.exe"

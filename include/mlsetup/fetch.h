@@ -27,7 +27,7 @@
  *   git.c            a project's git repository checked out at a revision
  *                    (libgit2)
  *
- * Index URLs never come from C literals (DESIGN.md "Rules of the road"):
+ * Index URLs never come from C literals (docs/ARCHITECTURE.md, "The rules"):
  * ml_index_config_resolve() is the only place they are decided.
  *
  * Stages don't print: every function here reports through its ml_err.
@@ -207,7 +207,7 @@ void ml_index_config_free(ml_index_config *c);
 
 /* --- the cache (src/fetch/cache.c) ------------------------------------------- */
 
-/* The content-addressed cache (DESIGN.md "Objects that flow"):
+/* The content-addressed cache (docs/ARCHITECTURE.md, "The cache"):
  *
  *   <cache>/blobs/sha256/<2 hex>/<64 hex>  verified files, read-only (0444),
  *                                          mtime = last use (for prune)

@@ -2,7 +2,7 @@
  * out.h - the front end's output: human text on stdout, diagnostics on
  * stderr, JSON documents, colour and verbosity. Only src/cli/ and core's
  * output files (out_opts.c, out.c, live.c, progress.c) use this; stages
- * never print (DESIGN.md).
+ * never print (docs/ARCHITECTURE.md).
  */
 #ifndef MLSETUP_OUT_H
 #define MLSETUP_OUT_H

@@ -7,8 +7,9 @@
  * whether that code runs on given GPUs, answered by ml_arch_runs_on(), the
  * one "will it run?" rule (plan.h). Sources:
  *
- *   fatbin.c  the fatbinary reader: containers and entries (FACTS.md
- *             "Fatbinary", checked against nvcc 13.0 output) and where each
+ *   fatbin.c  the fatbinary reader: containers and entries
+ *             (docs/nvidia-and-python-facts.md, "Fatbinary layout",
+ *             checked against nvcc 13.0 output) and where each
  *             container lies (`.nv_fatbin`, `__nv_relfatbin`, data
  *             sections); pure functions over bytes
  *   elf.c     the ELF-64 section lookup fatbin.c and cubin.c share (System
@@ -37,20 +38,21 @@
 /* --- the fatbinary reader (src/verify/fatbin.c) --------------------------- */
 
 /* Container magic, little-endian u32 at the start of every container
- * (FACTS.md "Fatbinary"). */
+ * (docs/nvidia-and-python-facts.md, "Fatbinary layout"). */
 #define ML_FATBIN_MAGIC 0xBA55ED50u
 
 /* Entry kinds (u16 at offset 0 of an entry header). */
 enum { ML_FATBIN_KIND_PTX = 1, ML_FATBIN_KIND_ELF = 2 };
 
-/* Entry flags (u64 at offset 40 of an entry header), FACTS.md "Fatbinary". */
+/* Entry flags (u64 at offset 40 of an entry header), docs/nvidia-and-python-facts.md, "Fatbinary
+ * layout". */
 #define ML_FATBIN_FLAG_LZ4           0x2000ull   /* payload LZ4-compressed */
 #define ML_FATBIN_FLAG_ZSTD          0x8000ull   /* payload zstd-compressed */
 #define ML_FATBIN_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a / compute_90a */
 #define ML_FATBIN_FLAG_FAMILY        0x200000ull /* sm_100f / compute_100f */
 
 /* Where a container was found, which decides whether its code counts at
- * run time (FACTS.md "Which containers count at run time"). */
+ * run time (docs/nvidia-and-python-facts.md, "Fatbinary layout"). */
 typedef enum ml_fatbin_where {
 	ML_FATBIN_EXECUTABLE = 0,  /* `.nv_fatbin` (or found by magic in a PE
 	                            * DLL or an ELF file without sections): what
@@ -365,7 +367,7 @@ int ml_audit_paths(ml_audit **out, const char *const *paths, size_t n_paths,
  * last path component; the hint points at a build that carries the code),
  * else ML_EFAIL when any path or file failed (err says how many and names
  * the first), else 0. Unverified files decide nothing. Exit codes 5, 1 and
- * 0 (DESIGN.md "Commands"). */
+ * 0 (README.md, "Exit codes"). */
 int ml_audit_status(const ml_audit *a, ml_err *err);
 
 /* Builds the "mlsetup.audit/1" JSON document: schema, devices[] ("sm_120"),

@@ -2,7 +2,7 @@
  * stage_ui.c - turns the pipelines' events and verify's steps into what a
  * person sees while they run (stage_ui.h). Decides only what to say and
  * when; core/live.c draws the live line and core/progress.c the download
- * bars (STYLE.md: the library reports, the front end draws).
+ * bars (docs/ARCHITECTURE.md: the library reports, the front end draws).
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * err.c - the ml_err carrier and the one table from error code to process
- * exit code (DESIGN.md "Commands": 0 ok, 1 failed, 2 usage, 3 integrity,
+ * exit code (README.md, "Exit codes": 0 ok, 1 failed, 2 usage, 3 integrity,
  * 4 network, 5 GPU check failed, 6 unsupported system).
  */
 #include <stdio.h>

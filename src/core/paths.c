@@ -1,6 +1,6 @@
 /*
  * paths.c - where mlsetup keeps things: the cache directory and the
- * content-addressed blob paths inside it (DESIGN.md "Objects that flow").
+ * content-addressed blob paths inside it (docs/ARCHITECTURE.md, "The cache").
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * a second and erased at the end; elsewhere a plain line every few
  * seconds; nothing with -q, --json or --no-progress. Stages never draw:
  * they report through callbacks and the command turns those into
- * ml_progress_state (STYLE.md, "Stages don't print"). While a terminal
+ * ml_progress_state (docs/ARCHITECTURE.md: stages never print). While a terminal
  * display is up, the live status line (live.c) steps aside.
  */
 #include <stdio.h>

@@ -60,26 +60,29 @@ static const ml_precision_rule precision_rules[] = {
         {"bf16", 8, 0,
          "bfloat16 tensor cores from Ampere: NVIDIA A100 Tensor Core GPU Architecture "
          "whitepaper; CUDA C++ Programming Guide, bfloat16 arithmetic (cuda_bf16.h) needs "
-         "compute capability 8.0; FACTS.md \"Precision by compute capability\""},
+         "compute capability 8.0; docs/nvidia-and-python-facts.md"},
         {"tf32", 8, 0,
          "TF32 tensor cores from Ampere: NVIDIA A100 Tensor Core GPU Architecture whitepaper; "
-         "NVIDIA Ampere GPU Architecture Tuning Guide; FACTS.md"},
+         "NVIDIA Ampere GPU Architecture Tuning Guide; docs/nvidia-and-python-facts.md"},
         {"fp8", 8, 9,
          "FP8 (E4M3, E5M2) tensor cores from Ada (8.9) and Hopper (9.0): NVIDIA Ada GPU "
          "Architecture whitepaper; NVIDIA H100 Tensor Core GPU Architecture whitepaper; "
-         "NVIDIA Hopper Tuning Guide; FACTS.md"},
+         "NVIDIA Hopper Tuning Guide; docs/nvidia-and-python-facts.md"},
         {"fp4", 10, 0,
          "FP4 tensor cores from Blackwell (10.0 data center, 12.0 consumer): NVIDIA Blackwell "
-         "Tuning Guide; NVIDIA Blackwell architecture technical brief; FACTS.md"},
+         "Tuning Guide; NVIDIA Blackwell architecture technical brief; "
+         "docs/nvidia-and-python-facts.md"},
         {"flash_attention_2", 8, 0,
          "FlashAttention 2 README (Dao-AILab/flash-attention), requirements: \"Ampere, Ada, "
-         "or Hopper GPUs\", i.e. sm_80 and newer; FACTS.md"},
-        {"dtype:float32", 0, 0, "no tensor cores before Volta (7.0): train in float32; FACTS.md"},
+         "or Hopper GPUs\", i.e. sm_80 and newer; docs/nvidia-and-python-facts.md"},
+        {"dtype:float32", 0, 0,
+         "no tensor cores before Volta (7.0): train in float32; docs/nvidia-and-python-facts.md"},
         {"dtype:float16", 7, 0,
          "Volta and Turing (7.x) have fp16 tensor cores and no bf16: float16 with loss "
-         "scaling; FACTS.md"},
+         "scaling; docs/nvidia-and-python-facts.md"},
         {"dtype:bfloat16", 8, 0,
-         "bf16 from Ampere (8.0): fp32's exponent range, no loss scaling; FACTS.md"},
+         "bf16 from Ampere (8.0): fp32's exponent range, no loss scaling; "
+         "docs/nvidia-and-python-facts.md"},
 };
 
 #define N_PRECISION_RULES (sizeof precision_rules / sizeof precision_rules[0])

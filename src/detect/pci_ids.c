@@ -16,7 +16,7 @@
  *     GB110, GB20x, GB10B, GB20B) behind every other id, which fixes its
  *     compute capability.
  *   - Compute capabilities per chip family: NVIDIA CUDA GPU compute
- *     capability list, as summarised in docs/FACTS.md.
+ *     capability list, as summarised in docs/nvidia-and-python-facts.md.
  *
  * Names follow what nvidia-smi / NVML print for the part where known. Where
  * one device id covers several products that differ only by PCI subsystem

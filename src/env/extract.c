@@ -1,5 +1,5 @@
 /*
- * extract.c - checked archive extraction (RELIABILITY.md "Archives"):
+ * extract.c - checked archive extraction (docs/reliability.md, "Archives"):
  * interpreter archives (tar.gz / tar.zst) are read with libarchive,
  * restricted to the tar reader and the gzip and zstd filters; wheels (zip)
  * with our own reader (zipscan.c, unzip.c). Every entry is checked by

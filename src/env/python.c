@@ -1,7 +1,7 @@
 /*
  * python.c - interpreters: unpacking a python-build-standalone archive
  * (install_only / install_only_stripped, tar.gz or tar.zst with a python/
- * root directory; FACTS.md "Python packaging") into mlsetup's data
+ * root directory; docs/nvidia-and-python-facts.md, "Python packaging") into mlsetup's data
  * directory once per machine, and asking an interpreter what it is.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
- * stage.c - atomic environments (DESIGN.md "Rules of the road",
- * RELIABILITY.md "Crashes, resources, concurrency"): a lock per target, a
+ * stage.c - atomic environments (docs/ARCHITECTURE.md, "The rules",
+ * docs/reliability.md, "Crashes, resources, concurrency"): a lock per target, a
  * staging directory beside it, and a commit that syncs the new tree,
  * writes the completion marker into it last, and swaps it into place with
  * one rename, so the target always holds a complete environment (the old

@@ -1,7 +1,7 @@
 /*
  * index_sources.c - which package indexes to ask, and why.
  *
- * The one place index URLs are decided (DESIGN.md: never from C
+ * The one place index URLs are decided (docs/ARCHITECTURE.md: never from C
  * literals). Layers, highest first: command-line flags, MLSETUP_* and then
  * PIP_* environment variables, pip's configuration files read where and in
  * the order pip reads them (pip docs "Configuration"), the manifest's own

@@ -1,7 +1,7 @@
 /*
  * diagnose.c - from smoke results to a verdict: every check, machine-wide
  * and per GPU, with a status, the cause a failure is attributed to, what was
- * seen and what to do. The causes (DESIGN.md "verify"):
+ * seen and what to do. The causes (docs/verify.md):
  *
  *   no kernel image   the build has no code for the GPU: names the GPU's
  *                     architecture and the shipped manifest whose

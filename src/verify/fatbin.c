@@ -4,8 +4,8 @@
  *
  * nvcc embeds device code in host binaries as fatbinaries: containers of
  * entries, each entry one PTX text or one SASS cubin for one compute
- * capability (FACTS.md "Fatbinary", checked against nvcc 13.0 output). In
- * ELF files the CUDA runtime loads those in the `.nv_fatbin` section;
+ * capability (docs/nvidia-and-python-facts.md, "Fatbinary layout", checked against nvcc 13.0
+ * output). In ELF files the CUDA runtime loads those in the `.nv_fatbin` section;
  * `__nv_relfatbin` holds relocatable device code, never loaded; some
  * libraries keep whole containers in data sections and load them
  * themselves. In Windows DLLs containers are found by their magic. After
@@ -31,7 +31,7 @@
 enum { CONTAINER_MIN = 16 };
 /* Entry header: fields up to uncompressed_size; most we accept. */
 enum { ENTRY_MIN = 64, ENTRY_MAX = 4096 };
-/* Entry header field offsets (FACTS.md "Fatbinary"). */
+/* Entry header field offsets (docs/nvidia-and-python-facts.md, "Fatbinary layout"). */
 enum {
 	E_KIND = 0,
 	E_HEADER_SIZE = 4,

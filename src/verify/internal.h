@@ -153,7 +153,7 @@ const char *ml_cause_name(ml_cause c);
 
 /* Counts the kernels of a cubin buf[0..len): an ELF-64 little-endian image
  * for the NVIDIA CUDA machine (e_machine 190) whose sections named
- * `.text.<name>` each hold one kernel (FACTS.md "Kernel-less cubins"). Sets
+ * `.text.<name>` each hold one kernel (docs/nvidia-and-python-facts.md, "Fatbinary layout"). Sets
  * *out. Returns 0; ML_EPARSE when buf is not such an image or its section
  * table or name table lies outside it (err says which). Never reads
  * outside buf[0..len). */
@@ -186,7 +186,7 @@ typedef struct ml_ptx_info {
 void ml_ptx_scan(ml_ptx_info *out, const char *text, size_t len, size_t max_entries);
 
 /* Returns the CUresult's enumerator name from mlsetup's own table
- * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of FACTS.md "CUDA
+ * ("CUDA_ERROR_NO_BINARY_FOR_GPU" for 209; the codes of docs/nvidia-and-python-facts.md, "CUDA
  * driver API" and those the smoke test can meet), or NULL when the code is
  * not in it. Static string. The smoke test prefers the driver's own
  * cuGetErrorName and falls back to this. */
@@ -255,20 +255,17 @@ void ml_fatbin_list_release(ml_fatbin_list *l);
  * entries read before a failure stay appended, so a truncated fatbin still
  * shows what it had).
  *
- * Layout (FACTS.md "Fatbinary", checked with nvcc 13.0): containers follow
- * each other, zero padding between and after them is allowed. A container
- * header is 16 bytes little-endian {u32 magic ML_FATBIN_MAGIC; u16 version
- * 1; u16 header_size >= 16; u64 fat_size}; its entries fill the fat_size
- * bytes after the header, each {u16 kind; u16 version; u32 header_size; u64
- * payload_size; u32 compressed_size; u32 options_offset; u16 minor; u16
- * major; u32 arch; u32 name_offset; u32 name_len; u64 flags; u64 reserved;
- * u64 uncompressed_size} followed by extra header bytes up to header_size
- * (64..4096, read from the entry, never assumed), then payload_size bytes.
- * arch is 10*major + minor of the compute capability (90 = 9.0, 120 =
- * 12.0); flags mark compression and the `a`/`f` variants. Entries of other
- * kinds are counted in n_other and skipped. Then SASS payloads are
- * decompressed and read as cubins to count kernels (see ml_fatbin_list); a
- * cubin that cannot be read is not a fatbin error. A zero-filled tail inside a
+ * Layout (docs/nvidia-and-python-facts.md, "Fatbinary layout", checked with nvcc 13.0): containers
+ * follow each other, zero padding between and after them is allowed. A container header is 16 bytes
+ * little-endian {u32 magic ML_FATBIN_MAGIC; u16 version 1; u16 header_size >= 16; u64 fat_size};
+ * its entries fill the fat_size bytes after the header, each {u16 kind; u16 version; u32
+ * header_size; u64 payload_size; u32 compressed_size; u32 options_offset; u16 minor; u16 major; u32
+ * arch; u32 name_offset; u32 name_len; u64 flags; u64 reserved; u64 uncompressed_size} followed by
+ * extra header bytes up to header_size (64..4096, read from the entry, never assumed), then
+ * payload_size bytes. arch is 10*major + minor of the compute capability (90 = 9.0, 120 = 12.0);
+ * flags mark compression and the `a`/`f` variants. Entries of other kinds are counted in n_other
+ * and skipped. Then SASS payloads are decompressed and read as cubins to count kernels (see
+ * ml_fatbin_list); a cubin that cannot be read is not a fatbin error. A zero-filled tail inside a
  * container ends it.
  *
  * Returns 0; ML_EPARSE when the bytes are not a well-formed fatbin (a
@@ -411,7 +408,7 @@ struct cJSON *ml_smoke_result_to_json(const ml_smoke_result *r);
  * for. */
 const char *ml_torch_smoke_script(void);
 
-/* The process exit code the verdict calls for (DESIGN.md "Commands"):
+/* The process exit code the verdict calls for (README.md, "Exit codes"):
  * ML_EXIT_OK (0) unless a check failed; ML_EXIT_UNSUPPORTED (6) when a
  * failure's cause is a driver that is too old; else ML_EXIT_GPU (5), i.e.
  * ml_exit_code(ML_EGPU). NULL gives ML_EXIT_FAILED. */

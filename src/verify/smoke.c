@@ -60,7 +60,8 @@ enum {
 #define SAXPY_A            2.0f
 
 /* Names of the CUresult codes mlsetup can meet (cuda.h "cudaError_enum";
- * FACTS.md "CUDA driver API"), for drivers whose cuGetErrorName is missing. */
+ * docs/nvidia-and-python-facts.md, "CUDA driver API"), for drivers whose cuGetErrorName is missing.
+ */
 static const struct {
 	int code;
 	const char *name;

@@ -1,7 +1,7 @@
 /*
  * torchbuild.c - a torch wheel -> its build: which CUDA code torch's own
  * CUDA library carries (libtorch_cuda.so, torch_cuda.dll: what
- * torch.cuda.get_arch_list() reports; FACTS.md warns that the nvidia-*
+ * torch.cuda.get_arch_list() reports; the nvidia-*
  * wheels' libraries are not torch's), which CUDA toolkit it was built with
  * (torch/version.py's `cuda`, else the METADATA's Requires-Dist), its
  * version, local label, build tag and platform (METADATA, the PEP 427 file

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Retries (RELIABILITY.md "Network"): 500, 500, then 200 succeeds; 503
+# Retries (docs/reliability.md "Network"): 500, 500, then 200 succeeds; 503
 # forever fails after exactly retries+1 requests with exit 4; 429 waits for
 # Retry-After; other 4xx are not retried. No .part file is left behind.
 . "$(dirname "$0")/lib.sh"

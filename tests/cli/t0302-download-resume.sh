@@ -1,5 +1,5 @@
 #!/bin/sh
-# Interrupted transfers (RELIABILITY.md "Network"): a reset at 50% resumes
+# Interrupted transfers (docs/reliability.md "Network"): a reset at 50% resumes
 # with Range + If-Range and ends with the right hash; a server that ignores
 # Range restarts the file from zero; a wrong Content-Range discards the
 # partial file and starts over.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Truncated bodies (RELIABILITY.md "Network"), with and without a
+# Truncated bodies (docs/reliability.md "Network"), with and without a
 # Content-Length: caught by the expected size, resumed on the next request;
 # when the server always cuts the body, the run fails (exit 4) saying how
 # many bytes came, and keeps nothing.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Stalls (RELIABILITY.md "Network"): headers then nothing, or one byte every
+# Stalls (docs/reliability.md "Network"): headers then nothing, or one byte every
 # 10 s, trip the low-speed timeout (--low-speed-time 1 here) and the next
 # request resumes; a server that always stalls fails with exit 4. Every
 # case finishes in seconds.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# An endless body (RELIABILITY.md "Network") is cut at the expected size:
+# An endless body (docs/reliability.md "Network") is cut at the expected size:
 # the right bytes followed by junk give the right file; junk from the
 # first byte is refused by the hash (exit 3). Nothing past the expected
 # size is ever stored.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# TLS (RELIABILITY.md "Network"): an index with certificates made here works
+# TLS (docs/reliability.md "Network"): an index with certificates made here works
 # with --cert or SSL_CERT_FILE; a certificate from an unknown authority, an
 # expired one or one for another host is fatal at once (exit 4, exactly one
 # handshake, no retry), for index pages and for files alike; an https ->

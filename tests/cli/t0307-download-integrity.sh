@@ -1,5 +1,5 @@
 #!/bin/sh
-# Integrity (RELIABILITY.md "Integrity"): a flipped byte, a size off by one
+# Integrity (docs/reliability.md "Integrity"): a flipped byte, a size off by one
 # either way and appended junk are refused with exit 3 before anything
 # reaches DIR or the cache, the message naming the file, the URL and both
 # hashes or sizes; an index that lists another hash is refused without

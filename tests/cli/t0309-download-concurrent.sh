@@ -1,5 +1,5 @@
 #!/bin/sh
-# Several mlsetup processes sharing one cache (RELIABILITY.md "several runs
+# Several mlsetup processes sharing one cache (docs/reliability.md "several runs
 # sharing one cache"): all succeed, each file is downloaded once (a per-blob
 # lock makes the others wait and use it), and the cache verifies
 # afterwards. A download killed with -9 leaves a .part that a later run

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every Archives row of RELIABILITY.md through `mlsetup install`: a hostile
+# Every Archives row of docs/reliability.md through `mlsetup install`: a hostile
 # wheel (pinned by its true hash, so it passes download verification) is
 # refused with exit 3 at extraction; a sentinel outside the target and the
 # environment that was already there stay byte-identical; nothing is left

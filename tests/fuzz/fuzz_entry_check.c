@@ -16,7 +16,7 @@
  * When the first byte's low bit is set, the entries are also written into
  * a real archive (tar.gz, or zip when bit 1 is set) with libarchive and
  * extracted with ml_archive_extract() into a fresh directory inside an
- * otherwise empty box. The property (RELIABILITY.md "Fuzzing"): every
+ * otherwise empty box. The property (docs/reliability.md "Fuzzing"): every
  * created path resolves under the target, nothing appears in the box
  * beside the target, no file keeps a setuid/setgid/sticky bit, and a
  * refused archive leaves the box empty.

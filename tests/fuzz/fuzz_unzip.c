@@ -6,7 +6,7 @@
  * three threads, with the Windows name rules or without, chosen by the
  * input's length).
  *
- * Properties (RELIABILITY.md "Fuzzing" and "Archives"): the result is 0 or
+ * Properties (docs/reliability.md "Fuzzing" and "Archives"): the result is 0 or
  * ML_EINTEGRITY; no descriptor leaks; a refused archive leaves the box
  * empty; an extracted one leaves only the target, every created path
  * resolves under it, no file keeps a setuid/setgid/sticky bit, and every

@@ -523,7 +523,7 @@ static int driver_ptx_isa(void)
 	return isa;
 }
 
-/* The binary rule (DESIGN.md "Where the will-it-run logic lives"), kept
+/* The binary rule (docs/gpu-truth.md), kept
  * separate from mlsetup's on purpose: SASS sm_AB runs on major A, minor
  * >= B; "a" only on exactly A.B; "f" within family A, minor >= B. PTX
  * compute_AB JITs for any device >= A.B ("a"/"f" as for SASS). */
@@ -546,7 +546,7 @@ struct load {
 	char error[256];
 };
 
-/* Walks one fatbin container (FACTS.md "Fatbinary"): SASS that runs on g
+/* Walks one fatbin container (docs/nvidia-and-python-facts.md "Fatbinary layout"): SASS that runs on g
  * wins; else PTX the driver's JIT accepts; else 222 when PTX fits g but is
  * newer than the driver, 209 when nothing fits. */
 static void load_fatbin(struct load *ld, const unsigned char *p, const fake_gpu *g)

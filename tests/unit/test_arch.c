@@ -210,7 +210,7 @@ static void test_torch_2_6_has_no_sm_120(void **state)
 {
 	char why[256];
 	(void)state;
-	/* FACTS.md: torch 2.6.0 + CUDA 12.4, no PTX */
+	/* tests/e2e/matrix.md: torch 2.6.0 + CUDA 12.4, no PTX */
 	assert_false(runs("sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", 12, 0, why, sizeof why));
 	assert_string_equal(why, "sm_120: no SASS for major 12, no PTX ≤ 12.0");
 	assert_true(runs("sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", 8, 9, why, sizeof why));

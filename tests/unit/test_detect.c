@@ -237,7 +237,7 @@ static void test_missing_root_detects_nothing_and_does_not_fail(void **state)
 	ml_machine_free(m);
 }
 
-/* Precision by compute capability: every generation against FACTS.md
+/* Precision by compute capability: every generation against docs/nvidia-and-python-facts.md
  * "Precision by compute capability". */
 static void test_precision_features_by_compute_capability(void **state)
 {

@@ -1,6 +1,6 @@
 /*
  * test_env.c - specs for atomic environments (src/env/stage.c;
- * RELIABILITY.md "Crashes, resources, concurrency"): one install per
+ * docs/reliability.md "Crashes, resources, concurrency"): one install per
  * target (the lock), the staging directory beside the target, a commit
  * that leaves either the old or the new complete environment at the
  * target at every moment, an abort that leaves the old one

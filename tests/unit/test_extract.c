@@ -1,6 +1,6 @@
 /*
  * test_extract.c - specs for checked archive extraction (src/env/
- * entry.c, extract.c, zipscan.c; RELIABILITY.md "Archives"): the pure entry
+ * entry.c, extract.c, zipscan.c; docs/reliability.md "Archives"): the pure entry
  * checker, then every hostile archive tests/fixtures/make_bad_archives.py writes,
  * walked from its cases.tsv table; names that zip readers read two ways
  * (Info-ZIP Unicode Path fields) and the Windows name rules. A refused archive must come back as

@@ -2,7 +2,7 @@
  * test_torch_builds.c - specs for the torch-build table
  * (manifests/torch-builds.json, read by src/plan/torch.c) and for deriving
  * a build from a torch wheel (src/verify/torchbuild.c): lookups by any
- * wheel file's sha256, the facts FACTS.md records for the builds it names,
+ * wheel file's sha256, the facts tests/e2e/matrix.md records for the builds it names,
  * minimum drivers taken from the one driver table (with a lower bound for
  * toolkits it lacks), and the synthetic wheels of
  * tests/fixtures/make_torch_wheels.py (the +cu128 builds of the PyTorch
@@ -97,7 +97,7 @@ static void test_lookup_finds_a_build_by_any_of_its_wheel_hashes(void **state)
 	assert_null(ml_torch_build_lookup(NULL));
 }
 
-/* FACTS.md "PyTorch builds", measured with mlsetup audit on the real
+/* docs/gpu-truth.md and tests/e2e/matrix.md, measured with mlsetup audit on the real
  * wheels: the package index's defaults. */
 static void test_builds_carry_what_facts_md_measured(void **state)
 {
