@@ -296,8 +296,11 @@ fuzz-long: $(FUZZ_BIN)
 
 # Regenerates manifests/torch-builds.json from the package index: one wheel
 # per torch build downloaded (~0.5-0.9 GB each, deleted after), audited with
-# build/mlsetup; builds already in the table are kept without a download.
-# TORCH_BUILDS_FLAGS: e.g. --full (audit everything again), --local DIR.
+# build/mlsetup; builds already in the table are kept without a download;
+# the variant indexes' builds derived again from each release's arch table.
+# TORCH_BUILDS_FLAGS: e.g. --full (audit everything again), --local DIR,
+# "--offline --local DIR" (no index: audited entries kept, derived ones
+# from the wheels in DIR).
 torch-builds: build/mlsetup
 	python3 manifests/make_torch_builds.py --mlsetup build/mlsetup \
 		-o manifests/torch-builds.json $(TORCH_BUILDS_FLAGS)

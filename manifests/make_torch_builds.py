@@ -29,8 +29,32 @@ The index comes from --index-url, MLSETUP_INDEX_URL, PIP_INDEX_URL, pip's
 configuration (`pip config list`), or pip's own default; its project page
 is read as PEP 691 JSON (PEP 503 HTML as a fallback). No URL is written to
 the table: file names and hashes only. Standard library plus pip.
+
+Each entry names its build as (version, backend, platform) on an index:
+`backend` is the build's flavour (cpu, cu126, cu130, ...; from the local
+label, else from the CUDA version: a default-index CUDA 13.0 build is
+cu130), `index` is `default` for the builds above and `variant` for the
+builds of PyTorch's per-backend indexes (local label +<backend>), and
+`source` says where the facts come from: "audited <file> <sha256>" for the
+builds above. The variant builds are derived, not audited, for every
+release the audited builds cover (--no-variants leaves them out): from
+the release's own arch table, PYTORCH_RELEASES_CODE_CC in
+torch/cuda/__init__.py (every wheel from 2.11 on carries it: per CUDA
+version, keyed by host arch from 2.13 on), read from an audited wheel of
+that release in a --local directory, else from any wheel named for that
+release there, else by byte ranges from the index; for a release whose
+wheel has no table (2.6 - 2.10), from PyTorch's release notes
+(RELEASE_NOTES_* below); a release whose wheel cannot be read keeps the
+derived entries the table had. A derived entry's SASS is the table's
+compute capabilities as plain sm_XY, or null where the source names none.
+
+--offline reads no index: the audited entries of the table (-o) are kept
+as they are and the derived ones made again from --local wheels, so `make
+torch-builds TORCH_BUILDS_FLAGS="--offline --local DIR"` regenerates the
+file without the network when DIR holds one wheel per release.
 """
 import argparse
+import ast
 import difflib
 import hashlib
 import html.parser
@@ -352,7 +376,8 @@ def build_tag_note(key, groups, local_dirs):
 
 def check(old_builds, groups):
     """Lines naming what the index serves and the table lacks."""
-    have = {(b["version"], b["local"], b["build_tag"], b["platform"]): b for b in old_builds}
+    have = {(b["version"], b["local"], b["build_tag"], b["platform"]): b for b in old_builds
+            if b.get("index", "default") == "default"}
     out = []
     for key in sorted(groups, key=lambda k: (parse_version(k[0]), k[1], int(k[2] or 0), k[3])):
         name = "-".join(x for x in key[:3] if x) + " " + key[3]
@@ -368,8 +393,232 @@ def check(old_builds, groups):
     return out
 
 
-ORDER = ("version", "local", "build_tag", "note", "platform", "cuda", "torch_version",
-         "library", "sass", "ptx", "partial", "audited", "files")
+# --- the variant indexes' builds, derived ------------------------------------
+
+# PyTorch's release RFCs (release notes): the CUDA backends of the variant
+# indexes per release, for releases whose wheels carry no arch table of their
+# own (2.6 - 2.10), and to compare with the tables of the later ones. Every
+# release also has a CPU build on the `cpu` index.
+RELEASE_NOTES_BACKENDS = {
+    "2.6": ("cu118", "cu124", "cu126"),
+    "2.7": ("cu118", "cu126", "cu128"),
+    "2.8": ("cu126", "cu128", "cu129"),
+    "2.9": ("cu126", "cu128", "cu129", "cu130"),
+    "2.10": ("cu126", "cu128", "cu130"),
+    "2.11": ("cu126", "cu128", "cu130"),
+    "2.12": ("cu126", "cu130", "cu132"),
+    "2.13": ("cu126", "cu130", "cu132"),
+    "2.14": ("cu126", "cu130", "cu132"),
+    "2.15": ("cu126", "cu130", "cu132", "cu134"),
+}
+# Backends the release notes name without confirming them.
+RELEASE_NOTES_UNCONFIRMED = {("2.15", "cu134")}
+# The compute capabilities the release notes give for a backend's Linux
+# x86_64 builds, from the first release (minor) each holds for; the lists are
+# the notes' ranges as the release tables spell them out (sm_50 ... sm_90:
+# 50 60 70 75 80 86 90). A backend not here (cu118, cu124, cu129, and cu128
+# before 2.8) gets no code: its wheel must be audited.
+RELEASE_NOTES_CODE = {
+    "cu126": ("2.6", (50, 60, 70, 75, 80, 86, 90)),
+    "cu128": ("2.8", (70, 75, 80, 86, 90, 100, 120)),
+    "cu130": ("2.9", (75, 80, 86, 90, 100, 120)),
+}
+TABLE_NAME = "PYTORCH_RELEASES_CODE_CC"
+HOST_PLATFORM = {"x86_64": "linux-x86_64", "aarch64": "linux-aarch64"}
+PLATFORM_ORDER = ("linux-x86_64", "linux-aarch64", "windows-x86_64")
+
+
+def minor_of(version):
+    """'2.15.0' -> '2.15'."""
+    return ".".join(version.split(".")[:2])
+
+
+def backend_of(local, cuda):
+    """The build's flavour: its local label when that names one (cpu, cu126,
+    rocm6.2.4, xpu), else from its CUDA version ("13.0" -> cu130, none ->
+    cpu); "" when the CUDA version has no minor. As src/plan/torch.c."""
+    if re.fullmatch(r"cpu|xpu|cu\d+|rocm[0-9.]+", local or ""):
+        return local
+    if not cuda:
+        return "cpu"
+    m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)*", cuda)
+    return "cu%s%s" % (m.group(1), m.group(2)) if m else ""
+
+
+def cuda_of_backend(backend):
+    """'cu126' -> '12.6', 'cu130' -> '13.0'."""
+    digits = backend[2:]
+    return "%s.%s" % (digits[:-1], digits[-1])
+
+
+def backend_key(backend):
+    """Sort key: cpu first, then CUDA backends by their number."""
+    return (0, 0) if backend == "cpu" else (1, int(backend[2:]))
+
+
+def release_table(z):
+    """PYTORCH_RELEASES_CODE_CC of a torch wheel's torch/cuda/__init__.py, or None."""
+    try:
+        tree = ast.parse(z.read("torch/cuda/__init__.py").decode("utf-8", "replace"))
+    except (KeyError, SyntaxError):
+        return None
+    for node in tree.body:
+        targets = ([node.target] if isinstance(node, ast.AnnAssign) else
+                   node.targets if isinstance(node, ast.Assign) else [])
+        if any(isinstance(t, ast.Name) and t.id == TABLE_NAME for t in targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
+
+
+def sm_names(ccs):
+    return ["sm_%d" % c for c in sorted(ccs)]
+
+
+def variant_entry(version, backend, platform, cuda, sass, source, note=None):
+    b = {"version": version, "local": backend, "build_tag": "", "platform": platform,
+         "backend": backend, "index": "variant", "source": source, "cuda": cuda,
+         "sass": sass, "ptx": [] if sass is not None else None, "files": []}
+    if note:
+        b["note"] = note
+    return ordered(b)
+
+
+def from_release_table(version, table):
+    """The variant builds a release's own arch table names: one per CUDA
+    version and host arch (one per CUDA version for linux-x86_64 where the
+    table is not keyed by host arch)."""
+    source = "release table torch %s torch/cuda/__init__.py %s" % (version, TABLE_NAME)
+    notes = RELEASE_NOTES_BACKENDS.get(minor_of(version))
+    out = []
+    for cuda, row in table.items():
+        backend = backend_of("", cuda)
+        if not backend:
+            continue
+        note = None
+        if notes is not None and backend not in notes:
+            note = ("the release table lists CUDA %s; the release notes name no %s build of "
+                    "%s" % (cuda, backend, minor_of(version)))
+        elif (minor_of(version), backend) in RELEASE_NOTES_UNCONFIRMED:
+            note = ("the release table lists CUDA %s; the release notes name the %s build "
+                    "unconfirmed" % (cuda, backend))
+        if isinstance(row, dict):
+            for host, ccs in row.items():
+                if HOST_PLATFORM.get(host) and ccs:
+                    out.append(variant_entry(version, backend, HOST_PLATFORM[host], cuda,
+                                             sm_names(ccs), source, note))
+        else:
+            flat = ("the table of this release is not keyed by host arch: one set for its "
+                    "x86_64 and aarch64 builds together")
+            out.append(variant_entry(version, backend, "linux-x86_64", cuda, sm_names(row),
+                                     source, note + "; " + flat if note else flat))
+    return out
+
+
+def from_release_notes(version):
+    """The variant builds the release notes name for a release without a table."""
+    minor = minor_of(version)
+    out = []
+    for backend in RELEASE_NOTES_BACKENDS.get(minor, ()):
+        code = RELEASE_NOTES_CODE.get(backend)
+        sass = (sm_names(code[1]) if code and parse_version(minor) >= parse_version(code[0])
+                else None)
+        note = None
+        if sass is None:
+            note = "the release notes name no compute capabilities for this build"
+        if (minor, backend) in RELEASE_NOTES_UNCONFIRMED:
+            note = "the release notes name this build unconfirmed"
+        out.append(variant_entry(version, backend, "linux-x86_64", cuda_of_backend(backend),
+                                 sass, "release notes", note))
+    return out
+
+
+def cpu_entry(version):
+    return variant_entry(version, "cpu", "linux-x86_64", None, [], "release notes")
+
+
+def release_wheel(version, builds, local_dirs, online):
+    """A ZipFile of a torch wheel of version: an audited file of one of its
+    builds in a --local directory (name and sha256), else any wheel named
+    for that version there, else (online) the audited file read remotely
+    by byte ranges. None when there is none."""
+    audited = [b["audited"] for b in builds if b.get("audited")]
+    for a in audited:
+        for d in local_dirs:
+            p = os.path.join(d, a["filename"])
+            if os.path.isfile(p) and sha256_file(p) == a["sha256"]:
+                return zipfile.ZipFile(p)
+    pattern = re.compile(r"^torch-%s(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$" % re.escape(version))
+    for d in local_dirs:
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if pattern.match(name):
+                log("%s: its release table read from %s (not an audited file)" % (version, name))
+                return zipfile.ZipFile(os.path.join(d, name))
+    for a in audited:
+        if online and a.get("url"):
+            try:
+                return zipfile.ZipFile(io.BufferedReader(RangeFile(a["url"]), 1 << 16))
+            except (OSError, zipfile.BadZipFile) as e:
+                log("%s: %s not read (%s)" % (version, a["filename"], e))
+    return None
+
+
+def variant_builds(audited, old_builds, local_dirs, urls):
+    """The variant indexes' builds of every release the audited builds cover:
+    from each release's own arch table where its wheel carries one, else
+    from the release notes; a release whose wheel cannot be read keeps the
+    derived entries it had."""
+    by_version = {}
+    for b in audited:
+        by_version.setdefault(b["version"], []).append(
+            dict(b, audited=dict(b["audited"], url=urls.get(b["audited"]["sha256"]))))
+    old = {}
+    for b in old_builds:
+        if b.get("index") == "variant":
+            old.setdefault(b["version"], []).append(b)
+    out = []
+    for version in sorted(by_version, key=parse_version):
+        z = release_wheel(version, by_version[version], local_dirs, bool(urls))
+        if z is None:
+            if version in old:
+                log("%s: no wheel to read: its derived entries kept" % version)
+                out.extend(old[version])
+            else:
+                log("%s: no wheel to read and no derived entries before: the release notes"
+                    % version)
+                out.extend(from_release_notes(version) + [cpu_entry(version)])
+            continue
+        with z:
+            table = release_table(z)
+        derived = from_release_table(version, table) if table else from_release_notes(version)
+        out.extend(derived + [cpu_entry(version)])
+    return out
+
+
+def sort_key(b):
+    """Builds by version; the default index's first (as before: local label,
+    build tag, platform), then the variant indexes' by platform and backend."""
+    if b.get("index", "default") == "default":
+        return (parse_version(b["version"]), 0, b["local"], int(b["build_tag"] or 0),
+                b["platform"])
+    plat = PLATFORM_ORDER.index(b["platform"]) if b["platform"] in PLATFORM_ORDER else 9
+    return (parse_version(b["version"]), 1, (plat, b["platform"]), backend_key(b["backend"]), 0,
+            "")
+
+
+def with_model(b):
+    """An audited (default index) entry with its backend, index and source."""
+    b = dict(b)
+    b["backend"] = b.get("backend") or backend_of(b["local"], b["cuda"])
+    b["index"] = "default"
+    b["source"] = "audited %s %s" % (b["audited"]["filename"], b["audited"]["sha256"])
+    return ordered(b)
+
+
+ORDER = ("version", "local", "build_tag", "note", "platform", "backend", "index", "source",
+         "cuda", "torch_version", "library", "sass", "ptx", "partial", "audited", "files")
 
 
 def ordered(b):
@@ -415,18 +664,32 @@ def entry(key, files, audited_file, w):
 def render(builds, platforms, min_version):
     """The table, one build per block and one file per line, for readable diffs."""
     head = {
-        "schema": "mlsetup.torch-builds/1",
+        "schema": "mlsetup.torch-builds/2",
         "comment": ("Generated by `make torch-builds` (manifests/make_torch_builds.py); do not "
-                    "edit. Every torch build the package index serves for %s from %s on: "
-                    "the CUDA toolkit (torch/version.py) and the SASS/PTX of torch's own CUDA "
-                    "library (%s), read by `mlsetup audit` from one wheel per build "
-                    "(`audited`); `partial` names torch libraries that miss some of those "
-                    "GPUs; `files` are the sha256 of every wheel file of the build, which "
-                    "share its CUDA code; `note` (builds whose file names carry a build tag) "
-                    "says what that set of files replaced. Minimum drivers come from "
-                    "drivers.json. Read by src/plan/torch.c."
-                    % (", ".join(platforms), min_version,
-                       "libtorch_cuda.so, what torch.cuda.get_arch_list() reports")),
+                    "edit. A torch build is (version, backend, platform) on an index: "
+                    "`backend` is its flavour (cpu, cu126, cu130, ...: a default-index CUDA "
+                    "13.0 build is cu130), `index` is `default` (the package index; no local "
+                    "label) or `variant` (PyTorch's per-backend indexes; local label "
+                    "+<backend>), `cuda` its CUDA toolkit (null: CPU-only), `sass`/`ptx` the "
+                    "code of torch's own CUDA library (%s) and `source` where those facts "
+                    "come from. Audited entries (source \"audited <file> <sha256>\"): every "
+                    "build the package index serves for %s from %s on, read by `mlsetup "
+                    "audit` from one wheel per build (`audited`); their SASS is the "
+                    "library's real SASS, `a`/`f` variants included; `partial` names torch "
+                    "libraries that miss some of those GPUs; `files` are the sha256 of every "
+                    "wheel file of the build, which share its CUDA code; `note` on a "
+                    "build-tagged set says what that set of files replaced. Derived entries "
+                    "(not audited, `files` empty): the variant indexes' builds of the same "
+                    "releases, from each release's own arch table (source \"release table "
+                    "torch X torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC\") or, for a "
+                    "release without one, from PyTorch's release notes (source \"release "
+                    "notes\"); a derived entry lists the table's compute capabilities as "
+                    "plain sm_XY (no a/f variants, no PTX), or null where its source names "
+                    "none (audit the wheel); its `note` says where a source is partial or "
+                    "disagrees with the other. Minimum drivers come from drivers.json. Read "
+                    "by src/plan/torch.c."
+                    % ("libtorch_cuda.so, what torch.cuda.get_arch_list() reports",
+                       ", ".join(platforms), min_version)),
     }
     lines = ["{"]
     for k, v in head.items():
@@ -437,10 +700,14 @@ def render(builds, platforms, min_version):
         keys = [k for k in b if k != "files"]
         for k in keys:
             lines.append("      %s: %s," % (json.dumps(k), json.dumps(b[k])))
-        lines.append('      "files": [')
-        for j, f in enumerate(b["files"]):
-            lines.append("        %s%s" % (json.dumps(f), "," if j + 1 < len(b["files"]) else ""))
-        lines.append("      ]")
+        if not b["files"]:
+            lines.append('      "files": []')
+        else:
+            lines.append('      "files": [')
+            for j, f in enumerate(b["files"]):
+                lines.append("        %s%s" % (json.dumps(f),
+                                               "," if j + 1 < len(b["files"]) else ""))
+            lines.append("      ]")
         lines.append("    }%s" % ("," if i + 1 < len(builds) else ""))
     lines.append("  ]")
     lines.append("}")
@@ -459,7 +726,13 @@ def main():
     ap.add_argument("--full", action="store_true", help="audit every build again")
     ap.add_argument("--local", action="append", default=[],
                     help="directory holding wheels to use instead of downloading (by name, "
-                         "checked against the index's sha256)")
+                         "checked against the index's sha256), and whose release tables "
+                         "the derived entries are read from")
+    ap.add_argument("--offline", action="store_true",
+                    help="read no index: keep the audited entries of the table (-o) as they "
+                         "are and derive the variant builds again from --local wheels")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="audited entries only: no derived variant-index builds")
     ap.add_argument("--work-dir", help="where downloads go (default: a temporary directory)")
     ap.add_argument("--check", action="store_true",
                     help="download nothing, change nothing: list the builds and wheel files "
@@ -468,26 +741,52 @@ def main():
     platforms = args.platform or ["linux-x86_64"]
 
     old, old_builds = {}, []
-    if (args.check or not args.full) and os.path.exists(args.output):
+    if os.path.exists(args.output):
         with open(args.output) as fh:
             old_builds = json.load(fh).get("builds", [])
         for b in old_builds:
-            if "audited" in b:
+            if "audited" in b and (args.check or not args.full):
                 old[b["audited"]["sha256"]] = b
-    files = project_files(index_url(args.index_url), args.project)
-    groups = group_builds(files, args.min_version, platforms)
-    if not groups:
-        sys.exit("make_torch_builds: the index lists no %s wheel for %s from %s on"
-                 % (args.project, ", ".join(platforms), args.min_version))
-    if args.check:
-        missing = check(old_builds, groups)
-        for line in missing:
-            print(line)
-        log("%s: %s" % (args.output, "%d missing" % len(missing) if missing else
-                        "current: every %s build the index serves for %s from %s on is in it "
-                        "(%d builds)" % (args.project, ", ".join(platforms), args.min_version,
-                                         len(groups))))
-        sys.exit(1 if missing else 0)
+    if args.offline:
+        if args.check or args.full:
+            sys.exit("make_torch_builds: --offline reads no index: no --check, no --full")
+        builds = [with_model(b) for b in old_builds if b.get("index", "default") == "default"]
+        if not builds:
+            sys.exit("make_torch_builds: --offline: %s has no audited builds to keep"
+                     % args.output)
+        urls, downloaded, kept = {}, 0, len(builds)
+    else:
+        files = project_files(index_url(args.index_url), args.project)
+        groups = group_builds(files, args.min_version, platforms)
+        if not groups:
+            sys.exit("make_torch_builds: the index lists no %s wheel for %s from %s on"
+                     % (args.project, ", ".join(platforms), args.min_version))
+        if args.check:
+            missing = check(old_builds, groups)
+            for line in missing:
+                print(line)
+            log("%s: %s" % (args.output, "%d missing" % len(missing) if missing else
+                            "current: every %s build the index serves for %s from %s on is "
+                            "in it (%d builds)" % (args.project, ", ".join(platforms),
+                                                   args.min_version, len(groups))))
+            sys.exit(1 if missing else 0)
+        urls = {f["sha256"]: f["url"] for f in files}
+        builds, downloaded, kept = audited_builds(args, groups, old)
+    derived = [] if args.no_variants else variant_builds(builds, old_builds, args.local, urls)
+    builds = sorted(builds + derived, key=sort_key)
+    text = render(builds, platforms, args.min_version)
+    tmp = args.output + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, args.output)
+    n = len(builds) - len(derived)
+    log("%d builds (%d audited now, %d downloaded, %d kept) and %d derived variant builds -> %s"
+        % (n, n - kept, downloaded, kept, len(derived), args.output))
+
+
+def audited_builds(args, groups, old):
+    """The default index's builds: kept from the table when one of their
+    files is known, else one wheel each downloaded and audited."""
     work = args.work_dir or tempfile.mkdtemp(prefix="torch-builds.")
     os.makedirs(work, exist_ok=True)
     builds, downloaded, kept = [], 0, 0
@@ -502,7 +801,7 @@ def main():
                                      for f in fs), key=lambda f: f["filename"])
                 if key[2] and not b.get("note"):
                     b["note"] = build_tag_note(key, groups, args.local)
-                builds.append(ordered(b))
+                builds.append(with_model(b))
                 kept += 1
                 continue
             f = pick(fs)
@@ -512,7 +811,7 @@ def main():
                 b = entry(key, fs, f, audit(args.mlsetup, path))
                 if key[2]:
                     b["note"] = build_tag_note(key, groups, args.local + [work])
-                builds.append(ordered(b))
+                builds.append(with_model(b))
             finally:
                 if fresh:
                     os.unlink(path)
@@ -520,13 +819,7 @@ def main():
     finally:
         if not args.work_dir:
             shutil.rmtree(work, ignore_errors=True)
-    text = render(builds, platforms, args.min_version)
-    tmp = args.output + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, args.output)
-    log("%d builds (%d audited now, %d downloaded, %d kept) -> %s"
-        % (len(builds), len(builds) - kept, downloaded, kept, args.output))
+    return builds, downloaded, kept
 
 
 if __name__ == "__main__":

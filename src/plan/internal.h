@@ -234,8 +234,9 @@ const char *ml_toml_kind_name(ml_toml_kind kind);
 int ml_toml_parse(ml_toml **out, const char *name_for_messages, const char *text, size_t len,
                   ml_err *err);
 
-/* Sets *out (when non-NULL) to the table's builds, oldest version first,
- * and returns how many there are (0 when the table is broken). Static. */
+/* Sets *out (when non-NULL) to the table's builds, oldest version first
+ * (per version the default index's, then the variant indexes'), and
+ * returns how many there are (0 when the table is broken). Static. */
 size_t ml_torch_builds(const ml_torch_build **out);
 
 /* The driver-table row (detect.h, ml_toolkit_driver_find()) whose minimum
@@ -248,10 +249,13 @@ size_t ml_torch_builds(const ml_torch_build **out);
 const ml_toolkit_driver *ml_cuda_driver_row(const char *cuda, bool *exact);
 
 /* Returns 0 when the embedded table is present and well-formed (schema
- * "mlsetup.torch-builds/1"; each build with a PEP 440 version, a platform,
- * a dotted or empty cuda, architecture names of the right kind, files with
- * a name and a sha256 that no other file of the table has), else ML_EPARSE
- * with the reason in err; every lookup then answers NULL / 0. */
+ * "mlsetup.torch-builds/2"; each build with a PEP 440 version, a platform,
+ * a backend, an index (default: audited; variant: derived, its backend as
+ * local label), a source of one of the three kinds, a dotted or empty cuda,
+ * architecture names of the right kind (null only for a derived CUDA
+ * build), and for audited builds files with a name and a sha256 that no
+ * other file of the table has), else ML_EPARSE with the reason in err;
+ * every lookup then answers NULL / 0. */
 int ml_torch_builds_check(ml_err *err);
 
 /* Writes the PEP 440 normalized form of v ("Normalization": "V1.0-RC.1" ->

@@ -1,10 +1,15 @@
 /*
  * torch.c - the one reader of manifests/torch-builds.json (embedded): which
- * CUDA code and CUDA toolkit every known torch build carries, found by the
- * sha256 of any of its wheel files. The table is generated (`make
- * torch-builds`: manifests/make_torch_builds.py audits one wheel per build
- * with `mlsetup audit`); nothing here is a second copy of it. A build's
- * minimum driver is asked of the CUDA -> driver table (detect.h) each time.
+ * CUDA code and CUDA toolkit every known torch build carries, a build being
+ * (version, backend, platform) on the package index or on one of PyTorch's
+ * variant indexes. Audited builds are found by the sha256 of any of their
+ * wheel files or by their version; every build, derived ones included, by
+ * (version, backend, platform) or in the list of a version's builds. The
+ * table is generated (`make torch-builds`: manifests/make_torch_builds.py
+ * audits one wheel per package-index build with `mlsetup audit` and derives
+ * the variant builds from each release's arch table or release notes);
+ * nothing here is a second copy of it. A build's minimum driver is asked of
+ * the CUDA -> driver table (detect.h) each time.
  *
  * The table is parsed once, on first use; what it hands out lives as long
  * as the process. Manifests without a torch_sass/torch_ptx header take
@@ -29,7 +34,7 @@ static struct {
 	size_t n_builds;
 	ml_torch_file *files; /* every file of every build, build by build */
 	size_t n_files;
-	char *strings; /* file names and hashes, NUL-separated */
+	char *strings; /* file names, hashes, sources and notes, NUL-separated */
 } table;
 
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
@@ -68,12 +73,17 @@ static bool dotted_or_empty(const char *s)
 	return true;
 }
 
-/* Reads key's array of architecture names (PTX when want_ptx). */
+/* Reads key's array of architecture names (PTX when want_ptx); null reads
+ * as no entries and sets *unknown. */
 static bool code_member(ml_cuda_arch *out, size_t *n, const cJSON *obj, const char *key,
-                        bool want_ptx)
+                        bool want_ptx, bool *unknown)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key), *e;
 	*n = 0;
+	if (cJSON_IsNull(arr)) {
+		*unknown = true;
+		return true;
+	}
 	if (!cJSON_IsArray(arr))
 		return false;
 	cJSON_ArrayForEach(e, arr)
@@ -108,6 +118,65 @@ static bool hashes_unique(void)
 	return ok;
 }
 
+/* Copies the string member key of e (when a non-empty string) into the
+ * table's strings; *dst is NULL when absent or null. */
+static bool text_member(const char **dst, const cJSON *e, const char *key, char **strp)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+	*dst = NULL;
+	if (!v || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsString(v) || !v->valuestring[0])
+		return false;
+	*dst = *strp;
+	*strp += sprintf(*strp, "%s", v->valuestring) + 1;
+	return true;
+}
+
+/* The source kind of a source text, -1 when it is none of the table's. */
+static int source_kind(const char *source)
+{
+	if (!source)
+		return -1;
+	if (strncmp(source, "audited ", 8) == 0)
+		return ML_TORCH_SOURCE_AUDITED;
+	if (strncmp(source, "release table ", 14) == 0)
+		return ML_TORCH_SOURCE_RELEASE_TABLE;
+	if (strcmp(source, "release notes") == 0)
+		return ML_TORCH_SOURCE_RELEASE_NOTES;
+	return -1;
+}
+
+/* Reads backend, index and source; an audited entry is the default index's. */
+static bool load_model(ml_torch_build *b, const cJSON *e, char **strp)
+{
+	char index[16];
+	if (!str_member(b->backend, sizeof b->backend, e, "backend", false) || !b->backend[0] ||
+	    !str_member(index, sizeof index, e, "index", false))
+		return bad("build %s: backend and index must be strings", b->version);
+	if (strcmp(index, "default") == 0)
+		b->index = ML_TORCH_INDEX_DEFAULT;
+	else if (strcmp(index, "variant") == 0)
+		b->index = ML_TORCH_INDEX_VARIANT;
+	else
+		return bad("build %s: index must be default or variant", b->version);
+	if (!text_member(&b->source, e, "source", strp) || source_kind(b->source) < 0)
+		return bad("build %s: source must be \"audited FILE SHA256\", \"release table "
+		           "...\" or \"release notes\"",
+		           b->version);
+	b->source_kind = (ml_torch_source)source_kind(b->source);
+	if (!text_member(&b->note, e, "note", strp))
+		return bad("build %s: note must be a string", b->version);
+	if ((b->source_kind == ML_TORCH_SOURCE_AUDITED) != (b->index == ML_TORCH_INDEX_DEFAULT))
+		return bad("build %s: the default index's builds are audited, the variant "
+		           "indexes' derived",
+		           b->version);
+	if (b->index == ML_TORCH_INDEX_VARIANT && strcmp(b->local, b->backend) != 0)
+		return bad("build %s: a variant index's build has its backend as local label",
+		           b->version);
+	return true;
+}
+
 static bool load_build(ml_torch_build *b, const cJSON *e, char **strp)
 {
 	if (!str_member(b->version, sizeof b->version, e, "version", false) ||
@@ -117,15 +186,25 @@ static bool load_build(ml_torch_build *b, const cJSON *e, char **strp)
 	    !str_member(b->build_tag, sizeof b->build_tag, e, "build_tag", true) ||
 	    !str_member(b->platform, sizeof b->platform, e, "platform", false) || !b->platform[0])
 		return bad("build %s: local, build_tag and platform must be strings", b->version);
+	if (!load_model(b, e, strp))
+		return false;
 	if (!str_member(b->cuda, sizeof b->cuda, e, "cuda", true) || !dotted_or_empty(b->cuda))
 		return bad("build %s: cuda must be a dotted version or null", b->version);
-	if (!code_member(b->sass, &b->n_sass, e, "sass", false) ||
-	    !code_member(b->ptx, &b->n_ptx, e, "ptx", true))
+	bool sass_unknown = false, ptx_unknown = false;
+	if (!code_member(b->sass, &b->n_sass, e, "sass", false, &sass_unknown) ||
+	    !code_member(b->ptx, &b->n_ptx, e, "ptx", true, &ptx_unknown))
 		return bad("build %s: sass and ptx must list sm_XY / compute_XY names", b->version);
+	b->code_unknown = sass_unknown || ptx_unknown;
+	if (b->code_unknown && (!sass_unknown || !ptx_unknown || !b->cuda[0] ||
+	                        b->source_kind == ML_TORCH_SOURCE_AUDITED))
+		return bad("build %s: only a derived CUDA build may leave sass and ptx null",
+		           b->version);
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(e, "files"), *f;
-	if (!cJSON_IsArray(files) || cJSON_GetArraySize(files) == 0)
-		return bad("build %s has no files", b->version);
-	b->files = &table.files[table.n_files];
+	bool audited = b->source_kind == ML_TORCH_SOURCE_AUDITED;
+	if (!cJSON_IsArray(files) || (cJSON_GetArraySize(files) == 0) == audited)
+		return bad(audited ? "build %s has no files" : "derived build %s lists files",
+		           b->version);
+	b->files = audited ? &table.files[table.n_files] : NULL;
 	cJSON_ArrayForEach(f, files)
 	{
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "filename");
@@ -144,13 +223,19 @@ static bool load_build(ml_torch_build *b, const cJSON *e, char **strp)
 	return true;
 }
 
-/* Counts files and the bytes their strings need, to allocate once. */
+/* Counts files and the bytes their strings (and each build's source and
+ * note) need, to allocate once. */
 static void measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
 {
 	const cJSON *e, *f;
 	*n_files = *n_bytes = 0;
 	cJSON_ArrayForEach(e, builds)
 	{
+		static const char *const texts[] = {"source", "note"};
+		for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, texts[i]);
+			*n_bytes += (cJSON_IsString(t) ? strlen(t->valuestring) : 0) + 1;
+		}
 		const cJSON *files = cJSON_GetObjectItemCaseSensitive(e, "files");
 		cJSON_ArrayForEach(f, files)
 		{
@@ -164,8 +249,8 @@ static void measure(const cJSON *builds, size_t *n_files, size_t *n_bytes)
 static bool load_doc(const cJSON *doc)
 {
 	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
-	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "mlsetup.torch-builds/1") != 0)
-		return bad("schema is not mlsetup.torch-builds/1%s", NULL);
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "mlsetup.torch-builds/2") != 0)
+		return bad("schema is not mlsetup.torch-builds/2%s", NULL);
 	const cJSON *builds = cJSON_GetObjectItemCaseSensitive(doc, "builds"), *e;
 	if (!cJSON_IsArray(builds) || cJSON_GetArraySize(builds) == 0)
 		return bad("no builds%s", NULL);
@@ -263,13 +348,103 @@ const ml_torch_build *ml_torch_build_find(const char *version, const char *platf
 	const ml_torch_build *best = NULL;
 	for (size_t i = 0; i < table.n_builds; i++) {
 		const ml_torch_build *b = &table.builds[i];
-		if (ml_version_cmp(b->version, pub) != 0 || strcmp(b->local, local) != 0 ||
+		if (b->source_kind != ML_TORCH_SOURCE_AUDITED ||
+		    ml_version_cmp(b->version, pub) != 0 || strcmp(b->local, local) != 0 ||
 		    strcmp(b->platform, platform) != 0)
 			continue;
 		if (!best || atoi(b->build_tag) > atoi(best->build_tag))
 			best = b;
 	}
 	return best;
+}
+
+const ml_torch_build *ml_torch_build_get(const char *version, const char *backend,
+                                         const char *platform, ml_torch_index index)
+{
+	if (!ready() || !version || !backend || !platform || strchr(version, '+'))
+		return NULL;
+	const ml_torch_build *best = NULL;
+	for (size_t i = 0; i < table.n_builds; i++) {
+		const ml_torch_build *b = &table.builds[i];
+		if (ml_version_cmp(b->version, version) != 0 || strcmp(b->backend, backend) != 0 ||
+		    strcmp(b->platform, platform) != 0 ||
+		    (index != ML_TORCH_INDEX_UNKNOWN && b->index != index))
+			continue;
+		/* the default index's build first, then the highest build tag */
+		if (!best || b->index < best->index ||
+		    (b->index == best->index && atoi(b->build_tag) > atoi(best->build_tag)))
+			best = b;
+	}
+	return best;
+}
+
+size_t ml_torch_builds_of(const char *version, const char *platform, const ml_torch_build **out,
+                          size_t max)
+{
+	size_t n = 0;
+	if (!ready() || !version)
+		return 0;
+	for (size_t i = 0; i < table.n_builds; i++) {
+		const ml_torch_build *b = &table.builds[i];
+		if (ml_version_cmp(b->version, version) != 0 ||
+		    (platform && strcmp(b->platform, platform) != 0))
+			continue;
+		if (n < max)
+			out[n] = b;
+		n++;
+	}
+	return n;
+}
+
+const char *ml_torch_index_name(ml_torch_index index)
+{
+	switch (index) {
+	case ML_TORCH_INDEX_DEFAULT:
+		return "default";
+	case ML_TORCH_INDEX_VARIANT:
+		return "variant";
+	case ML_TORCH_INDEX_UNKNOWN:
+		break;
+	}
+	return NULL;
+}
+
+/* "cpu", "xpu", "cu" + digits, "rocm" + digits and dots: a flavour. */
+static bool flavour_label(const char *s)
+{
+	if (strcmp(s, "cpu") == 0 || strcmp(s, "xpu") == 0)
+		return true;
+	const char *p = strncmp(s, "cu", 2) == 0     ? s + 2
+	                : strncmp(s, "rocm", 4) == 0 ? s + 4
+	                                             : NULL;
+	if (!p || !isdigit((unsigned char)*p))
+		return false;
+	for (; *p; p++)
+		if (!isdigit((unsigned char)*p) && !(*p == '.' && s[0] == 'r'))
+			return false;
+	return true;
+}
+
+char *ml_torch_backend(char *dst, size_t sz, const char *local, const char *cuda)
+{
+	if (!sz)
+		return dst;
+	dst[0] = '\0';
+	if (local && flavour_label(local)) {
+		ml_strlcpy(dst, local, sz);
+		return dst;
+	}
+	if (!cuda || !*cuda) {
+		ml_strlcpy(dst, "cpu", sz);
+		return dst;
+	}
+	const char *dot = strchr(cuda, '.');
+	if (!dotted_or_empty(cuda) || !dot)
+		return dst; /* "12": the minor is unknown */
+	size_t major = (size_t)(dot - cuda), minor = strcspn(dot + 1, ".");
+	if (2 + major + minor < sz)
+		snprintf(dst, sz, "cu%.*s%.*s", (int)major, cuda, (int)minor, dot + 1);
+	return dst;
 }
 
 /* The CUDA major of a dotted version ("12.8" -> 12), -1 when none. */
@@ -343,8 +518,14 @@ cJSON *ml_torch_build_to_json(const ml_torch_build *b)
 	          cJSON_AddStringToObject(o, "local", b->local) &&
 	          cJSON_AddStringToObject(o, "build_tag", b->build_tag) &&
 	          cJSON_AddStringToObject(o, "platform", b->platform) &&
+	          add_str_or_null(o, "backend", b->backend[0] ? b->backend : NULL) &&
+	          add_str_or_null(o, "index", ml_torch_index_name(b->index)) &&
+	          add_str_or_null(o, "source", b->source) &&
 	          add_str_or_null(o, "cuda", b->cuda[0] ? b->cuda : NULL) &&
-	          add_code(o, "sass", b->sass, b->n_sass) && add_code(o, "ptx", b->ptx, b->n_ptx) &&
+	          (b->code_unknown
+	                   ? cJSON_AddNullToObject(o, "sass") && cJSON_AddNullToObject(o, "ptx")
+	                   : add_code(o, "sass", b->sass, b->n_sass) &&
+	                             add_code(o, "ptx", b->ptx, b->n_ptx)) &&
 	          (drv = cJSON_AddObjectToObject(o, "min_driver")) != NULL &&
 	          add_str_or_null(drv, "linux", lin) && add_str_or_null(drv, "windows", win) &&
 	          cJSON_AddBoolToObject(drv, "at_least", at_least_l || at_least_w) &&

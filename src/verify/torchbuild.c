@@ -475,6 +475,7 @@ int ml_torch_wheel_add(ml_audit *a, const char *path, const ml_wheel_meta *m, si
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	name_facts(&w.build, path, m);
 	cuda_facts(&w, m);
+	ml_torch_backend(w.build.backend, sizeof w.build.backend, w.build.local, w.build.cuda);
 	size_t main_lib = SIZE_MAX;
 	for (size_t i = first_file; i < a->n_files && main_lib == SIZE_MAX; i++)
 		if (a->files[i].has_code && is_torch_cuda_library(member_of(a->files[i].path)))

@@ -4,7 +4,11 @@
 # --min-version on, the code and CUDA version `mlsetup audit` reads from
 # one downloaded wheel per build, the sha256 of every wheel file of the
 # build as the index lists them, no URL in the output, and builds already
-# in the table kept without a download. Wheels: tests/fixtures/
+# in the table kept without a download (these with --no-variants); then the
+# variant indexes' builds derived for the same releases: from a release's
+# own arch table (PYTORCH_RELEASES_CODE_CC, read by byte ranges or from a
+# --local wheel), else from the release notes, a cpu build each, and
+# --offline, which asks no index. Wheels: tests/fixtures/
 # make_torch_wheels.py (synthetic, with the fatbin fixtures as CUDA code).
 . "$(dirname "$0")/lib.sh"
 . "$top/tests/mirror/testlib.sh"
@@ -22,7 +26,11 @@ with zipfile.ZipFile(dst, "a") as z:
     z.comment = b"cp312"
 EOF
 
+# gen ARGS: the package index's builds only; gen_all ARGS: with the derived ones.
 gen() {
+	gen_all --no-variants "$@"
+}
+gen_all() {
 	python3 "$top/manifests/make_torch_builds.py" --mlsetup "$MLSETUP" \
 		--index-url "$web_url" "$@"
 }
@@ -38,6 +46,17 @@ for b in json.load(open(sys.argv[1]))["builds"]:
 EOF
 }
 
+# derived FILE: one line per derived build, "version platform backend cuda sass | source".
+derived() {
+	python3 - "$1" <<'EOF'
+import json, sys
+for b in json.load(open(sys.argv[1]))["builds"]:
+    if b["index"] == "variant":
+        print("%s %s %s %s %s | %s" % (b["version"], b["platform"], b["backend"], b["cuda"],
+              "unknown" if b["sass"] is None else " ".join(b["sass"]) or "none", b["source"]))
+EOF
+}
+
 test_expect_success 'one entry per Linux x86_64 build from 2.6 on, with the audited code' '
 	gen -o t.json 2>err &&
 	builds t.json >got &&
@@ -48,7 +67,11 @@ test_expect_success 'one entry per Linux x86_64 build from 2.6 on, with the audi
 	2.11.0 - 13.0 sm_120 / none / 1
 	EOF
 	diff -u want got &&
-	expect_eq mlsetup.torch-builds/1 "$(json t.json "d[\"schema\"]")" &&
+	expect_eq mlsetup.torch-builds/2 "$(json t.json "d[\"schema\"]")" &&
+	expect_eq "cu128 cu130 rocm6.2.4" "$(json t.json "\" \".join(sorted(set(b[\"backend\"] for b in d[\"builds\"])))")" &&
+	expect_eq "default" "$(json t.json "\" \".join(sorted(set(b[\"index\"] for b in d[\"builds\"])))")" &&
+	h=$(sha256sum "$TRASH/web/files/torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl" | cut -d" " -f1) &&
+	expect_eq "audited torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl $h" "$(json t.json "d[\"builds\"][1][\"source\"]")" &&
 	expect_eq "linux-x86_64" "$(json t.json "\" \".join(sorted(set(b[\"platform\"] for b in d[\"builds\"])))")" &&
 	expect_eq "torch-2.8.0+cu128-cp311-cp311-linux_x86_64.whl" "$(json t.json "d[\"builds\"][1][\"audited\"][\"filename\"]")" &&
 	expect_eq "torch/lib/libtorch_cuda_linalg.so:sm_120" "$(json t.json "\" \".join(p[\"library\"] + \":\" + \",\".join(p[\"missing\"]) for p in d[\"builds\"][1][\"partial\"])")" &&
@@ -100,5 +123,79 @@ test_expect_success 'a download whose bytes differ from the index'"'"'s hash sto
 	! gen -o t.json --full 2>err &&
 	grep -q "torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl: sha256 mismatch" err &&
 	cmp keep.json t.json
+'
+TABLE="release table torch 2.11.0 torch/cuda/__init__.py PYTORCH_RELEASES_CODE_CC"
+W211=torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl
+test_expect_success 'derived: the variant builds of each release, from its arch table or its release notes' '
+	gen_all -o v.json 2>err &&
+	grep -q "4 builds (4 audited now, 4 downloaded, 0 kept) and 17 derived variant builds" err &&
+	derived v.json >got &&
+	cat >want <<-EOF &&
+	2.6.0 linux-x86_64 cpu None none | release notes
+	2.6.0 linux-x86_64 cu118 11.8 unknown | release notes
+	2.6.0 linux-x86_64 cu124 12.4 unknown | release notes
+	2.6.0 linux-x86_64 cu126 12.6 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 | release notes
+	2.8.0 linux-x86_64 cpu None none | release notes
+	2.8.0 linux-x86_64 cu126 12.6 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 | release notes
+	2.8.0 linux-x86_64 cu128 12.8 sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 | release notes
+	2.8.0 linux-x86_64 cu129 12.9 unknown | release notes
+	2.9.0 linux-x86_64 cpu None none | release notes
+	2.9.0 linux-x86_64 cu126 12.6 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 | release notes
+	2.9.0 linux-x86_64 cu128 12.8 sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 | release notes
+	2.9.0 linux-x86_64 cu129 12.9 unknown | release notes
+	2.9.0 linux-x86_64 cu130 13.0 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 | release notes
+	2.11.0 linux-x86_64 cpu None none | release notes
+	2.11.0 linux-x86_64 cu126 12.6 sm_50 sm_70 | $TABLE
+	2.11.0 linux-x86_64 cu130 13.0 sm_75 sm_120 | $TABLE
+	2.11.0 linux-aarch64 cu126 12.6 sm_80 | $TABLE
+	EOF
+	diff -u want got &&
+	gen -o t.json 2>/dev/null &&
+	python3 -c "import json, sys; a = [b for b in json.load(open(sys.argv[1]))[\"builds\"] if b[\"index\"] == \"default\"]; assert a == json.load(open(sys.argv[2]))[\"builds\"]" v.json t.json &&
+	expect_eq "2.6.0 2.6.0 2.6.0 2.6.0 2.6.0" "$(json v.json "\" \".join(b[\"version\"] for b in d[\"builds\"][:5])")" &&
+	expect_eq "[]" "$(json v.json "d[\"builds\"][2][\"files\"]")" &&
+	expect_eq cu118 "$(json v.json "d[\"builds\"][2][\"local\"]")" &&
+	! grep -q "http" v.json
+'
+test_expect_success 'derived: a release table read by byte ranges, never the whole wheel; again with the same bytes' '
+	gen_all -o v.json 2>/dev/null &&
+	cp v.json before.json &&
+	faults web "{}" &&
+	gen_all -o v.json 2>/dev/null &&
+	cmp before.json v.json &&
+	n=$(requests web "/files/$W211 range") &&
+	test "$n" -gt 0 &&
+	expect_eq $((n + 1)) "$(requests web "/files/$W211")"
+'
+test_expect_success '--offline asks no index: audited entries kept as they are, derived ones from --local wheels' '
+	gen_all -o v.json 2>/dev/null &&
+	cp v.json online.json &&
+	mkdir -p loc &&
+	cp "$TRASH/web/files/$W211" loc/ &&
+	faults web "{}" &&
+	gen_all -o v.json --offline --local loc 2>err &&
+	cmp online.json v.json &&
+	expect_eq 0 "$(requests web /simple/torch/)" &&
+	expect_eq 0 "$(requests web "/files/$W211 range")" &&
+	grep -q "4 builds (0 audited now, 0 downloaded, 4 kept) and 17 derived" err &&
+	gen_all -o v.json --offline 2>err &&
+	cmp online.json v.json &&
+	grep -q "2.11.0: no wheel to read: its derived entries kept" err &&
+	test_must_fail gen_all -o v.json --offline --full 2>err &&
+	grep -q "no --check, no --full" err &&
+	test_must_fail gen_all -o none.json --offline 2>err &&
+	grep -q "has no audited builds to keep" err
+'
+test_expect_success '--local: a wheel of the release that is not the audited file still gives its table' '
+	gen_all -o v.json 2>/dev/null &&
+	cp v.json online.json &&
+	mkdir -p other &&
+	cp "$TRASH/web/files/$W211" other/torch-2.11.0-cp313-cp313-manylinux_2_28_x86_64.whl &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); d[\"builds\"] = [b for b in d[\"builds\"] if b[\"index\"] == \"default\"]; json.dump(d, open(sys.argv[1], \"w\"))" v.json &&
+	gen_all -o v.json --offline --local other 2>err &&
+	grep -q "its release table read from torch-2.11.0-cp313" err &&
+	derived v.json >got &&
+	derived online.json >want &&
+	diff -u want got
 '
 test_done

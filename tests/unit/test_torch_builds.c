@@ -2,7 +2,11 @@
  * test_torch_builds.c - specs for the torch-build table
  * (manifests/torch-builds.json, read by src/plan/torch.c) and for deriving
  * a build from a torch wheel (src/verify/torchbuild.c): lookups by any
- * wheel file's sha256, the facts tests/e2e/matrix.md records for the builds it names,
+ * wheel file's sha256 and by (version, backend, platform), the builds of a
+ * version on the package index and on PyTorch's variant indexes (audited,
+ * or derived from a release's arch table or its release notes), the
+ * audited entries unchanged, the facts tests/e2e/matrix.md records for the
+ * builds it names,
  * minimum drivers taken from the one driver table (with a lower bound for
  * toolkits it lacks), and the synthetic wheels of
  * tests/fixtures/make_torch_wheels.py (the +cu128 builds of the PyTorch
@@ -57,21 +61,121 @@ static void test_table_loads_oldest_first_with_files(void **state)
 	ml_err err = ML_ERR_INIT;
 	assert_int_equal(ml_torch_builds_check(&err), 0);
 	const ml_torch_build *b = NULL;
-	size_t n = ml_torch_builds(&b);
+	size_t n = ml_torch_builds(&b), audited = 0, derived = 0;
 	assert_true(n >= 15); /* 2.6.0 .. 2.15.0 when generated */
 	for (size_t i = 0; i < n; i++) {
+		if (i)
+			assert_true(ml_version_cmp(b[i - 1].version, b[i].version) <= 0);
+		if (b[i].index == ML_TORCH_INDEX_VARIANT) {
+			/* derived: no files, the backend as local label, not audited */
+			derived++;
+			assert_null(b[i].files);
+			assert_int_equal(b[i].n_files, 0);
+			assert_string_equal(b[i].local, b[i].backend);
+			assert_int_not_equal(b[i].source_kind, ML_TORCH_SOURCE_AUDITED);
+			assert_int_not_equal(b[i].source_kind, ML_TORCH_SOURCE_WHEEL);
+			continue;
+		}
+		audited++;
+		assert_int_equal(b[i].index, ML_TORCH_INDEX_DEFAULT);
+		assert_int_equal(b[i].source_kind, ML_TORCH_SOURCE_AUDITED);
+		assert_false(b[i].code_unknown);
 		assert_string_equal(b[i].platform, "linux-x86_64");
 		assert_true(b[i].n_files >= 1);
 		assert_true(b[i].n_sass >= 1); /* every Linux x86_64 build is a CUDA build */
 		assert_true(b[i].cuda[0] != '\0');
-		if (i)
-			assert_true(ml_version_cmp(b[i - 1].version, b[i].version) <= 0);
+		/* "audited <file> <sha256>", the file one of the build's */
+		bool named = false;
 		for (size_t k = 0; k < b[i].n_files; k++) {
 			assert_true(ml_is_sha256_hex(b[i].files[k].sha256));
 			assert_non_null(strstr(b[i].files[k].filename, b[i].version));
+			char want[512];
+			snprintf(want, sizeof want, "audited %s %s", b[i].files[k].filename,
+			         b[i].files[k].sha256);
+			named = named || strcmp(b[i].source, want) == 0;
 		}
+		assert_true(named);
 	}
 	assert_string_equal(b[0].version, "2.6.0");
+	assert_int_equal(b[0].index, ML_TORCH_INDEX_DEFAULT); /* per version: default first */
+	assert_true(audited >= 15);
+	assert_true(derived > audited);
+}
+
+/* The package index's builds as `mlsetup audit` read them (tests/e2e/matrix.md):
+ * adding the variant indexes' builds changed none of them. */
+static void test_audited_entries_are_unchanged(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *version, *build_tag, *cuda, *backend, *sass;
+		size_t files;
+	} want[] = {
+	        {"2.6.0", "", "12.4", "cu124", "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 sm_90a",
+	         5},
+	        {"2.7.0", "", "12.6", "cu126",
+	         "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a", 6},
+	        {"2.7.1", "", "12.6", "cu126",
+	         "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a", 6},
+	        {"2.8.0", "", "12.8", "cu128",
+	         "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a", 6},
+	        {"2.9.0", "", "12.8", "cu128",
+	         "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a", 7},
+	        {"2.9.1", "", "12.8", "cu128",
+	         "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a", 7},
+	        {"2.10.0", "", "12.8", "cu128",
+	         "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a", 7},
+	        {"2.10.0", "3", "12.8", "cu128",
+	         "sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_120 sm_120a", 7},
+	        {"2.11.0", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103a sm_120 sm_120a "
+	         "sm_121a",
+	         7},
+	        {"2.12.0", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103a sm_120 sm_120a "
+	         "sm_121a",
+	         7},
+	        {"2.12.1", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103a sm_120 sm_120a "
+	         "sm_121a",
+	         6},
+	        {"2.13.0", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103f sm_120 sm_120a "
+	         "sm_121a",
+	         6},
+	        {"2.14.0", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103f sm_120 sm_120a "
+	         "sm_121a",
+	         6},
+	        {"2.14.1", "", "13.0", "cu130",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103f sm_120 sm_120a "
+	         "sm_121a",
+	         6},
+	        {"2.15.0", "", "13.2", "cu132",
+	         "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103f sm_120 sm_120a "
+	         "sm_121a",
+	         7},
+	};
+	const ml_torch_build *all = NULL;
+	size_t n = ml_torch_builds(&all);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		const ml_torch_build *b = NULL;
+		for (size_t k = 0; k < n && !b; k++)
+			if (all[k].index == ML_TORCH_INDEX_DEFAULT &&
+			    strcmp(all[k].version, want[i].version) == 0 &&
+			    strcmp(all[k].build_tag, want[i].build_tag) == 0)
+				b = &all[k];
+		assert_non_null(b);
+		assert_string_equal(b->local, "");
+		assert_string_equal(b->cuda, want[i].cuda);
+		assert_string_equal(b->backend, want[i].backend); /* the flavour of its CUDA */
+		assert_string_equal(names(b->sass, b->n_sass), want[i].sass);
+		assert_int_equal(b->n_ptx, 0);
+		assert_int_equal(b->n_files, want[i].files);
+		/* found by its hashes, never a derived entry */
+		for (size_t k = 0; k < b->n_files; k++)
+			assert_ptr_equal(ml_torch_build_lookup(b->files[k].sha256), b);
+	}
 }
 
 /* The five torch 2.6.0 hashes of the shipped requirements.txt. */
@@ -123,9 +227,168 @@ static void test_find_takes_the_highest_build_tag_and_matches_the_local_label(vo
 	(void)state;
 	const ml_torch_build *b = build_of("2.10.0");
 	assert_string_equal(b->build_tag, "3");
+	/* audited builds only: the derived 2.8.0+cu128 is not answered here */
+	assert_non_null(
+	        ml_torch_build_get("2.8.0", "cu128", "linux-x86_64", ML_TORCH_INDEX_VARIANT));
 	assert_null(ml_torch_build_find("2.8.0+cu128", "linux-x86_64"));
 	assert_null(ml_torch_build_find("2.8.0", "windows-x86_64"));
 	assert_null(ml_torch_build_find("1.0.0", "linux-x86_64"));
+}
+
+/* --- the model: (version, backend, platform) on an index ------------------- */
+
+static void test_backend_names_the_flavour(void **state)
+{
+	(void)state;
+	char be[32];
+	assert_string_equal(ml_torch_backend(be, sizeof be, "", "13.0"), "cu130");
+	assert_string_equal(ml_torch_backend(be, sizeof be, NULL, "12.8.1"), "cu128");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "cu126", "12.6"), "cu126");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "cu130", NULL), "cu130");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "", ""), "cpu");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "cpu", NULL), "cpu");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "rocm6.2.4", ""), "rocm6.2.4");
+	assert_string_equal(ml_torch_backend(be, sizeof be, "", "12"), ""); /* no minor */
+	assert_string_equal(ml_torch_backend(be, sizeof be, "ubuntu1", "12.10"), "cu1210");
+	assert_string_equal(ml_torch_backend(be, 4, "", "13.0"), ""); /* does not fit */
+}
+
+static const ml_torch_build *get(const char *version, const char *backend, const char *platform,
+                                 ml_torch_index index)
+{
+	const ml_torch_build *b = ml_torch_build_get(version, backend, platform, index);
+	assert_non_null(b);
+	return b;
+}
+
+static void test_get_by_version_backend_and_platform(void **state)
+{
+	(void)state;
+	/* 2.15.0 cu132 is on both indexes: the default index's is audited */
+	const ml_torch_build *d = get("2.15.0", "cu132", "linux-x86_64", ML_TORCH_INDEX_UNKNOWN);
+	assert_int_equal(d->index, ML_TORCH_INDEX_DEFAULT);
+	assert_ptr_equal(d, build_of("2.15.0"));
+	assert_ptr_equal(get("2.15.0", "cu132", "linux-x86_64", ML_TORCH_INDEX_DEFAULT), d);
+	const ml_torch_build *v = get("2.15.0", "cu132", "linux-x86_64", ML_TORCH_INDEX_VARIANT);
+	assert_ptr_not_equal(v, d);
+	assert_string_equal(v->local, "cu132");
+	assert_string_equal(v->cuda, "13.2");
+	assert_int_equal(v->source_kind, ML_TORCH_SOURCE_RELEASE_TABLE);
+	assert_string_equal(v->source, "release table torch 2.15.0 torch/cuda/__init__.py "
+	                               "PYTORCH_RELEASES_CODE_CC");
+	assert_null(v->note);
+	/* a derived entry lists the table's arches, plain: no a/f variants */
+	assert_string_equal(names(v->sass, v->n_sass), "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120");
+	assert_string_equal(ml_torch_build_min_driver(v, false, NULL), "595.45.04");
+
+	/* the highest build tag of the default index */
+	assert_string_equal(
+	        get("2.10.0", "cu128", "linux-x86_64", ML_TORCH_INDEX_DEFAULT)->build_tag, "3");
+	/* a cpu build: no CUDA, no code, nothing unknown about it */
+	const ml_torch_build *cpu = get("2.9.0", "cpu", "linux-x86_64", ML_TORCH_INDEX_UNKNOWN);
+	assert_int_equal(cpu->index, ML_TORCH_INDEX_VARIANT);
+	assert_string_equal(cpu->cuda, "");
+	assert_false(cpu->code_unknown);
+	assert_int_equal(cpu->n_sass + cpu->n_ptx, 0);
+	assert_null(ml_torch_build_min_driver(cpu, false, NULL));
+
+	assert_null(ml_torch_build_get("2.15.0+cu126", "cu126", "linux-x86_64",
+	                               ML_TORCH_INDEX_UNKNOWN));
+	assert_null(ml_torch_build_get("2.15.0", "cu999", "linux-x86_64", ML_TORCH_INDEX_UNKNOWN));
+	assert_null(
+	        ml_torch_build_get("2.15.0", "cu126", "windows-x86_64", ML_TORCH_INDEX_UNKNOWN));
+	assert_null(ml_torch_build_get("2.15.0", "cu126", "linux-x86_64", ML_TORCH_INDEX_DEFAULT));
+	assert_null(ml_torch_build_get(NULL, "cu126", "linux-x86_64", ML_TORCH_INDEX_UNKNOWN));
+	assert_null(ml_torch_build_get("2.15.0", NULL, "linux-x86_64", ML_TORCH_INDEX_UNKNOWN));
+}
+
+/* Every backend of 2.15.0: the package index's CUDA 13.2 build, and the
+ * variant indexes' cpu, cu126, cu130, cu132 and cu134 (the table lists CUDA
+ * 13.4; the release notes name it unconfirmed) for x86_64 and aarch64. */
+static void test_every_backend_of_2_15_0(void **state)
+{
+	(void)state;
+	const ml_torch_build *b[16];
+	size_t n = ml_torch_builds_of("2.15.0", "linux-x86_64", b, 16);
+	assert_int_equal(n, 6);
+	static const char *const x86[] = {"cu132", "cpu", "cu126", "cu130", "cu132", "cu134"};
+	static const char *const cuda[] = {"13.2", "", "12.6", "13.0", "13.2", "13.4"};
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(b[i]->version, "2.15.0");
+		assert_string_equal(b[i]->platform, "linux-x86_64");
+		assert_string_equal(b[i]->backend, x86[i]);
+		assert_string_equal(b[i]->cuda, cuda[i]);
+		assert_int_equal(b[i]->index, i ? ML_TORCH_INDEX_VARIANT : ML_TORCH_INDEX_DEFAULT);
+		assert_string_equal(b[i]->local, i ? x86[i] : "");
+		assert_false(b[i]->code_unknown);
+	}
+	assert_int_equal(b[1]->source_kind, ML_TORCH_SOURCE_RELEASE_NOTES); /* cpu */
+	assert_non_null(b[5]->note);
+	assert_non_null(strstr(b[5]->note, "unconfirmed"));
+
+	n = ml_torch_builds_of("2.15.0", "linux-aarch64", b, 16);
+	assert_int_equal(n, 4);
+	static const char *const arm[] = {"cu126", "cu130", "cu132", "cu134"};
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(b[i]->backend, arm[i]);
+	assert_string_equal(names(b[0]->sass, b[0]->n_sass), "sm_80 sm_90");
+	assert_string_equal(names(b[1]->sass, b[1]->n_sass), "sm_80 sm_90 sm_100 sm_110 sm_120");
+
+	/* every platform; a short array gets the first ones and the count */
+	assert_int_equal(ml_torch_builds_of("2.15.0", NULL, NULL, 0), 10);
+	assert_int_equal(ml_torch_builds_of("2.15.0", NULL, b, 2), 10);
+	assert_string_equal(b[0]->backend, "cu132");
+	assert_string_equal(b[1]->backend, "cpu");
+	assert_int_equal(ml_torch_builds_of("1.0.0", NULL, b, 16), 0);
+	assert_int_equal(ml_torch_builds_of(NULL, NULL, b, 16), 0);
+}
+
+/* cu126 builds carry Maxwell to Hopper: sm_50 and sm_70, which the package
+ * index's builds of the same releases lack. */
+static void test_a_derived_cu126_build_lists_sm_50_and_sm_70(void **state)
+{
+	(void)state;
+	char why[256];
+	const ml_torch_build *t = get("2.15.0", "cu126", "linux-x86_64", ML_TORCH_INDEX_VARIANT);
+	assert_string_equal(names(t->sass, t->n_sass), "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90");
+	assert_int_equal(t->n_ptx, 0);
+	assert_null(t->files);
+	assert_true(ml_arch_runs_on(t->sass, t->n_sass, 7, 0, why, sizeof why));   /* V100 */
+	assert_true(ml_arch_runs_on(t->sass, t->n_sass, 6, 1, why, sizeof why));   /* GTX 1080 */
+	assert_false(ml_arch_runs_on(t->sass, t->n_sass, 12, 0, why, sizeof why)); /* RTX 5090 */
+	assert_false(ml_arch_runs_on(build_of("2.15.0")->sass, build_of("2.15.0")->n_sass, 7, 0,
+	                             why, sizeof why));
+
+	/* 2.9 has no table of its own: the release notes, said so */
+	const ml_torch_build *n = get("2.9.0", "cu126", "linux-x86_64", ML_TORCH_INDEX_VARIANT);
+	assert_int_equal(n->source_kind, ML_TORCH_SOURCE_RELEASE_NOTES);
+	assert_string_equal(n->source, "release notes");
+	assert_string_equal(names(n->sass, n->n_sass), names(t->sass, t->n_sass));
+	/* 2.11's table is one set per CUDA version for both host arches */
+	const ml_torch_build *f = get("2.11.0", "cu126", "linux-x86_64", ML_TORCH_INDEX_VARIANT);
+	assert_string_equal(names(f->sass, f->n_sass), "sm_50 sm_60 sm_70 sm_80 sm_86 sm_90");
+	assert_non_null(strstr(f->note, "not keyed by host arch"));
+	assert_null(ml_torch_build_get("2.11.0", "cu126", "linux-aarch64", ML_TORCH_INDEX_UNKNOWN));
+}
+
+/* A backend whose sources name no code says so: nothing to judge by. */
+static void test_a_derived_build_without_code_says_so(void **state)
+{
+	(void)state;
+	const ml_torch_build *b = get("2.6.0", "cu118", "linux-x86_64", ML_TORCH_INDEX_VARIANT);
+	assert_true(b->code_unknown);
+	assert_string_equal(b->cuda, "11.8");
+	assert_int_equal(b->n_sass + b->n_ptx, 0);
+	assert_non_null(strstr(b->note, "no compute capabilities"));
+	cJSON *j = ml_torch_build_to_json(b);
+	assert_non_null(j);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "sass")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "ptx")));
+	assert_string_equal(cJSON_GetObjectItem(j, "index")->valuestring, "variant");
+	assert_string_equal(cJSON_GetObjectItem(j, "backend")->valuestring, "cu118");
+	assert_string_equal(cJSON_GetObjectItem(j, "source")->valuestring, "release notes");
+	assert_null(cJSON_GetObjectItem(j, "files")); /* no files: not counted */
+	cJSON_Delete(j);
 }
 
 /* --- minimum drivers: from drivers.json, never stored in the table -------- */
@@ -169,6 +432,10 @@ static void test_build_json_names_cuda_code_and_drivers(void **state)
 	cJSON *j = ml_torch_build_to_json(build_of("2.8.0"));
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "cuda")->valuestring, "12.8");
+	assert_string_equal(cJSON_GetObjectItem(j, "backend")->valuestring, "cu128");
+	assert_string_equal(cJSON_GetObjectItem(j, "index")->valuestring, "default");
+	assert_non_null(
+	        strstr(cJSON_GetObjectItem(j, "source")->valuestring, "audited torch-2.8.0-"));
 	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sass"), 0)->valuestring,
 	                    "sm_70");
 	cJSON *drv = cJSON_GetObjectItem(j, "min_driver");
@@ -179,6 +446,10 @@ static void test_build_json_names_cuda_code_and_drivers(void **state)
 	ml_torch_build cpu = {.version = "2.8.0", .platform = "darwin-aarch64"};
 	j = ml_torch_build_to_json(&cpu);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cuda")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "backend")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "index")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "source")));
+	assert_true(cJSON_IsArray(cJSON_GetObjectItem(j, "sass")));
 	assert_true(
 	        cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "min_driver"), "linux")));
 	assert_null(cJSON_GetObjectItem(j, "files"));
@@ -231,6 +502,10 @@ static void test_cu128_wheel_of_the_pytorch_index(void **state)
 	assert_string_equal(b.local, "cu128");
 	assert_string_equal(b.platform, "linux-x86_64");
 	assert_string_equal(b.cuda, "12.8");
+	assert_string_equal(b.backend, "cu128");
+	assert_int_equal(b.index, ML_TORCH_INDEX_UNKNOWN); /* a wheel: no index known */
+	assert_int_equal(b.source_kind, ML_TORCH_SOURCE_WHEEL);
+	assert_null(b.source);
 	/* libtorch_cuda.so's code only, not libtorch_cuda_linalg.so's sm_75 .. sm_90 */
 	assert_string_equal(names(b.sass, b.n_sass), "sm_80 sm_120");
 	assert_string_equal(names(b.ptx, b.n_ptx), "compute_120");
@@ -250,8 +525,10 @@ static void test_cuda_version_from_metadata_when_version_py_has_none(void **stat
 	from_wheel(&b, "torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl");
 	assert_string_equal(b.cuda, "13.0"); /* cuda-toolkit[...]==13.0.2 */
 	assert_string_equal(b.local, "");
+	assert_string_equal(b.backend, "cu130"); /* no local label: its CUDA names it */
 	from_wheel(&b, "torch-2.5.1-1-cp311-cp311-manylinux1_x86_64.whl");
-	assert_string_equal(b.cuda, "12"); /* nvidia-*-cu12: the major only */
+	assert_string_equal(b.cuda, "12");  /* nvidia-*-cu12: the major only */
+	assert_string_equal(b.backend, ""); /* so no backend */
 	assert_string_equal(b.build_tag, "1");
 	assert_string_equal(names(b.sass, b.n_sass), "sm_75 sm_80 sm_86 sm_90");
 }
@@ -264,11 +541,13 @@ static void test_cpu_only_and_rocm_wheels_have_no_cuda(void **state)
 	from_wheel(&b, "torch-2.8.0-cp311-none-macosx_11_0_arm64.whl");
 	assert_string_equal(b.cuda, "");
 	assert_string_equal(b.platform, "darwin-aarch64");
+	assert_string_equal(b.backend, "cpu");
 	assert_int_equal(b.n_sass + b.n_ptx, 0);
 	assert_null(ml_torch_build_min_driver(&b, false, NULL));
 	from_wheel(&b, "torch-2.6.0+rocm6.2.4-cp311-cp311-linux_x86_64.whl");
 	assert_string_equal(b.cuda, "");
 	assert_string_equal(b.local, "rocm6.2.4");
+	assert_string_equal(b.backend, "rocm6.2.4");
 }
 
 static void test_a_wheel_that_is_not_torch_is_refused(void **state)
@@ -477,7 +756,13 @@ int main(void)
 	        cmocka_unit_test(test_table_loads_oldest_first_with_files),
 	        cmocka_unit_test(test_lookup_finds_a_build_by_any_of_its_wheel_hashes),
 	        cmocka_unit_test(test_builds_carry_what_facts_md_measured),
+	        cmocka_unit_test(test_audited_entries_are_unchanged),
 	        cmocka_unit_test(test_find_takes_the_highest_build_tag_and_matches_the_local_label),
+	        cmocka_unit_test(test_backend_names_the_flavour),
+	        cmocka_unit_test(test_get_by_version_backend_and_platform),
+	        cmocka_unit_test(test_every_backend_of_2_15_0),
+	        cmocka_unit_test(test_a_derived_cu126_build_lists_sm_50_and_sm_70),
+	        cmocka_unit_test(test_a_derived_build_without_code_says_so),
 	        cmocka_unit_test(test_min_driver_comes_from_the_driver_table),
 	        cmocka_unit_test(test_build_json_names_cuda_code_and_drivers),
 	        cmocka_unit_test(test_shipped_manifests_take_torch_code_from_the_table),
