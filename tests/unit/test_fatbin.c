@@ -153,6 +153,12 @@ static const struct {
         {"sm120.so", "sm_120", "", 1, 1, 0},
         {"multi.so", "sm_80 sm_120", "compute_120", 2, 3, 1},
         {"fake_pe.dll", "sm_80 sm_120", "compute_120", 2, 3, 1},
+        /* make_torch_fatbins.sh: CUDA 12's ptxas for sm_50 .. sm_72 */
+        {"sm50_90.so", "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", "", 1, 7, 0},
+        {"sm70_120.so", "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", "", 1, 7, 0},
+        {"sm75_120.so", "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", "", 1, 6, 0},
+        {"sm70_120.dll", "sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", "", 1, 7, 0},
+        {"sm75_120.dll", "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", "", 1, 6, 0},
 };
 
 static void test_each_fixture_lists_its_exact_sass_and_ptx(void **state)
