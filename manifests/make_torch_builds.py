@@ -536,7 +536,10 @@ def from_release_notes(version):
 
 
 def cpu_entry(version):
-    return variant_entry(version, "cpu", "linux-x86_64", None, [], "release notes")
+    """The release's CPU build, where the release notes cover the release."""
+    if minor_of(version) not in RELEASE_NOTES_BACKENDS:
+        return []
+    return [variant_entry(version, "cpu", "linux-x86_64", None, [], "release notes")]
 
 
 def release_wheel(version, builds, local_dirs, online):
@@ -588,12 +591,12 @@ def variant_builds(audited, old_builds, local_dirs, urls):
             else:
                 log("%s: no wheel to read and no derived entries before: the release notes"
                     % version)
-                out.extend(from_release_notes(version) + [cpu_entry(version)])
+                out.extend(from_release_notes(version) + cpu_entry(version))
             continue
         with z:
             table = release_table(z)
         derived = from_release_table(version, table) if table else from_release_notes(version)
-        out.extend(derived + [cpu_entry(version)])
+        out.extend(derived + cpu_entry(version))
     return out
 
 
