@@ -4,9 +4,13 @@
 Serves every file under ROOT/files/ as a PEP 503 (HTML) and PEP 691 (JSON)
 "simple" index at /simple/, and the files themselves at /files/<name>
 (HEAD, single Range, ETag / Last-Modified with If-None-Match /
-If-Modified-Since / If-Range). Binds 127.0.0.1 only. Python 3 standard
-library only. Faults come from ROOT/faults.json, read on every request, so
-a test can change them while the server runs. See tests/mirror/README.md.
+If-Modified-Since / If-Range). Each directory ROOT/whl/<backend>/ is served
+the way PyTorch's per-backend indexes are: an index at /whl/<backend>/
+whose project pages (/whl/<backend>/<project>/) link the files beside them
+(/whl/<backend>/<name>); a backend without a directory is 404. Binds
+127.0.0.1 only. Python 3 standard library only. Faults come from
+ROOT/faults.json, read on every request, so a test can change them while
+the server runs. See tests/mirror/README.md.
 
     python3 tests/mirror/server.py --root DIR [--port 0] [--port-file F]
                                    [--https --cert C --key K] [--hold-file F] [-v]
@@ -361,6 +365,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.serve_file(path[len("/files/"):], path)
             elif path == "/simple" or path.startswith("/simple/"):
                 self.serve_simple(path)
+            elif path.startswith("/whl/"):
+                self.serve_variant(path)
             else:
                 self.send_status(404)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout):
@@ -368,9 +374,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- the index ------------------------------------------------------
 
-    def projects(self):
-        """{normalized name: [file names]} from ROOT/files/."""
-        files_dir = os.path.join(self.root(), "files")
+    def projects(self, files_dir=None):
+        """{normalized name: [file names]} from ROOT/files/ (or files_dir)."""
+        files_dir = files_dir or os.path.join(self.root(), "files")
         out = {}
         try:
             names = sorted(os.listdir(files_dir))
@@ -384,19 +390,21 @@ class Handler(BaseHTTPRequestHandler):
                 out.setdefault(proj, []).append(n)
         return out
 
-    def serve_simple(self, path):
+    def serve_simple(self, path, prefix="/simple/", files_dir=None, base=None):
+        """An index at prefix: the project list, and the project pages that
+        link the files of files_dir (default ROOT/files/) as base + name."""
         faults = self.faults_for(path) + self.faults_for("*")
         if self.status_fault(path, faults) or self.redirect_fault(faults):
             return
-        if path == "/simple":
-            return self.redirect("/simple/")
+        if path == prefix[:-1]:
+            return self.redirect(prefix)
         ctype = negotiate(self.headers.get("Accept"))
         if ctype is not None and self.fault_arg(faults, "html_only") is not None:
             ctype = TEXT_HTML  # a PEP 503 index that knows no JSON
         if ctype is None:
             return self.send_status(406, "none of the offered content types is acceptable")
-        rest = path[len("/simple/"):]
-        projects = self.projects()
+        rest = path[len(prefix):]
+        projects = self.projects(files_dir)
         if rest == "":
             return self.send_root(projects, ctype)
         name = rest[:-1] if rest.endswith("/") else rest
@@ -406,8 +414,22 @@ class Handler(BaseHTTPRequestHandler):
         if norm not in projects:
             return self.send_status(404)
         if name != norm or not rest.endswith("/"):
-            return self.redirect("/simple/%s/" % norm)
-        self.send_project(norm, projects[norm], ctype)
+            return self.redirect("%s%s/" % (prefix, norm))
+        self.send_project(norm, projects[norm], ctype, files_dir, base)
+
+    def serve_variant(self, path):
+        """/whl/<backend>/...: ROOT/whl/<backend>/ as one of PyTorch's
+        per-backend indexes - its project list, project pages linking
+        ../<name>, and its files at /whl/<backend>/<name>."""
+        backend, _, rest = path[len("/whl/"):].partition("/")
+        files_dir = os.path.join(self.root(), "whl", backend)
+        if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", backend)
+                or not os.path.isdir(files_dir)):
+            return self.send_status(404)  # no builds for this backend
+        prefix = "/whl/%s/" % backend
+        if rest and "/" not in rest and os.path.isfile(os.path.join(files_dir, rest)):
+            return self.serve_file(rest, path, files_dir)
+        self.serve_simple(path, prefix, files_dir, "../")
 
     def redirect(self, location):
         self.send_response(301)
@@ -429,11 +451,11 @@ class Handler(BaseHTTPRequestHandler):
                     "  </body>\n</html>\n" % (API_VERSION, links)).encode()
         self.send_body(200, body, ctype, {"Vary": "Accept"})
 
-    def file_entry(self, n):
-        files_dir = os.path.join(self.root(), "files")
+    def file_entry(self, n, files_dir=None, base=None):
+        files_dir = files_dir or os.path.join(self.root(), "files")
         path = os.path.join(files_dir, n)
         info = FileInfo.get(path)
-        base = self.server.files_base or "../../files/"
+        base = base or self.server.files_base or "../../files/"
         entry = {
             "filename": n,
             "url": base + urllib.parse.quote(n),
@@ -450,8 +472,8 @@ class Handler(BaseHTTPRequestHandler):
             entry["core-metadata"] = {"sha256": FileInfo.get(path + ".metadata")["sha256"]}
         return entry
 
-    def send_project(self, norm, names, ctype):
-        entries = [self.file_entry(n) for n in names]
+    def send_project(self, norm, names, ctype, files_dir=None, base=None):
+        entries = [self.file_entry(n, files_dir, base) for n in names]
         if ctype == JSON_V1:
             versions = sorted({project_of(n)[1] for n in names})
             doc = {"meta": {"api-version": API_VERSION}, "name": norm,
@@ -504,8 +526,8 @@ class Handler(BaseHTTPRequestHandler):
         while not os.path.exists(flag) and time.monotonic() < deadline and not STOP.wait(0.02):
             pass
 
-    def serve_file(self, name, path):
-        files_dir = os.path.join(self.root(), "files")
+    def serve_file(self, name, path, files_dir=None):
+        files_dir = files_dir or os.path.join(self.root(), "files")
         if not name or "/" in name or name.startswith("."):
             return self.send_status(404)
         fpath = os.path.join(files_dir, name)

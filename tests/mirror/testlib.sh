@@ -64,6 +64,26 @@ mirror_start() {
 	eval "${name}_url=$scheme://127.0.0.1:$port/simple/"
 }
 
+# torch_layout NAME [server options...]: the synthetic torch builds of
+# tests/fixtures/make_torch_layout.py laid out as PyTorch's indexes are
+# (tests/mirror/torch_layout.py): the package index's builds in
+# $TRASH/NAME/files (pages at /simple/<project>/), each +<backend> build in
+# $TRASH/NAME/whl/<backend>/ (pages at /whl/<backend>/<project>/); then
+# starts the mirror NAME (mirror_start) and sets ${NAME}_torch_url, the base
+# of the variant indexes (http://127.0.0.1:PORT/whl/). The generated wheels
+# stay in $TRASH/NAME/wheels. Outside test blocks, as mirror_start.
+torch_layout() {
+	tl_name=$1
+	shift
+	python3 "$top/tests/fixtures/make_torch_layout.py" "$TRASH/$tl_name/wheels" &&
+		python3 "$top/tests/mirror/torch_layout.py" "$TRASH/$tl_name/wheels" \
+			"$TRASH/$tl_name" >"$TRASH/$tl_name/layout.txt" || return 1
+	mirror_start "$tl_name" "$@"
+	tl_scheme=http
+	[ -f "$TRASH/$tl_name/https" ] && tl_scheme=https
+	eval "${tl_name}_torch_url=$tl_scheme://127.0.0.1:\${${tl_name}_port}/whl/"
+}
+
 # make_wheel NAME DIST VERSION SIZE: writes a wheel of about SIZE bytes
 # (a zip with a minimal dist-info, enough for pip; download never parses
 # it) into $TRASH/NAME/files. Deterministic for a given DIST, VERSION, SIZE.
