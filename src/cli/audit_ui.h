@@ -7,7 +7,7 @@
 #define MLSETUP_CLI_AUDIT_UI_H
 
 #include "cli.h"
-#include "mlsetup/verify.h"
+#include "mlsetup/audit.h"
 
 /* Prints audit a for people with ml_say(): per file its executable SASS
  * and PTX (the PTX ISA when read), the other code it carries, and per GPU

@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "mlsetup/detect.h"
 #include "mlsetup/plan.h"
-#include "mlsetup/verify.h"
+#include "mlsetup/audit.h"
 
 enum { OPT_ARCH = 'a', OPT_ALL = 256, OPT_DRIVER };
 

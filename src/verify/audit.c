@@ -1224,3 +1224,21 @@ out:
 	ml_audit_free(a);
 	return rc;
 }
+
+size_t ml_verify_gpu_archs(ml_cuda_arch *out, size_t cap, const ml_machine *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_gpus && n < cap; i++)
+		if (m->gpus[i].cc_major >= 0)
+			out[n++] = (ml_cuda_arch){m->gpus[i].cc_major, m->gpus[i].cc_minor, 0,
+			                          false, 0};
+	return n;
+}
+
+void ml_audit_opts_machine(ml_audit_opts *o, ml_cuda_arch *devs, size_t cap, const ml_machine *m)
+{
+	o->devices = devs;
+	o->n_devices = ml_verify_gpu_archs(devs, cap, m);
+	o->driver_cuda = m->driver.cuda_version;
+	o->driver = m->driver.version[0] ? m->driver.version : NULL;
+}
