@@ -24,6 +24,9 @@
  *                    verified transfers at once, with retries and resume
  *   resolve.c        where each file of a plan can be fetched from: the
  *                    indexes and --find-links locations, matched by sha256
+ *   provider.c       what the plan asks while it completes a plan: the
+ *                    files the sources list for a project, and pip's
+ *                    resolution of a file that pins no hashes
  *   git.c            a project's git repository checked out at a revision
  *                    (libgit2)
  *
@@ -517,43 +520,40 @@ struct ml_plan;
 int ml_fetch_resolve(ml_download *items, const struct ml_plan *plan, const ml_index_config *cfg,
                      ml_cache *c, const ml_fetch_opts *o, ml_err *err);
 
-/* --- files known only by hash (src/fetch/pins.c) ---------------------------- */
+/* --- what plan asks of the sources (src/fetch/provider.c) ----------------------- */
 
-/* One pinned version whose files a requirements file names by sha256
- * only (--hash without `# mlsetup-file:` lines). */
-typedef struct ml_pin_lookup {
-	/* in (borrowed) */
-	const char *name;    /* PEP 503 normalized project name */
-	const char *version; /* the pinned version */
-	char *const *sha256; /* the hashes the requirement lists (lower-case hex) */
-	size_t n_sha256;
-	/* out: release with ml_pin_lookup_release() */
-	ml_index_file *found; /* a file for each listed hash some source serves
-	                       * (filename, url, sha256, size; first source wins) */
-	size_t n_found;
-	ml_index_file *offered; /* the version's other files the sources list */
-	size_t n_offered;
-	bool project_seen; /* some source knows the project */
-	int rc;            /* a source that failed (others may have answered), or 0 */
-	ml_err err;
-} ml_pin_lookup;
+/* The install pipeline binds these, with ml_http_sizes() and the
+ * downloads, into the provider a plan is completed through
+ * (ml_plan_provider, plan.h). */
+
+struct ml_project_listing;
+struct ml_resolution;
+struct ml_resolve_request;
 
 /* Asks every source of cfg (the primary index, the extra indexes, then
  * the --find-links locations; offline: local --find-links only) for each
- * project of q[0..n), several at a time with ml_fetch_resolve's retries and
- * c as the page cache (may be NULL), and records in each q[i] the files
- * whose sha256 its requirement lists and the other files of its version
- * (for messages). Sizes no page gave are asked of the file servers, all
- * at once, under o's timeouts and cfg's trusted hosts and cert
- * (ml_http_sizes); a size no server tells stays -1 (the download learns
- * it). A failing source is recorded in q[i].rc / err, not returned.
- * Returns 0; ML_ENET / ML_ENOENT when a file server could not be asked
- * (or, offline, would have to be); ML_ENOMEM. */
-int ml_fetch_pin_files(ml_pin_lookup *q, size_t n, const ml_index_config *cfg, ml_cache *c,
-                       const ml_fetch_opts *o, ml_err *err);
+ * project q[i].name of q[0..n), several at a time with ml_fetch_resolve's
+ * retries and c as the page cache (may be NULL), and records in q[i]
+ * every file each source lists (filename, url, sha256, size as the page
+ * gives them), sources in that order, whether some source knows the
+ * project, and the first source that failed (q[i].rc, q[i].err; a source
+ * that does not have the project is no failure). The caller releases
+ * each q[i] (ml_project_listing_release()). o may be NULL (defaults).
+ * Returns 0, or ML_ENOMEM. */
+int ml_fetch_list_projects(struct ml_project_listing *q, size_t n, const ml_index_config *cfg,
+                           ml_cache *c, const ml_fetch_opts *o, ml_err *err);
 
-/* Frees what a lookup found and offered. Accepts NULL. */
-void ml_pin_lookup_release(ml_pin_lookup *q);
+/* Resolves rq's requirements file with the pip of rq->python, told the
+ * sources of cfg (ml_index_config_pip_args(); cfg may be NULL: pip's
+ * own): ml_pip_probe(), a STEP note through rq->note naming pip's version
+ * and the target, ml_pip_resolve() (with --break-system-packages for an
+ * externally managed interpreter, PEP 668, for the dry run only); a pick
+ * from a local file:// URL pip gives no hash for is hashed here. Fills
+ * *out (its picks are the caller's: ml_pip_picks_free()). Returns 0, or
+ * what ml_pip_probe() and ml_pip_resolve() return (ML_ENOENT without pip,
+ * ML_EFAIL, ML_EPARSE, ML_EIO, ML_ENOMEM). */
+int ml_fetch_resolve_requirements(struct ml_resolution *out, const struct ml_resolve_request *rq,
+                                  const ml_index_config *cfg, ml_err *err);
 
 /* --- a manifest's index sources (src/fetch/sources.c) ----------------------- */
 

@@ -238,14 +238,16 @@ typedef struct ml_install_result {
  *   interpreter (an existing one, or the pinned archive fetched, verified
  *   and unpacked once; with preference managed, a network failure plans
  *   again with a fitting CPython found on the machine: a WARNING, and
- *   python_source "system" with python_reason) -> the plan completed: a
- *   file without hashes resolved by the interpreter's pip (ml_pip_resolve;
- *   the resolution saved as a lock under the cache, resolved_lock, said in
- *   a WARNING; a shipped manifest without hashes, the Windows set, is
- *   resolved once: later runs with the same interpreter take the files from
- *   the lock its first run kept, trusted on first use), files named by hash only looked up on the indexes
- *   (ml_fetch_pin_files; ML_EINTEGRITY when no file has a listed hash),
- *   unknown sizes asked of the servers -> every wheel not yet unpacked in
+ *   python_source "system" with python_reason) -> the plan completed by
+ *   the plan stage through a provider install fills from fetch's and
+ *   verify's functions (ml_plan_complete): a file without hashes resolved
+ *   by the interpreter's pip (ml_pip_resolve; the resolution saved as a
+ *   lock under the cache, resolved_lock, said in a WARNING; a shipped
+ *   manifest without hashes, the Windows set, is resolved once: later runs
+ *   with the same interpreter take the files from the lock its first run
+ *   kept, trusted on first use), files named by hash only looked up on the
+ *   indexes (ML_EINTEGRITY when no file has a listed hash), unknown sizes
+ *   asked of the servers -> every wheel not yet unpacked in
  *   the cache fetched and verified (ml_fetch_resolve, ml_fetch_all), and
  *   each one, as soon as it is verified and while the rest download, the
  *   audit of a requested binary wheel for this machine's GPUs and then

@@ -1151,4 +1151,199 @@ struct cJSON;
  * allocation leaves the key out (cJSON's own behaviour). */
 void ml_project_info_add_json(struct cJSON *obj, const char *key, const ml_project_info *p);
 
+/* --- completing a plan through a provider (src/plan/complete.c) ------------ */
+
+/* A plan the manifest does not fully describe is completed by plan itself,
+ * which asks a provider for what only the package indexes, the file
+ * servers and a resolver know: pip's resolver hands its resolution a
+ * PackageFinder, uv a ResolverProvider. The provider is a struct of
+ * callbacks and one data pointer, as libgit2's callback structs are: plan
+ * calls them on the calling thread, one at a time, and passes `data` back
+ * to each; a callback returns 0 or a negative ML_E* code with err set,
+ * and that code is returned as the caller's error. Plan never reaches the
+ * network or the cache on its own, so a provider written in a test plans
+ * without either. The install pipeline fills one from the fetch stage's
+ * lookups, sizes, resolver and downloads (src/fetch/provider.c) and the
+ * audit's reading of a torch wheel (verify.h), bound to one run's
+ * sources and cache (src/install/resolve.c). */
+
+/* One file a source lists for a project (a PEP 503 anchor or PEP 691
+ * "files" entry), as a provider reports it. Strings are allocated with
+ * malloc() by the provider and freed by ml_project_listing_release(). */
+typedef struct ml_listed_file {
+	char *filename; /* "torch-2.8.0-cp312-cp312-manylinux_2_28_x86_64.whl" */
+	char *url;      /* absolute; NULL when the source gives none */
+	char *sha256;   /* 64 lower-case hex digits, or NULL when not given */
+	int64_t size;   /* bytes, -1 when the source does not say (PEP 700) */
+} ml_listed_file;
+
+/* One project asked of every source (ml_plan_provider.list_files). */
+typedef struct ml_project_listing {
+	const char *name;      /* in: PEP 503 normalized project name (borrowed) */
+	ml_listed_file *files; /* out: every file of every source that knows the
+	                        * project, sources in the order they are asked */
+	size_t n_files;
+	bool project_seen; /* out: some source knows the project */
+	int rc;            /* out: 0, or the first source that failed (others may
+	                    * still have answered) */
+	ml_err err;        /* out: why that source failed */
+} ml_project_listing;
+
+/* Frees what a listing's out fields hold and zeroes them (name is kept).
+ * Accepts NULL. */
+void ml_project_listing_release(ml_project_listing *l);
+
+/* What a note of plan (or of a provider's resolver) is. */
+typedef enum ml_plan_note_kind {
+	ML_PLAN_NOTE_STEP,    /* what is being done now ("asking the indexes ...") */
+	ML_PLAN_NOTE_WARNING, /* something people should know (no hashes pinned, ...) */
+} ml_plan_note_kind;
+
+/* A progress callback: text (valid during the call only) of kind. */
+typedef void (*ml_plan_note_fn)(ml_plan_note_kind kind, const char *text, void *data);
+
+/* What plan asks a resolver (ml_plan_provider.resolve). Borrowed. */
+typedef struct ml_resolve_request {
+	const char *manifest;    /* the requirements file's name, for messages */
+	const char *python;      /* the environment's interpreter: the resolution is for
+	                          * it (pip today: its own pip resolves) */
+	const char *input_path;  /* the requirements file (ml_pip_resolve_opts.input_path) */
+	const char *input_text;  /* NULL, or its text (a shipped manifest has no file) */
+	const char *target_desc; /* "CPython 3.12.8 on linux-x86_64", for messages */
+	ml_plan_note_fn note;    /* says which resolver runs, before it runs; may be NULL */
+	void *note_data;
+} ml_resolve_request;
+
+/* A resolver's answer. */
+typedef struct ml_resolution {
+	ml_pip_pick *picks; /* every distribution chosen, each with the exact file and,
+	                     * where it can be had, its sha256; freed by the caller
+	                     * with ml_pip_picks_free() */
+	size_t n_picks;
+	ml_pip_info resolver; /* the resolver that answered (pip's version, PEP 668) */
+} ml_resolution;
+
+typedef struct ml_plan_provider {
+	/* Lists, for each q[i] of q[0..n), every file every source lists for
+	 * project q[i].name (ml_project_listing): all of them at once, so an
+	 * implementation may ask for several projects concurrently. A source
+	 * that fails is recorded in q[i].rc and q[i].err, not returned. Fills
+	 * the out fields of every q[i]; plan releases them. Returns 0, or
+	 * ML_ENOMEM. */
+	int (*list_files)(ml_project_listing *q, size_t n, void *data, ml_err *err);
+
+	/* Learns sizes[i], in bytes, of the file at urls[i] for i < n (n > 0),
+	 * -1 where the server does not tell (the download then learns it).
+	 * Plan asks for no remote URL when the provider is offline. Returns 0,
+	 * or ML_ENET / ML_ENOENT / ML_EFAIL / ML_ENOMEM for a request that
+	 * failed (err names the URL, redacted). */
+	int (*file_sizes)(int64_t *sizes, char *const *urls, size_t n, void *data, ml_err *err);
+
+	/* Resolves a requirements file that pins no hashes for rq->python
+	 * (ml_resolve_request) into *out (zeroed by plan; the picks are the
+	 * caller's). Returns 0; ML_ENOENT (no resolver for that interpreter:
+	 * err says how to get one); ML_EFAIL (the resolver failed: err holds
+	 * why); ML_EPARSE; ML_EIO; ML_ENOMEM. */
+	int (*resolve)(ml_resolution *out, const ml_resolve_request *rq, void *data, ml_err *err);
+
+	/* Fetches the file of plan artifact a (named, hashed; size -1 when
+	 * unknown) into verified storage and writes the path of the verified
+	 * copy into path (path_sz bytes), which stays valid after the call.
+	 * Returns 0, or what the download failed with (ML_ENET, ML_ENOENT,
+	 * ML_EINTEGRITY, ML_EIO, ...). */
+	int (*fetch_file)(char *path, size_t path_sz, const ml_artifact *a, void *data,
+	                  ml_err *err);
+
+	/* Learns the torch build the torch wheel at path (verified) carries,
+	 * from the CUDA code its own library holds (verify.h,
+	 * ml_torch_build_from_wheel()). Returns 0, or ML_EPARSE / ML_EIO /
+	 * ML_ENOMEM. */
+	int (*audit_wheel)(ml_torch_build *out, const char *path, void *data, ml_err *err);
+
+	/* Progress for people; may be NULL. Called with note_data. */
+	ml_plan_note_fn note;
+	void *note_data;
+
+	/* The sources are the cache and local locations only (--offline):
+	 * plan words its messages so, and asks no server for a size. */
+	bool offline;
+
+	/* Passed to every callback above but note. */
+	void *data;
+} ml_plan_provider;
+
+/* True when plan p names, hashes and sizes every file it installs (no
+ * resolution, lookup or size is still to be had). */
+bool ml_plan_is_complete(const ml_plan *p);
+
+/* How to complete a plan; zero-initialize (or pass NULL) for a plan whose
+ * manifest pins hashes. Borrowed pointers. */
+typedef struct ml_plan_complete_opts {
+	/* The environment's interpreter, whose resolver resolves a manifest
+	 * that pins no hashes; NULL while it is not known yet (such a plan is
+	 * then left as it is, with a warning). */
+	const char *python;
+	const char *python_version; /* its version ("3.12.8"), for messages */
+	/* A lock kept from the first resolution of a shipped manifest that
+	 * pins no hashes (a PEP 751 file, as ml_manifest_open() reads it):
+	 * when it is there and reads, its files pin the manifest instead of a
+	 * resolution (each still checked against the hashes it records). NULL:
+	 * none. */
+	const char *resolved_lock;
+} ml_plan_complete_opts;
+
+/* What ml_plan_complete() did. */
+typedef struct ml_plan_completion {
+	bool unresolved;      /* the manifest pins no hashes and no interpreter was
+	                       * given: nothing was done but warn */
+	bool lock_reused;     /* opts->resolved_lock pinned the manifest */
+	bool resolved;        /* the resolver pinned it (resolver says which) */
+	ml_pip_info resolver; /* valid when resolved */
+} ml_plan_completion;
+
+/* Completes plan p for machine m through provider pv, in order:
+ *   1. a manifest that pins no hashes (p->needs_resolution): with no
+ *      interpreter, a WARNING note and nothing else (out->unresolved);
+ *      else pinned from opts->resolved_lock when that lock is there and
+ *      reads (a STEP note says so; one that does not read is a WARNING
+ *      and is resolved again), else resolved by pv->resolve (a file pip
+ *      gives no sha256 for is refused by ml_manifest_set_resolution());
+ *   2. requirements named by hash only (p->n_unknown): every file the
+ *      sources list for their projects (pv->list_files, after a STEP
+ *      note); a file is taken when it has one of the requirement's
+ *      hashes and a URL (the first source's), and sized by pv->file_sizes
+ *      when its source gave no size (offline, a remote one is ML_ENOENT);
+ *      none found is ML_ENOENT (no source knows the project, or the first
+ *      source's failure) or ML_EINTEGRITY (naming the hashes and up to 8
+ *      files the sources offer of that version);
+ *   3. files named with a URL but of unknown size (p->n_unsized):
+ *      pv->file_sizes (a file without URL is ML_EFAIL; offline, a remote
+ *      one is ML_ENOENT);
+ *   4. the files chosen again (ml_plan_refile()).
+ * What was learnt is recorded in the manifest (ml_manifest_add_file,
+ * ml_manifest_set_resolution); p's warnings are recomputed, not noted.
+ * opts may be NULL. *out (may be NULL) says what was done. Returns 0, what
+ * a callback returns, or what ml_plan_refile() returns. */
+int ml_plan_complete(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
+                     const ml_plan_complete_opts *opts, ml_plan_completion *out, ml_err *err);
+
+/* Sets c->reason to reason (one line: newlines joined with spaces) for a
+ * candidate whose torch build could not be judged; broken marks it as
+ * failed (passed over, never a fallback). Returns 0 or ML_ENOMEM. */
+int ml_candidate_unjudged(ml_candidate *c, bool broken, const char *reason);
+
+/* The torch wheel of candidate plan p an audit would read: the plan's
+ * torch file when it is named and hashed and, offline, sized; else NULL
+ * with *why saying what is missing (static text). */
+const ml_artifact *ml_plan_torch_wheel(const ml_plan *p, bool offline, const char **why);
+
+/* Learns candidate c's torch build (of plan p, whose torch wheel is a,
+ * ml_plan_torch_wheel()) from the wheel itself: a STEP note, then
+ * pv->fetch_file and pv->audit_wheel; sets c->source to "audit" and the
+ * manifest's torch facts (ml_manifest_set_torch_build()). A wheel that
+ * cannot be fetched or audited marks c broken with the reason
+ * (ml_candidate_unjudged()) and returns 0. Returns 0, or ML_ENOMEM. */
+int ml_candidate_audit_torch(ml_candidate *c, ml_plan *p, const ml_artifact *a,
+                             const ml_plan_provider *pv, ml_err *err);
+
 #endif /* MLSETUP_PLAN_H */

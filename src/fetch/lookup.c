@@ -1,6 +1,6 @@
 /*
  * lookup.c - what every index lookup of the fetch stage shares (resolve.c,
- * pins.c): the sources in pip's order, one project page from one source
+ * provider.c): the sources in pip's order, one project page from one source
  * with the retry policy, and the pool of threads that looks several
  * projects up at once.
  */

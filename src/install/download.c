@@ -75,8 +75,12 @@ static int fetch_all(ml_install_download_result *res, const ml_install_download_
 		return rc;
 	ml_fetch_opts fo;
 	mli_fetch_opts_for(&fo, &o->fetch, cfg, o->offline, ev);
-	if (!mli_plan_complete(res->plan))
-		rc = mli_complete_plan(res->plan, res->machine, cfg, cache, &fo, ev, err);
+	if (!ml_plan_is_complete(res->plan)) { /* files named by hash only, sizes */
+		ml_plan_provider pv;
+		mli_provider x;
+		mli_provider_init(&pv, &x, cfg, cache, &fo, ev, NULL);
+		rc = ml_plan_complete(res->plan, res->machine, &pv, NULL, NULL, err);
+	}
 	if (rc) {
 		ml_cache_close(cache);
 		return rc;

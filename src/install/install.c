@@ -165,8 +165,8 @@ int mli_detect_and_plan(mli_run *r, ml_err *err)
 	mli_emit(&r->ev, &ev);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
-	/* a plan to be completed says its warnings once it is (complete.c) */
-	for (size_t i = 0; mli_plan_complete(res->plan) && i < res->plan->n_warnings; i++)
+	/* a plan to be completed says its warnings once it is (resolve.c) */
+	for (size_t i = 0; ml_plan_is_complete(res->plan) && i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
 	return 0;
 }
@@ -299,7 +299,7 @@ static int pipeline(mli_run *r, ml_err *err)
 	if (!r->lock)
 		r->lock = r->own_lock;
 	ml_strlcpy(res->target, ml_env_lock_target(r->lock), sizeof(res->target));
-	bool complete = mli_plan_complete(p);
+	bool complete = ml_plan_is_complete(p);
 	if (complete && !o->reinstall && p->python.version[0] && already_up_to_date(r)) {
 		res->up_to_date = true;
 		return 0;
@@ -348,8 +348,8 @@ static int pipeline(mli_run *r, ml_err *err)
 		                  "interpreter '%s' is Python %s, the plan wanted %s",
 		                  r->interpreter, res->python.xy, p->python.xy);
 	if (!complete || replanned) {
-		if (!mli_plan_complete(p) &&
-		    (rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, r->interpreter, err))) !=
+		if (!ml_plan_is_complete(p) &&
+		    (rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_resolve(r, r->interpreter, err))) !=
 		            0)
 			return rc;
 		if (!o->reinstall && already_up_to_date(r)) {

@@ -155,27 +155,37 @@ void mli_project_release(mli_run *r);
  * a lock file needs no index). */
 int mli_index_config(mli_run *r, ml_err *err);
 
-/* complete.c: true when the plan names, hashes and sizes every file. */
-bool mli_plan_complete(const ml_plan *p);
+/* --- resolve.c: the plan completed through a provider ----------------------------- */
 
-/* complete.c: completes the plan before fetching: files named by hash
- * only are looked up on the indexes (ML_EINTEGRITY when no source has a
- * listed hash, naming the hashes and the files offered), files of unknown
- * size are sized by their servers, then the files are chosen again. */
-int mli_complete_plan(ml_plan *p, const ml_machine *m, const ml_index_config *cfg, ml_cache *c,
-                      const ml_fetch_opts *fo, mli_events *ev, ml_err *err);
+/* The provider install gives the plan (ml_plan_provider): fetch's lookups
+ * (ml_fetch_list_projects), sizes (ml_http_sizes) and resolver
+ * (ml_fetch_resolve_requirements), one file fetched (ml_fetch_resolve,
+ * ml_fetch_all: timed as fetch spans into seconds when it is non-NULL),
+ * verify's audit of a torch wheel (ml_torch_build_from_wheel), and notes
+ * sent to ev as STEP and WARNING events. mli_provider_init() fills pv
+ * and x (pv's data); both must outlive pv's use. */
+typedef struct mli_provider {
+	const ml_index_config *cfg; /* may be NULL: no sources */
+	ml_cache *cache;
+	ml_fetch_opts fo;
+	mli_events *ev;
+	double *seconds; /* a run's stage seconds, or NULL */
+} mli_provider;
 
-/* complete.c: resolves the plan's manifest (one that pins no hashes)
- * with the pip of python (py describes it; *pi gets its pip), pins the
- * result into the manifest and chooses the files again. */
-int mli_resolve(ml_pip_info *pi, ml_plan *p, const ml_machine *m, const char *python,
-                const ml_python_info *py, const ml_index_config *cfg, mli_events *ev, ml_err *err);
+void mli_provider_init(ml_plan_provider *pv, mli_provider *x, const ml_index_config *cfg,
+                       ml_cache *c, const ml_fetch_opts *fo, mli_events *ev, double *seconds);
 
-/* complete.c: for an install or plan run: resolution with python's pip
- * when the manifest pins no hashes (python NULL: only a warning that it
- * waits for the interpreter), mli_complete_plan(), and the resolution
- * saved as a lock in the cache (r->res->resolved_lock), said loudly. */
-int mli_complete_run(mli_run *r, const char *python, ml_err *err);
+/* mli_provider_init() for run r: its configuration, cache, fetch
+ * options, events and stage seconds. */
+void mli_provider_for(ml_plan_provider *pv, mli_provider *x, mli_run *r);
+
+/* The resolve step's work, for an install or plan run: the plan completed
+ * (ml_plan_complete) with python's resolver when the manifest pins no
+ * hashes (python NULL: only a warning that it waits for the interpreter),
+ * a shipped manifest's first lock taken again (r->res->resolved_lock),
+ * the plan's warnings said, and a new resolution saved as a lock in the
+ * cache (mli_save_resolution), said loudly. */
+int mli_resolve(mli_run *r, const char *python, ml_err *err);
 
 /* interpreter.c: the interpreter the plan has on this machine without
  * fetching anything: the one it names (pp->path), else the pinned one when
@@ -246,5 +256,19 @@ int mli_build_env(mli_run *r, ml_err *err);
  * wheel's URL from the manifest, this run's download or the cache's
  * record), warning about wheels whose URL is unknown. */
 int mli_write_pylock(mli_run *r, const char *dir, ml_err *err);
+
+/* lockfile.c: where the resolution of r's manifest (one that pins no
+ * hashes) is kept, into path (sz bytes): <cache>/resolved/<name>-<12
+ * hex>.pylock.toml, the hex naming the file (a shipped manifest: its
+ * embedded name and the sha256 of its text, so a new mlsetup with other
+ * pins resolves again), the interpreter (r->res->python) and the
+ * platform. Returns 0, ML_ENOMEM or ML_EFAIL (too long). */
+int mli_resolution_lock(char *path, size_t sz, mli_run *r, ml_err *err);
+
+/* lockfile.c: saves the plan's resolution (by pi's pip) as that lock
+ * (r->res->resolved_lock; "" when it could not be written) and says so in
+ * a WARNING. Returns 0, or what rendering or writing it failed with. */
+int mli_save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err);
+
 
 #endif

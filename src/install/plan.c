@@ -31,12 +31,12 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	if (python && (rc = ml_python_probe(&res->python, python, err)) == 0)
 		ml_strlcpy(res->python_source, p->python.path ? "path" : "managed",
 		           sizeof(res->python_source));
-	if (!rc && !mli_plan_complete(p) && !opts->offline) {
+	if (!rc && !ml_plan_is_complete(p) && !opts->offline) {
 		rc = ml_cache_open(&r.cache, p->cache_dir, ML_CACHE_SHARED, err);
 		if (!rc)
 			rc = MLI_STAGE(&r, ML_STAGE_FETCH, mli_index_config(&r, err));
 		if (!rc)
-			rc = MLI_STAGE(&r, ML_STAGE_PLAN, mli_complete_run(&r, python, err));
+			rc = MLI_STAGE(&r, ML_STAGE_PLAN, mli_resolve(&r, python, err));
 	}
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);

@@ -6,8 +6,9 @@
  * judged by the rules the shipped manifests are chosen by
  * (ml_select_judge). What a torch build runs on comes from the table of
  * known builds (by the wheel's sha256), else from auditing the torch wheel
- * itself, fetched into the cache and read in place; a file that pins no
- * hashes is resolved by pip first to learn which torch wheel it means.
+ * itself, fetched into the cache and read in place (the plan asks for
+ * both through install's provider, resolve.c); a file that pins no hashes
+ * is resolved by pip first to learn which torch wheel it means.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,14 +195,6 @@ static const ml_requirement *torch_req(const ml_manifest *mf)
 	return NULL;
 }
 
-static ml_artifact *torch_file(ml_plan *p)
-{
-	for (size_t i = 0; i < p->n_files; i++)
-		if (strcmp(p->files[i].name, "torch") == 0)
-			return &p->files[i];
-	return NULL;
-}
-
 /* Opens the cache and the index configuration of r->res->plan's manifest,
  * anew for each candidate (their --index-url lines differ). */
 static int sources(mli_run *r, ml_err *err)
@@ -218,32 +211,22 @@ static int sources(mli_run *r, ml_err *err)
  * warns that the build is unknown. A candidate that failed (pip could not
  * resolve it, its wheel could not be fetched or read) is marked broken:
  * it is passed over, never a fallback. */
+static int unjudged(ml_candidate *c, bool broken, const char *fmt, const char *detail)
+{
+	char *reason = ml_asprintf(fmt, detail);
+	int rc = reason ? ml_candidate_unjudged(c, broken, reason) : ML_ENOMEM;
+	free(reason);
+	return rc;
+}
+
 static int unknown(ml_candidate *c, const char *fmt, const char *detail)
 {
-	free(c->reason);
-	c->reason = ml_asprintf(fmt, detail);
-	if (!c->reason)
-		return ML_ENOMEM;
-	/* one line: pip's output joined */
-	char *w = c->reason;
-	for (const char *q = c->reason; *q; q++) {
-		if (*q == '\n' || *q == '\r') {
-			if (w > c->reason && w[-1] != ' ')
-				*w++ = ' ';
-			continue;
-		}
-		*w++ = *q;
-	}
-	while (w > c->reason && w[-1] == ' ')
-		w--;
-	*w = '\0';
-	return 0;
+	return unjudged(c, false, fmt, detail);
 }
 
 static int failed(ml_candidate *c, const char *fmt, const char *detail)
 {
-	c->broken = true;
-	return unknown(c, fmt, detail);
+	return unjudged(c, true, fmt, detail);
 }
 
 /* Learns the torch build of candidate plan p (r->res->plan is p): by the
@@ -300,7 +283,7 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			ml_strlcpy(r->res->python_source, p->python.path ? "path" : "managed",
 			           sizeof(r->res->python_source));
 		if ((rc = sources(r, &e)) == 0)
-			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, python, &e));
+			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_resolve(r, python, &e));
 		if (rc)
 			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
 			                       : failed(c, "it cannot be resolved: %s", e.msg);
@@ -310,48 +293,28 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			ml_strlcpy(c->source, "table", sizeof(c->source));
 			return 0;
 		}
-	} else if (!mli_plan_complete(p) && !o->offline) {
+	} else if (!ml_plan_is_complete(p) && !o->offline) {
 		if ((rc = sources(r, &e)) == 0)
-			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_complete_run(r, NULL, &e));
+			rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_resolve(r, NULL, &e));
 		if (rc)
 			return rc == ML_ENOMEM ? ((err ? (void)(*err = e) : (void)0), rc)
 			                       : failed(c, "its files cannot be found: %s", e.msg);
 	}
-	ml_artifact *a = torch_file(p);
-	/* a size no server told (-1) is learned by the download; offline,
-	 * nothing asked the servers */
-	if (!a || !a->filename || !a->sha256[0] || (a->size < 0 && o->offline))
-		return unknown(c, "%s", o->offline ? "offline, and its torch wheel is unknown here"
-		                                   : "its torch wheel for this platform is unknown");
+	const char *why = NULL;
+	const ml_artifact *a = ml_plan_torch_wheel(p, o->offline, &why);
+	if (!a)
+		return unknown(c, "%s", why);
 	if (!r->cache && (rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, &e)))
 		return failed(c, "the cache cannot be opened: %s", e.msg);
 	/* this candidate's sources; offline too: its wheel may be on a local
 	 * --find-links (a bundle's files/) */
 	if ((rc = sources(r, &e)) != 0)
 		return failed(c, "%s", e.msg);
-	mli_say(&r->ev, ML_EV_STEP, "auditing %s of %s: torch builds not in mlsetup's table are "
-	        "judged by the code their wheel carries", a->filename, c->name);
-	ml_download item;
-	memset(&item, 0, sizeof(item));
-	ml_plan part = *p;
-	part.files = a;
-	part.n_files = 1;
-	ml_fetch_opts fo;
-	mli_fetch_opts(&fo, r);
-	rc = MLI_STAGE(r, ML_STAGE_FETCH, ml_fetch_resolve(&item, &part, r->cfg, r->cache, &fo, &e));
-	if (!rc && !item.done)
-		rc = MLI_STAGE(r, ML_STAGE_FETCH, ml_fetch_all(&item, 1, r->cache, &fo, &e));
-	if (rc) {
-		ml_download_release(&item);
-		return failed(c, "its torch wheel cannot be fetched: %s", e.msg);
-	}
-	ml_torch_build b;
-	rc = ml_torch_build_from_wheel(&b, item.path, &e);
-	ml_download_release(&item);
-	if (rc)
-		return failed(c, "its torch wheel cannot be audited: %s", e.msg);
-	ml_strlcpy(c->source, "audit", sizeof(c->source));
-	return ml_manifest_set_torch_build(mf, &b, err);
+	/* the plan fetches and audits it through install's provider */
+	ml_plan_provider pv;
+	mli_provider x;
+	mli_provider_for(&pv, &x, r);
+	return ml_candidate_audit_torch(c, p, a, &pv, err);
 }
 
 /* "sm_75 sm_80" of the code entries of one kind. */
