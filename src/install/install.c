@@ -1,14 +1,19 @@
 /*
- * install.c - the install pipeline as one library call: detect -> plan ->
- * fetch -> audit -> env -> verify -> report. Strings the stages together
- * (interpreter.c and wheels.c hold the longer steps), times each stage,
- * reports progress as events, and builds the report of the run, written
- * into the environment when this run put it in place.
+ * install.c - the install pipeline as one library call, one straight
+ * sequence of steps: the project's checkout -> detect -> select -> the
+ * target locked -> interpreter -> resolve -> fetch -> audit -> env ->
+ * verify -> report. Each step is a function that skips, inside itself,
+ * what it need not do (and says why: once the environment is found up to
+ * date, every step after it has nothing to do); their work lives in the
+ * steps' files (project.c, select.c, interpreter.c, resolve.c, wheels.c)
+ * and the helpers they share in run.c, none of which calls back into this
+ * file. Times each stage, reports progress as events, and builds the
+ * report of the run, written into the environment when this run put it
+ * in place.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -21,171 +26,6 @@ static const char *const stage_names[ML_STAGE_COUNT] = {"detect",      "plan",  
 const char *ml_install_stage_name(ml_install_stage s)
 {
 	return (unsigned)s < ML_STAGE_COUNT ? stage_names[s] : "?";
-}
-
-/* --- events and timing ------------------------------------------------------- */
-
-double mli_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void mli_emit(mli_events *e, ml_install_event *ev)
-{
-	ev->stage = e->stage;
-	if (e->fn)
-		e->fn(ev, e->data);
-}
-
-void mli_say(mli_events *e, ml_install_event_kind kind, const char *fmt, ...)
-{
-	char text[1400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	ml_install_event ev = {.kind = kind, .text = text};
-	mli_emit(e, &ev);
-}
-
-void mli_stage_begin(mli_events *e, ml_install_stage st)
-{
-	e->stage = st;
-	e->t0 = mli_now();
-	ml_install_event ev = {.kind = ML_EV_STAGE_BEGIN};
-	mli_emit(e, &ev);
-}
-
-int mli_stage_end(mli_events *e, double *total, int rc)
-{
-	double secs = mli_now() - e->t0;
-	if (total)
-		*total += secs;
-	ml_install_event ev = {.kind = ML_EV_STAGE_END, .seconds = secs, .rc = rc};
-	mli_emit(e, &ev);
-	return rc;
-}
-
-void mli_forward_fetch(const ml_fetch_progress *p, void *data)
-{
-	ml_install_event ev = {.kind = ML_EV_FETCH, .fetch = p};
-	mli_emit(data, &ev);
-}
-
-void mli_fetch_opts_for(ml_fetch_opts *fo, const ml_fetch_opts *opts, const ml_index_config *cfg,
-                        bool offline, mli_events *ev)
-{
-	ml_fetch_opts d = ML_FETCH_OPTS_INIT;
-	*fo = d;
-	if (opts) {
-		fo->jobs = opts->jobs;
-		fo->retries = opts->retries;
-		fo->http.connect_timeout_s = opts->http.connect_timeout_s;
-		fo->http.low_speed_time_s = opts->http.low_speed_time_s;
-	}
-	ml_fetch_opts_use_index(fo, cfg);
-	fo->offline = offline;
-	fo->on_progress = ev ? mli_forward_fetch : NULL;
-	fo->progress_data = ev;
-}
-
-void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r)
-{
-	mli_fetch_opts_for(fo, &r->o->fetch, r->cfg, r->o->offline, &r->ev);
-}
-
-/* --- steps --------------------------------------------------------------------- */
-
-/* The selection's "choice" reason: why this manifest. */
-static const char *choice_reason(const ml_selection *s)
-{
-	for (size_t i = 0; i < s->n_reasons; i++)
-		if (strcmp(s->reasons[i].rule, "choice") == 0)
-			return s->reasons[i].detail;
-	return "";
-}
-
-void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o)
-{
-	ml_plan_opts d = ML_PLAN_OPTS_INIT;
-	*po = d;
-	po->manifest = o->manifest;
-	po->python = o->python;
-	po->target = o->target;
-	po->cache_dir = o->cache_dir;
-	po->offline = o->offline;
-	po->python_pins = o->python_pins;
-	po->require_hashes = o->require_hashes;
-	po->python_preference = o->python_preference;
-}
-
-int mli_detect_and_plan(mli_run *r, ml_err *err)
-{
-	bool project = r->o->project || r->o->n_manifests > 1;
-	int rc;
-	if (project && (rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_project_open(r, err))) != 0)
-		return rc;
-	const ml_install_opts *o = r->o;
-	ml_install_result *res = r->res;
-	ml_detect_opts d = ML_DETECT_OPTS_INIT;
-	d.root = o->sysroot;
-	d.target_dir = o->target ? o->target : ".venv";
-	rc = MLI_STAGE(r, ML_STAGE_DETECT, ml_detect(&res->machine, &d, err));
-	if (!rc && o->platform && !r->planning)
-		rc = ml_err_set(err, ML_EUSAGE, "install builds for this machine: --platform "
-		                                "is for planning only");
-	if (!rc && o->platform)
-		rc = ml_plan_set_platform(res->machine, o->platform, err);
-	if (rc)
-		return rc;
-	ml_install_event ev = {.kind = ML_EV_MACHINE, .machine = res->machine};
-	mli_emit(&r->ev, &ev);
-	if (o->require_gpu && res->machine->n_gpus == 0) {
-		ml_err_set(err, ML_EGPU, "no NVIDIA GPU found, and --require-gpu was given");
-		ml_err_hint(err,
-		            "see 'mlsetup detect' for what each probe found; drop --require-gpu "
-		            "to build an environment that runs on the CPU");
-		return ML_EGPU;
-	}
-	ml_plan_opts po;
-	mli_plan_opts(&po, o);
-	rc = project ? mli_project_choose(r, err)
-	             : MLI_STAGE(r, ML_STAGE_PLAN, ml_plan_make(&res->plan, res->machine, &po, err));
-	if (rc)
-		return rc;
-	const ml_selection *s = res->plan->selection;
-	if (!s->manifest) {
-		ml_err_set(err, ML_EUNSUPPORTED, "no manifest fits this machine: %s", s->problem);
-		ml_err_hint(err, "%s", s->remedy);
-		return ML_EUNSUPPORTED;
-	}
-	ev = (ml_install_event){.kind = ML_EV_PLAN, .plan = res->plan, .text = choice_reason(s)};
-	mli_emit(&r->ev, &ev);
-	for (size_t i = 0; i < s->n_warnings; i++)
-		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
-	/* a plan to be completed says its warnings once it is (resolve.c) */
-	for (size_t i = 0; ml_plan_is_complete(res->plan) && i < res->plan->n_warnings; i++)
-		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
-	return 0;
-}
-
-int mli_index_config(mli_run *r, ml_err *err)
-{
-	const ml_manifest *mf = r->res->plan->selection->manifest;
-	/* When nothing names an index, pip's default is asked of the
-	 * environment's interpreter as soon as it is known. */
-	char managed[4096];
-	const char *python = r->interpreter[0]
-	                             ? r->interpreter
-	                             : mli_plan_python(&r->res->plan->python, managed, sizeof(managed));
-	ml_index_config_free(r->cfg);
-	r->cfg = NULL;
-	/* a lock file names every URL: it needs no index */
-	return ml_index_config_for_manifest(&r->cfg, &r->o->index, mf->reqs,
-	                                    mf->embedded ? NULL : mf->name,
-	                                    r->o->offline || mf->lock, python, err);
 }
 
 /* True when the target is a complete environment whose report shows this
@@ -285,95 +125,13 @@ static int check_env(mli_run *r, ml_err *err)
 	return rc;
 }
 
-static int pipeline(mli_run *r, ml_err *err)
-{
-	const ml_install_opts *o = r->o;
-	ml_install_result *res = r->res;
-	int rc = mli_detect_and_plan(r, err);
-	if (rc)
-		return rc;
-	const ml_plan *p = res->plan;
-	r->lock = o->lock;
-	if (!r->lock && (rc = ml_env_lock(&r->own_lock, p->target, !o->no_wait, err)) != 0)
-		return rc;
-	if (!r->lock)
-		r->lock = r->own_lock;
-	ml_strlcpy(res->target, ml_env_lock_target(r->lock), sizeof(res->target));
-	bool complete = ml_plan_is_complete(p);
-	if (complete && !o->reinstall && p->python.version[0] && already_up_to_date(r)) {
-		res->up_to_date = true;
-		return 0;
-	}
-	if ((rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err)) != 0)
-		return rc;
-	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
-	/* No index named, and nothing here to tell pip's default: no python3
-	 * on PATH (Windows; a slim container a cloud script runs in). The
-	 * pinned interpreter, which ships pip, then comes first and is asked. */
-	bool index_later = rc == ML_ENOENT && !p->python.path;
-	if (index_later) {
-		ml_err_clear(err);
-		rc = 0;
-	}
-	/* A complete plan fetches its pinned interpreter with the wheels and
-	 * unpacks it meanwhile; otherwise the interpreter comes first (its pip
-	 * resolves an incomplete plan, or names the index). */
-	int deferred = rc || !complete || index_later ? rc : mli_interpreter_defer(r, err);
-	if (deferred < 0)
-		return deferred;
-	if (deferred) {
-		rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err));
-		ml_err perr = ML_ERR_INIT;
-		int prc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_prep_finish(r, rc ? &perr : err));
-		if (rc || (prc && !r->refused)) /* a refusal: the audit says why */
-			return rc ? rc : prc;
-		if (r->refused)
-			goto fetched;
-		if (res->plan == p)
-			goto fetched;
-		/* planned again for a fallback interpreter: what was fetched was
-		 * for the pinned one */
-		mli_fetch_forget(r);
-		free(res->from_cache);
-		res->from_cache = NULL;
-	} else if ((rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err))) != 0) {
-		return rc;
-	}
-	bool replanned = res->plan != p; /* planned again for a fallback interpreter */
-	p = res->plan;
-	if (index_later && (rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err))) != 0)
-		return rc;
-	if (strcmp(res->python.xy, p->python.xy) != 0)
-		return ml_err_set(err, ML_EFAIL,
-		                  "interpreter '%s' is Python %s, the plan wanted %s",
-		                  r->interpreter, res->python.xy, p->python.xy);
-	if (!complete || replanned) {
-		if (!ml_plan_is_complete(p) &&
-		    (rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_resolve(r, r->interpreter, err))) !=
-		            0)
-			return rc;
-		if (!o->reinstall && already_up_to_date(r)) {
-			res->up_to_date = true;
-			return 0;
-		}
-	}
-	if ((rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err))) != 0)
-		return rc;
-fetched:
-	if ((rc = MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err))) != 0 ||
-	    (rc = MLI_STAGE(r, ML_STAGE_INSTALL, mli_build_env(r, err))) != 0)
-		return rc;
-	if (o->no_verify)
-		return 0;
-	return MLI_STAGE(r, ML_STAGE_VERIFY, check_env(r, err));
-}
-
 /* Builds the report of the run; writes it into the environment when this
  * run put the environment in place (a failed run leaves an existing one
  * untouched, its report included). */
-static void finish_report(mli_run *r, int rc, const ml_err *err)
+static void report(mli_run *r, int rc, const ml_err *err)
 {
 	ml_install_result *res = r->res;
+	res->committed = r->stage && r->stage->committed;
 	cJSON *verification = res->imports ? ml_import_check_to_json(res->imports) : NULL;
 	ml_report_input in = ML_REPORT_INPUT_INIT;
 	in.status = rc;
@@ -409,6 +167,176 @@ static void finish_report(mli_run *r, int rc, const ml_err *err)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", werr.msg);
 }
 
+/* Sets res->up_to_date when the target already is this plan's
+ * environment (and no --reinstall): every later step then skips. */
+static void check_up_to_date(mli_run *r)
+{
+	if (!r->o->reinstall && already_up_to_date(r))
+		r->res->up_to_date = true;
+}
+
+/* --- the steps ------------------------------------------------------------------ */
+
+/* The target locked for the rest of the run (o->lock, or a lock of this
+ * run's). A complete plan is checked against the environment there at
+ * once: up to date, not even the interpreter is fetched. */
+static int lock_target(mli_run *r, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	int rc;
+	r->lock = r->o->lock;
+	if (!r->lock && (rc = ml_env_lock(&r->own_lock, p->target, !r->o->no_wait, err)) != 0)
+		return rc;
+	if (!r->lock)
+		r->lock = r->own_lock;
+	ml_strlcpy(r->res->target, ml_env_lock_target(r->lock), sizeof(r->res->target));
+	if (ml_plan_is_complete(p) && p->python.version[0])
+		check_up_to_date(r);
+	return 0;
+}
+
+/* The interpreter is of the version the plan is for. */
+static int interpreter_fits(mli_run *r, ml_err *err)
+{
+	ml_install_result *res = r->res;
+	if (strcmp(res->python.xy, res->plan->python.xy) != 0)
+		return ml_err_set(err, ML_EFAIL,
+		                  "interpreter '%s' is Python %s, the plan wanted %s",
+		                  r->interpreter, res->python.xy, res->plan->python.xy);
+	return 0;
+}
+
+/* The cache and the index configuration opened, then the environment's
+ * interpreter: an existing one, the pinned one unpacked already, or the
+ * pinned archive fetched and unpacked. A complete plan needs no
+ * interpreter to be resolved: its pinned archive is left to come with
+ * the wheels (fetch()) and is unpacked by a worker while they download. */
+static int interpreter(mli_run *r, ml_err *err)
+{
+	const ml_plan *p = r->res->plan;
+	if (r->res->up_to_date)
+		return 0; /* the environment is up to date */
+	int rc = ml_cache_open(&r->cache, p->cache_dir, ML_CACHE_SHARED, err);
+	if (rc)
+		return rc;
+	rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
+	/* No index named, and nothing here to tell pip's default: no python3
+	 * on PATH (Windows; a slim container a cloud script runs in). The
+	 * pinned interpreter, which ships pip, then comes first and is asked. */
+	bool index_waits = rc == ML_ENOENT && !p->python.path;
+	if (index_waits) {
+		ml_err_clear(err);
+		rc = 0;
+	}
+	if (!rc && !index_waits && ml_plan_is_complete(p) &&
+	    (rc = mli_interpreter_defer(r, err)) != 0)
+		return rc < 0 ? rc : 0; /* 1: fetched with the wheels */
+	if (!rc)
+		rc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_interpreter(r, err));
+	if (!rc && index_waits)
+		rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_index_config(r, err));
+	return rc ? rc : interpreter_fits(r, err);
+}
+
+/* The plan completed where the manifest does not describe it (resolved
+ * by the interpreter's pip, files looked up, sizes asked: resolve.c),
+ * then checked against the environment in the target. */
+static int resolve(mli_run *r, ml_err *err)
+{
+	if (r->res->up_to_date)
+		return 0; /* the environment is up to date */
+	int rc = 0;
+	if (!ml_plan_is_complete(r->res->plan)) /* else nothing to resolve */
+		rc = MLI_STAGE(r, ML_STAGE_PLAN, mli_resolve(r, r->interpreter, err));
+	if (!rc)
+		check_up_to_date(r);
+	return rc;
+}
+
+/* Every wheel not unpacked in the cache yet fetched, each unpacked while
+ * the rest download (wheels.c), with the pinned interpreter when it was
+ * left to come with them. When that interpreter cannot be had and one
+ * found on this machine takes its place, the plan was made anew for it:
+ * what was fetched is let go, and the new plan resolved and fetched. */
+static int fetch(mli_run *r, ml_err *err)
+{
+	ml_install_result *res = r->res;
+	if (res->up_to_date)
+		return 0; /* the environment is up to date */
+	const ml_plan *planned = res->plan;
+	bool with_interpreter = mli_prep_download(r) != NULL;
+	int rc = MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err));
+	if (!with_interpreter)
+		return rc;
+	ml_err perr = ML_ERR_INIT;
+	int prc = MLI_STAGE(r, ML_STAGE_INTERPRETER, mli_prep_finish(r, rc ? &perr : err));
+	if (rc || (prc && !r->refused)) /* a refusal: the audit says why */
+		return rc ? rc : prc;
+	if (r->refused || res->plan == planned)
+		return 0;
+	mli_fetch_forget(r);
+	free(res->from_cache);
+	res->from_cache = NULL;
+	if ((rc = interpreter_fits(r, err)) != 0 || (rc = resolve(r, err)) != 0 || res->up_to_date)
+		return rc;
+	return MLI_STAGE(r, ML_STAGE_FETCH, mli_fetch_wheels(r, err));
+}
+
+/* The requested packages' binary wheels audited for this machine's GPUs
+ * before anything is installed (wheels.c). */
+static int audit(mli_run *r, ml_err *err)
+{
+	if (r->res->up_to_date)
+		return 0; /* the environment is up to date */
+	return MLI_STAGE(r, ML_STAGE_VERIFY, mli_audit_before_build(r, err));
+}
+
+/* The environment built beside the target and swapped into place
+ * (wheels.c). */
+static int build_env(mli_run *r, ml_err *err)
+{
+	if (r->res->up_to_date)
+		return 0; /* the environment is up to date */
+	return MLI_STAGE(r, ML_STAGE_INSTALL, mli_build_env(r, err));
+}
+
+/* The checks of the new environment. */
+static int verify(mli_run *r, ml_err *err)
+{
+	if (r->res->up_to_date)
+		return 0; /* the environment is up to date: checked when it was built */
+	if (r->o->no_verify)
+		return 0; /* --no-verify */
+	return MLI_STAGE(r, ML_STAGE_VERIFY, check_env(r, err));
+}
+
+/* The install, step by step; the report of the run is built whatever
+ * step it ended at. */
+static int pipeline(mli_run *r, ml_err *err)
+{
+	int rc = mli_project_open(r, err);
+	if (!rc)
+		rc = mli_detect(r, err);
+	if (!rc)
+		rc = mli_select(r, err);
+	if (!rc)
+		rc = lock_target(r, err);
+	if (!rc)
+		rc = interpreter(r, err);
+	if (!rc)
+		rc = resolve(r, err);
+	if (!rc)
+		rc = fetch(r, err);
+	if (!rc)
+		rc = audit(r, err);
+	if (!rc)
+		rc = build_env(r, err);
+	if (!rc)
+		rc = verify(r, err);
+	report(r, rc, err);
+	return rc;
+}
+
 int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 {
 	memset(res, 0, sizeof(*res));
@@ -419,8 +347,6 @@ int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 	r.ev.fn = opts->on_event;
 	r.ev.data = opts->event_data;
 	int rc = pipeline(&r, err);
-	res->committed = r.stage && r.stage->committed;
-	finish_report(&r, rc, err);
 	mli_prep_release(&r);
 	mli_fetch_forget(&r);
 	ml_env_stage_abort(r.stage);

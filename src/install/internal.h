@@ -1,7 +1,9 @@
 /*
  * internal.h - what only the install pipeline's source files share: the
- * state of one install in progress, event helpers and stage timing.
- * Nothing here is public API; names start with mli_.
+ * state of one install in progress, the helpers every step uses (run.c:
+ * events, stage timing, options), and the steps the pipelines call, each
+ * under the name of its file. Nothing here is public API; names start
+ * with mli_.
  */
 #ifndef MLSETUP_INSTALL_INTERNAL_H
 #define MLSETUP_INSTALL_INTERNAL_H
@@ -61,6 +63,8 @@ typedef struct mli_run {
 	ml_project_info *project;
 } mli_run;
 
+/* --- run.c: what every step shares ----------------------------------------- */
+
 /* Monotonic time in seconds. */
 double mli_now(void);
 
@@ -98,13 +102,35 @@ void mli_fetch_opts(ml_fetch_opts *fo, mli_run *r);
  * mli_events. */
 void mli_forward_fetch(const ml_fetch_progress *p, void *data);
 
-/* install.c: the plan options of an install's options. */
+/* The plan options of an install's options. */
 void mli_plan_opts(ml_plan_opts *po, const ml_install_opts *o);
 
-/* install.c: detect, then plan (ml_plan_make) with the install options;
- * nothing fits is ML_EUNSUPPORTED with the reason and remedy. Sends the
- * MACHINE and PLAN events and the selection's and plan's warnings. */
-int mli_detect_and_plan(mli_run *r, ml_err *err);
+/* True when o names a project (--project, or several --manifest options):
+ * its candidates are checked out or listed, and one is chosen. */
+bool mli_is_project(const ml_install_opts *o);
+
+/* The interpreter the plan has on this machine without fetching anything:
+ * the one it names (pp->path), else the pinned one when it is unpacked
+ * already (its path written into buf, sz bytes); NULL when neither. The
+ * result is pp's or buf's, valid while they are. */
+const char *mli_plan_python(const ml_python_plan *pp, char *buf, size_t sz);
+
+/* r->cfg for the plan's manifest (ml_index_config_for_manifest; a lock
+ * file needs no index; pip's default asked of r->interpreter, else of
+ * mli_plan_python()). */
+int mli_index_config(mli_run *r, ml_err *err);
+
+/* --- select.c: the machine, and what to install on it ---------------------------- */
+
+/* Detects the machine (a detect span; --platform for planning only; with
+ * require_gpu, no GPU is ML_EGPU) and sends the MACHINE event. */
+int mli_detect(mli_run *r, ml_err *err);
+
+/* Plans the manifest (a plan span), or chooses a project's candidate
+ * (mli_project_choose); nothing fits is ML_EUNSUPPORTED with the reason
+ * and remedy. Sends the PLAN event and the selection's warnings, and the
+ * plan's when it is complete (else mli_resolve() says them). */
+int mli_select(mli_run *r, ml_err *err);
 
 /* project.c: finds the project src names (ml_project_source_parse) and
  * puts the directory its candidates are read from into dir (dir_sz
@@ -151,10 +177,6 @@ int mli_project_choose(mli_run *r, ml_err *err);
 /* project.c: frees what mli_project_open() left in r. */
 void mli_project_release(mli_run *r);
 
-/* install.c: r->cfg for the plan's manifest (ml_index_config_for_manifest;
- * a lock file needs no index). */
-int mli_index_config(mli_run *r, ml_err *err);
-
 /* --- resolve.c: the plan completed through a provider ----------------------------- */
 
 /* The provider install gives the plan (ml_plan_provider): fetch's lookups
@@ -186,12 +208,6 @@ void mli_provider_for(ml_plan_provider *pv, mli_provider *x, mli_run *r);
  * the plan's warnings said, and a new resolution saved as a lock in the
  * cache (mli_save_resolution), said loudly. */
 int mli_resolve(mli_run *r, const char *python, ml_err *err);
-
-/* interpreter.c: the interpreter the plan has on this machine without
- * fetching anything: the one it names (pp->path), else the pinned one when
- * it is unpacked already (its path written into buf, sz bytes); NULL when
- * neither. The result is pp's or buf's, valid while they are. */
-const char *mli_plan_python(const ml_python_plan *pp, char *buf, size_t sz);
 
 /* interpreter.c: the environment's interpreter, probed into r->res->python:
  * --python PATH as is, or the pinned archive fetched, verified and
@@ -269,6 +285,5 @@ int mli_resolution_lock(char *path, size_t sz, mli_run *r, ml_err *err);
  * (r->res->resolved_lock; "" when it could not be written) and says so in
  * a WARNING. Returns 0, or what rendering or writing it failed with. */
 int mli_save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err);
-
 
 #endif

@@ -106,25 +106,6 @@ static int fetch_and_unpack(mli_run *r, const char *dir, ml_err *err)
 	return rc;
 }
 
-/* Writes the path of the plan's pinned interpreter into path when it is
- * unpacked already; false when it is not (or the plan names an existing
- * interpreter). */
-static bool managed_installed(const ml_python_plan *pp, char *path, size_t sz)
-{
-	char dir[4096], marker[4400];
-	struct stat st;
-	return !pp->path && pp->pin_name && ml_python_dir(dir, sizeof(dir), NULL) == 0 &&
-	       ml_pathf(marker, sizeof(marker), "%s/%s/%s", dir, pp->pin_name, ML_ENV_MARKER) ==
-	               0 &&
-	       ml_pathf(path, sz, "%s/%s/" ML_PYTHON_ARCHIVE_EXE, dir, pp->pin_name) == 0 &&
-	       stat(marker, &st) == 0 && stat(path, &st) == 0;
-}
-
-const char *mli_plan_python(const ml_python_plan *pp, char *buf, size_t sz)
-{
-	return pp->path ? pp->path : managed_installed(pp, buf, sz) ? buf : NULL;
-}
-
 /* The pinned interpreter could not be fetched for a network reason: plan
  * again with a fitting CPython found on this machine (the plan's version
  * first), and say so loudly. Returns 0 with the new plan in place, or

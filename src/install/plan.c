@@ -20,7 +20,11 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	r.ev.fn = opts->on_event;
 	r.ev.data = opts->event_data;
 	r.planning = true;
-	int rc = mli_detect_and_plan(&r, err);
+	int rc = mli_project_open(&r, err);
+	if (!rc)
+		rc = mli_detect(&r, err);
+	if (!rc)
+		rc = mli_select(&r, err);
 	const ml_plan *p = res->plan;
 	/* pip resolves a file without hashes: with the interpreter the plan
 	 * names, or the pinned one once it is unpacked (plan fetches none) */

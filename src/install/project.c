@@ -137,7 +137,8 @@ int mli_project_list(char ***out, size_t *n_out, bool *no_torch, const char *dir
 	return 0;
 }
 
-int mli_project_open(mli_run *r, ml_err *err)
+/* mli_project_open()'s work, for a project. */
+static int open_project(mli_run *r, ml_err *err)
 {
 	const ml_install_opts *o = r->o;
 	r->proj_opts = *o;
@@ -174,6 +175,13 @@ int mli_project_open(mli_run *r, ml_err *err)
 		        "installed, and the GPU checks do not apply",
 		        base_name(r->cands[0]));
 	return 0;
+}
+
+int mli_project_open(mli_run *r, ml_err *err)
+{
+	if (!mli_is_project(r->o))
+		return 0; /* a manifest, not a project: nothing to check out */
+	return MLI_STAGE(r, ML_STAGE_FETCH, open_project(r, err));
 }
 
 void mli_project_release(mli_run *r)
