@@ -104,6 +104,8 @@ static int fake_resolve(ml_resolution *out, const ml_resolve_request *rq, void *
 	snprintf(f->python, sizeof(f->python), "%s", rq->python);
 	snprintf(f->target_desc, sizeof(f->target_desc), "%s", rq->target_desc);
 	snprintf(f->input_path, sizeof(f->input_path), "%s", rq->input_path);
+	if (!f->pick_url)
+		return ml_err_set(err, ML_EFAIL, "the resolver was not to be asked");
 	if (rq->note)
 		rq->note(ML_PLAN_NOTE_STEP, "resolving with the fake", rq->note_data);
 	out->picks = calloc(1, sizeof(*out->picks));
@@ -115,7 +117,6 @@ static int fake_resolve(ml_resolution *out, const ml_resolve_request *rq, void *
 	out->picks[0].requested = true;
 	snprintf(out->resolver.version, sizeof(out->resolver.version), "fake 1.0");
 	out->resolver.has_pip = true;
-	(void)err;
 	return 0;
 }
 
