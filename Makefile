@@ -72,7 +72,7 @@ CFLAGS  ?= -O2 -g
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PLATFORM_SRC := platform/linux/os.c platform/os_common.c platform/random.c
-LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/plan/*.c src/fetch/*.c \
+LIB_SRC := $(sort $(wildcard src/core/*.c src/detect/*.c src/pkg/*.c src/plan/*.c src/fetch/*.c \
 	src/env/*.c src/verify/*.c src/report/*.c src/install/*.c) $(PLATFORM_SRC))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h platform/*.h)

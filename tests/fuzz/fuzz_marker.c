@@ -1,6 +1,6 @@
 /*
  * fuzz_marker.c - libFuzzer target for PEP 508 markers and PEP 440
- * versions (src/plan/marker.c, src/plan/version.c).
+ * versions (src/pkg/marker.c, src/pkg/version.c).
  *
  * The input is a marker: it is checked and evaluated in three
  * environments, and a marker that ml_marker_check() refuses must be refused
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -1,6 +1,6 @@
 /*
  * fuzz_pylock.c - libFuzzer target for PEP 751 lock files: the reader
- * (src/plan/pylock.c, on the TOML reader) and the manifest a lock becomes
+ * (src/pkg/pylock.c, on the TOML reader) and the manifest a lock becomes
  * (src/plan/manifest.c: requirements, recorded files, the `# mlsetup:`
  * header from [tool.mlsetup.header]). A pylock.toml comes from a cloned
  * project or a colleague: untrusted input. fuzz_toml reaches the reader
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "../../src/pkg/internal.h"
 #include "fuzz_tmp.h"
 
 #define CHECK(cond)                                                                                \

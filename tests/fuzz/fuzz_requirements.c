@@ -1,6 +1,6 @@
 /*
  * fuzz_requirements.c - libFuzzer target for manifests, pip's
- * requirements-file format (src/plan/requirements.c).
+ * requirements-file format (src/pkg/requirements.c).
  *
  * Every input is parsed with and without hash mode. Whatever is accepted
  * must hold together: names normalized, hashes 64 lower-case hex digits,
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

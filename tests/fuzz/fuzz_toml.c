@@ -1,7 +1,7 @@
 /*
  * fuzz_toml.c - libFuzzer target for the TOML 1.0 reader
- * (src/plan/toml.c) and the PEP 751 lock-file reader on top of it
- * (src/plan/pylock.c).
+ * (src/pkg/toml.c) and the PEP 751 lock-file reader on top of it
+ * (src/pkg/pylock.c).
  *
  * Whatever is accepted must hold together: the root is a table, no table
  * has a key twice, every string is NUL-terminated at its length, lines
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

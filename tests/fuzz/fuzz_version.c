@@ -1,6 +1,6 @@
 /*
  * fuzz_version.c - libFuzzer target for PEP 440 versions and specifiers
- * (src/plan/version.c): ml_version_valid, ml_version_cmp,
+ * (src/pkg/version.c): ml_version_valid, ml_version_cmp,
  * ml_version_normalize, ml_specifier_valid and ml_specifier_match, which
  * read versions and requires-python specifiers from index pages, lock
  * files and wheels.
@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "mlsetup/env.h"
-#include "mlsetup/plan.h"
+#include "mlsetup/pkg.h"
 #include "../../src/env/internal.h"
 #include "fuzz_tmp.h"
 

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/install.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
 
 /* No index from the environment or pip's configuration files. */
 static int quiet_env(void **state)

@@ -1,5 +1,5 @@
 /*
- * test_marker.c - specs for PEP 508 environment markers (src/plan/marker.c):
+ * test_marker.c - specs for PEP 508 environment markers (src/pkg/marker.c):
  * the environments mlsetup plans for, the grammar (precedence, parentheses,
  * quoting, operators), version versus string comparison, and error
  * messages that point at a column.
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,6 +1,6 @@
 /*
  * test_pylock.c - specs for PEP 751 lock files: reading what pip lock,
- * uv export and mlsetup write (src/plan/pylock.c), refusing what is not
+ * uv export and mlsetup write (src/pkg/pylock.c), refusing what is not
  * a lock with the file and line, writing the environment's lock
  * (src/report/pylock.c) so that it reads back to the same wheels, and
  * turning a lock into a hashed requirements file that hash mode accepts.
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "mlsetup/report.h"
-#include "../../src/plan/internal.h"
+#include "../../src/pkg/internal.h"
 
 #define H(c)                                                                                       \
 	c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c  \

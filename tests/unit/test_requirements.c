@@ -1,6 +1,6 @@
 /*
  * test_requirements.c - specs for manifests, pip's requirements-file format
- * (src/plan/requirements.c): line joining and comments as pip does them,
+ * (src/pkg/requirements.c): line joining and comments as pip does them,
  * options, `# mlsetup:` headers, hash mode, PEP 503 names, and error
  * messages that name file and line.
  */
@@ -15,8 +15,7 @@
 
 #include <cmocka.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

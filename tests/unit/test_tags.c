@@ -1,5 +1,5 @@
 /*
- * test_tags.c - specs for which wheels install where (src/plan/tags.c):
+ * test_tags.c - specs for which wheels install where (src/pkg/tags.c):
  * PEP 425 tag order as packaging.tags lists it for CPython, PEP 600
  * manylinux with its legacy aliases, musllinux, Windows and macOS
  * platforms, PEP 427 wheel file names and compressed tag sets.
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,5 +1,5 @@
 /*
- * test_toml.c - specs for the TOML 1.0 reader (src/plan/toml.c): every
+ * test_toml.c - specs for the TOML 1.0 reader (src/pkg/toml.c): every
  * kind of value, tables, arrays of tables, dotted keys, and refusals that
  * name the line; plus a property test against Python's tomllib: random
  * documents (valid ones and mutated ones) from tests/unit/toml_oracle.py
@@ -24,8 +24,8 @@
 #include <cmocka.h>
 #include "win_skip.h"
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 static const char *self_path;
 

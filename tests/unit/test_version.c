@@ -1,6 +1,6 @@
 /*
  * test_version.c - specs for PEP 440 versions and version specifiers
- * (src/plan/version.c): validity, normalization, ordering, and specifier
+ * (src/pkg/version.c): validity, normalization, ordering, and specifier
  * matching as used for requires-python and markers.
  */
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "mlsetup/plan.h"
-#include "../../src/plan/internal.h"
+#include "mlsetup/pkg.h"
+#include "../../src/pkg/internal.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """toml_oracle.py --dumper BIN [--count N] [--seed S] [--files F...] - the property test
 behind test_toml.c: Python's tomllib is the oracle for mlsetup's TOML
-reader (src/plan/toml.c).
+reader (src/pkg/toml.c).
 
 Random documents are generated from random data (strings in every quoting,
 integers in every base, floats, booleans, dates and times, arrays, inline
