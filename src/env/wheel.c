@@ -33,7 +33,7 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
-#include "mlsetup/plan.h"
+#include "mlsetup/pkg.h"
 
 #define MARKER_NAME   "unpacked.json"
 #define MARKER_SCHEMA "mlsetup.unpacked/1"

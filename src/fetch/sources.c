@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-#include "mlsetup/plan.h"
+#include "mlsetup/pkg.h"
 
 /* A manifest's --find-links entry: a relative path is taken from the
  * manifest's directory, as pip does, when it exists there. Returns a new
