@@ -4,8 +4,9 @@
  * with its version, marker and wheels (file name, URL or path, size,
  * sha256), the lock's requires-python and environments, and the whole
  * document for the [tool] tables. Nothing here fetches: the manifest
- * (manifest.c) turns a lock into requirements and recorded files, and the
- * plan picks each package's wheel from those as for any manifest.
+ * (src/plan/manifest.c) turns a lock into requirements and recorded
+ * files, and the plan picks each package's wheel from those as for any
+ * manifest.
  */
 #include <stdio.h>
 #include <stdlib.h>
