@@ -51,8 +51,16 @@ static int hexval(int c)
 	return -1;
 }
 
-/* Percent-decodes s (n bytes); invalid escapes are kept as written. */
+/* Percent-decodes s (n bytes); invalid escapes are kept as written.
+ * *len (when non-NULL) gets the decoded length, which is more than
+ * strlen() of the result when "%00" decoded to a NUL. */
+static char *percent_decode_n(const char *s, size_t n, size_t *len);
 static char *percent_decode(const char *s, size_t n)
+{
+	return percent_decode_n(s, n, NULL);
+}
+
+static char *percent_decode_n(const char *s, size_t n, size_t *len)
 {
 	char *d = malloc(n + 1);
 	if (!d)
@@ -69,6 +77,8 @@ static char *percent_decode(const char *s, size_t n)
 		}
 	}
 	d[j] = '\0';
+	if (len)
+		*len = j;
 	return d;
 }
 
@@ -258,7 +268,9 @@ static int split_fragment(char **url_out, const char **frag, char *url)
 }
 
 /* Last path segment of an absolute URL, percent-decoded; NULL when the
- * path ends in '/' (a directory) or on ENOMEM (*nomem). */
+ * path ends in '/' (a directory), when the segment decodes to a name with
+ * a NUL byte ("%00": no file has such a name; the link is no file, as it
+ * is no wheel name to pip), or on ENOMEM (*nomem). */
 static char *url_filename(const char *url, bool *nomem)
 {
 	size_t end = strcspn(url, "?#");
@@ -273,9 +285,14 @@ static char *url_filename(const char *url, bool *nomem)
 		s--;
 	if (s == end)
 		return NULL;
-	char *d = percent_decode(url + s, end - s);
+	size_t len = 0;
+	char *d = percent_decode_n(url + s, end - s, &len);
 	if (!d)
 		*nomem = true;
+	else if (len != strlen(d) || !len) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 

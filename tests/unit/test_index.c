@@ -603,6 +603,22 @@ static void test_html_base_tag_changes_base_and_skips_directories(void **state)
 	ml_project_free(p);
 }
 
+/* Fuzz finding (fuzz_index): an href whose last segment decodes to a NUL
+ * byte gave a file with an empty name; such a link is no file. */
+static void test_html_link_whose_name_decodes_to_nul_is_no_file(void **state)
+{
+	(void)state;
+	ml_project *p = NULL;
+	ml_err err = ML_ERR_INIT;
+	const char *html = "<a href=%00000000000001516676695cl\n"
+	                   "<a href=\"x-1.0-py3-none-any%00.whl\">x</a>\n"
+	                   "<a href=\"y-1.0-py3-none-any.whl\">y</a>\n";
+	assert_int_equal(ml_index_parse_html(&p, PAGE_URL, html, strlen(html), &err), 0);
+	assert_int_equal(p->n_files, 1);
+	assert_string_equal(p->files[0].filename, "y-1.0-py3-none-any.whl");
+	ml_project_free(p);
+}
+
 static void test_pages_with_unknown_api_major_version_are_refused(void **state)
 {
 	(void)state;
@@ -1649,6 +1665,7 @@ int main(void)
 	        cmocka_unit_test(test_yanked_reason_is_kept),
 	        cmocka_unit_test(test_html_fallback_decodes_requires_python_entities),
 	        cmocka_unit_test(test_html_base_tag_changes_base_and_skips_directories),
+	        cmocka_unit_test(test_html_link_whose_name_decodes_to_nul_is_no_file),
 	        cmocka_unit_test(test_pages_with_unknown_api_major_version_are_refused),
 	        cmocka_unit_test(test_malformed_json_pages_are_refused),
 	        cmocka_unit_test(test_find_links_directory_lists_matching_files_with_sha256),
