@@ -1078,4 +1078,100 @@ const ml_artifact *ml_plan_torch_wheel(const ml_plan *p, bool offline, const cha
 int ml_candidate_audit_torch(ml_candidate *c, ml_plan *p, const ml_artifact *a,
                              const ml_plan_provider *pv, ml_err *err);
 
+/* --- choosing a torch build for this machine (src/plan/torch_choice.c) --- */
+
+/* When a requirement leaves torch open (a bare name, a range, `==X.Y.Z`
+ * without a local label or index), the build to install is chosen among
+ * the builds on offer: the newest version whose CUDA code runs on every
+ * GPU of the machine with its driver (ml_arch_judge(): SASS, then PTX the
+ * driver can JIT; the build's CUDA toolkit minimum driver, or CUDA
+ * minor-version compatibility above the major's floor when no GPU needs
+ * PTX); on equal versions the default index's build, then the highest
+ * CUDA. A machine without an NVIDIA GPU gets a CPU build; a GPU machine
+ * never gets one. Pure: nothing is fetched or asked of an index. */
+
+/* One build on offer and the index that serves it. Borrowed. */
+typedef struct ml_torch_offer {
+	const ml_torch_build *build; /* the table's (ml_torch_build_get()) or a wheel's */
+	const char *index_url;       /* the index that serves it: the user's index for
+	                              * the default index's builds, "<base>/<backend>/"
+	                              * for a variant's; NULL when not known */
+} ml_torch_offer;
+
+/* A build passed over, and why. */
+typedef struct ml_torch_rejection {
+	char version[96]; /* the wheel's version, local part included: "2.15.0", "2.10.0+cu126" */
+	char backend[32]; /* "cu132", "cpu" */
+	char index[16];   /* "default", "variant" */
+	char reason[512]; /* "no code for Tesla V100 (sm_70): sm_70: no SASS for major 7, ..." */
+} ml_torch_rejection;
+
+/* The choice. */
+typedef struct ml_torch_choice {
+	const ml_torch_build *build; /* the chosen build (the offer's pointer); NULL when
+	                              * none runs and no backend was named */
+	bool runs;                   /* build runs here (false: a named backend's build
+	                              * that does not; install then stops) */
+	bool compat;                 /* runs under CUDA minor-version compatibility */
+	char version[96];            /* as ml_torch_rejection.version */
+	char backend[32];
+	char index_url[1024]; /* "" when the offer named none */
+	char reason[768];     /* "torch 2.10.0+cu126 from <url>: newest build that runs here:
+	                       * CUDA 12.6 build with code for every GPU here, ..." */
+	char nearest[512];    /* no build runs: the nearest option (a newer driver,
+	                       * another backend, an audit); "" otherwise */
+	ml_torch_rejection *rejected; /* every offer ranked above the choice (all of
+	                               * them when none runs), best first */
+	size_t n_rejected;
+} ml_torch_choice;
+
+typedef struct ml_torch_choose_opts {
+	/* NULL or "auto": every backend on offer; else only this backend's
+	 * builds ("cu126", "cpu"), whose newest is taken even when it does not
+	 * run here (runs false, reason says why). */
+	const char *backend;
+} ml_torch_choose_opts;
+
+/* Chooses among offers[0..n) (any order; an offer without build is
+ * skipped) for machine m (its GPUs' compute capabilities, its driver
+ * version and OS) into *out, which the caller releases with
+ * ml_torch_choice_release(). A build whose code the table does not record
+ * (code_unknown) is passed over with that reason. No build that runs is
+ * not an error: out->build is NULL (or a named backend's build with runs
+ * false) and out->nearest says what would help. opts may be NULL.
+ * Returns 0 or ML_ENOMEM. */
+int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n,
+                    const ml_machine *m, const ml_torch_choose_opts *opts, ml_err *err);
+
+/* Frees what *c holds and zeroes it. Accepts NULL. */
+void ml_torch_choice_release(ml_torch_choice *c);
+
+/* The `torch_choice` object of `plan --json`: version, backend, index_url
+ * (null when unknown), cuda, runs, minor_version_compat, reason (the
+ * choice's, or the nearest option's when nothing was chosen), rejected
+ * [{version, backend, index, reason}], nearest (only when nothing runs).
+ * version and backend are null when nothing was chosen. Returns a new
+ * object, or NULL when out of memory. */
+struct cJSON *ml_torch_choice_to_json(const ml_torch_choice *c);
+
+/* Offers built from the torch-build table. */
+typedef struct ml_torch_offers {
+	ml_torch_offer *offers;
+	size_t n;
+	char **urls; /* the variant index URLs the offers point at (owned) */
+} ml_torch_offers;
+
+/* Every build of the table for platform ("linux-x86_64") whose version
+ * matches specifier (PEP 440; NULL or "" for any): the default index's,
+ * served by default_index (borrowed; may be NULL), and, when torch_index
+ * (the base under which "<backend>/" are PEP 503 indexes) is not NULL,
+ * the variant indexes' with their URLs. Fills *out (released with
+ * ml_torch_offers_release()). Returns 0, ML_EPARSE for a bad specifier
+ * (err says so), or ML_ENOMEM. */
+int ml_torch_table_offers(ml_torch_offers *out, const char *platform, const char *specifier,
+                          const char *default_index, const char *torch_index, ml_err *err);
+
+/* Frees what *o holds and zeroes it. Accepts NULL. */
+void ml_torch_offers_release(ml_torch_offers *o);
+
 #endif /* MLSETUP_PLAN_H */

@@ -1,0 +1,323 @@
+/*
+ * test_torch_choice.c - the torch build chosen for a requirement that
+ * leaves torch open (src/plan/torch_choice.c), on the simulated machines
+ * of the right-torch issue: V100 + driver 550, GTX 1080 + 535, RTX 5090 +
+ * 570 and + 595, a V100 + RTX 5090 pair, no GPU; with PyTorch's variant
+ * indexes on offer (the torch-build table's derived builds) and without
+ * them (the package index's builds only). The expected builds follow from
+ * the table's CUDA code and the driver table: a change to either that
+ * moves a choice fails here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "mlsetup/plan.h"
+
+#define TORCH_INDEX   "http://127.0.0.1:9/whl"
+#define DEFAULT_INDEX "http://127.0.0.1:9/simple/"
+
+typedef struct box {
+	ml_machine m;
+	ml_gpu gpus[4];
+} box;
+
+static void machine(box *b, const char *driver)
+{
+	memset(b, 0, sizeof(*b));
+	snprintf(b->m.os.name, sizeof(b->m.os.name), "linux");
+	snprintf(b->m.os.arch, sizeof(b->m.os.arch), "x86_64");
+	snprintf(b->m.driver.version, sizeof(b->m.driver.version), "%s", driver);
+	b->m.gpus = b->gpus;
+}
+
+static void gpu(box *b, const char *name, int major, int minor)
+{
+	ml_gpu *g = &b->gpus[b->m.n_gpus];
+	g->index = (int)b->m.n_gpus++;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->cc_major = major;
+	g->cc_minor = minor;
+}
+
+/* Chooses among the table's linux-x86_64 builds matching spec, with the
+ * variant indexes when variants. */
+static void choose(ml_torch_choice *c, const box *b, const char *spec, bool variants,
+                   const char *backend)
+{
+	ml_torch_offers offers;
+	ml_err err = ML_ERR_INIT;
+	if (ml_torch_table_offers(&offers, "linux-x86_64", spec, DEFAULT_INDEX,
+	                          variants ? TORCH_INDEX : NULL, &err) != 0)
+		fail_msg("ml_torch_table_offers: %s", err.msg);
+	assert_true(offers.n > 0);
+	ml_torch_choose_opts o = {.backend = backend};
+	if (ml_torch_choose(c, offers.offers, offers.n, &b->m, &o, &err) != 0)
+		fail_msg("ml_torch_choose: %s", err.msg);
+	ml_torch_offers_release(&offers);
+}
+
+/* The rejection of version (with local part), or NULL. */
+static const ml_torch_rejection *rejected(const ml_torch_choice *c, const char *version)
+{
+	for (size_t i = 0; i < c->n_rejected; i++)
+		if (strcmp(c->rejected[i].version, version) == 0)
+			return &c->rejected[i];
+	return NULL;
+}
+
+static void test_v100_on_550_gets_the_newest_cu126_build(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "550.54.15");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_non_null(c.build);
+	assert_true(c.runs);
+	assert_string_equal(c.backend, "cu126");
+	assert_string_equal(c.version, "2.15.0+cu126");
+	assert_string_equal(c.index_url, TORCH_INDEX "/cu126/");
+	assert_true(c.compat); /* 550 < 560.28.03, CUDA 12.6's minimum; above 12.x's floor */
+	assert_non_null(strstr(c.reason, "minor-version compatibility"));
+	const ml_torch_rejection *r = rejected(&c, "2.15.0");
+	assert_non_null(r);
+	assert_string_equal(r->index, "default");
+	assert_non_null(strstr(r->reason, "no code for Tesla V100-SXM2-16GB (sm_70)"));
+	assert_non_null(strstr(r->reason, "sm_70: no SASS for 7.0"));
+	/* everything ranked above the choice is there, best first */
+	assert_string_equal(c.rejected[0].version, "2.15.0");
+	assert_null(rejected(&c, "2.14.1+cu126"));
+	ml_torch_choice_release(&c);
+}
+
+static void test_v100_on_550_without_variant_indexes_gets_2_10_0(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "550.54.15");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, false, NULL);
+	assert_non_null(c.build);
+	assert_string_equal(c.version, "2.10.0");
+	assert_string_equal(c.backend, "cu128");
+	assert_string_equal(c.index_url, DEFAULT_INDEX);
+	assert_true(c.compat);
+	assert_non_null(rejected(&c, "2.11.0"));
+	for (size_t i = 0; i < c.n_rejected; i++)
+		assert_string_equal(c.rejected[i].index, "default");
+	ml_torch_choice_release(&c);
+}
+
+static void test_gtx_1080_on_535_runs_sm_60_code(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "535.183.01");
+	gpu(&b, "NVIDIA GeForce GTX 1080", 6, 1);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_string_equal(c.version, "2.15.0+cu126");
+	assert_non_null(strstr(c.reason, "SASS sm_60"));
+	ml_torch_choice_release(&c);
+	choose(&c, &b, NULL, false, NULL);
+	assert_string_equal(c.version, "2.7.1"); /* the last default build with sm_60 */
+	ml_torch_choice_release(&c);
+}
+
+static void test_rtx_5090_on_570_gets_a_cuda_12_build(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "570.124.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	/* CUDA 13 builds need 580.65.06 at least; cu126 has no sm_120; the
+	 * newest CUDA 12 build with sm_120 SASS is 2.13.0's cu129, under
+	 * minor-version compatibility (12.9 wants 575.51.03) */
+	assert_string_equal(c.version, "2.13.0+cu129");
+	assert_true(c.compat);
+	const ml_torch_rejection *r = rejected(&c, "2.15.0");
+	assert_non_null(r);
+	assert_non_null(strstr(r->reason, "driver 570.124.04 is below 595.45.04"));
+	r = rejected(&c, "2.15.0+cu126");
+	assert_non_null(r);
+	assert_non_null(strstr(r->reason, "no code for NVIDIA GeForce RTX 5090 (sm_120)"));
+	ml_torch_choice_release(&c);
+	choose(&c, &b, NULL, false, NULL);
+	assert_string_equal(c.version, "2.10.0");
+	assert_false(c.compat);
+	ml_torch_choice_release(&c);
+}
+
+static void test_rtx_5090_on_595_gets_the_newest_torch(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "595.45.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_string_equal(c.version, "2.15.0");
+	assert_string_equal(c.backend, "cu132");
+	assert_string_equal(c.index_url, DEFAULT_INDEX);
+	assert_false(c.compat);
+	assert_int_equal(c.n_rejected, 0);
+	ml_torch_choice_release(&c);
+}
+
+static void test_v100_and_rtx_5090_get_the_one_build_for_both(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "595.45.04");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_string_equal(c.version, "2.11.0+cu128");
+	const ml_torch_rejection *r = rejected(&c, "2.15.0+cu126");
+	assert_non_null(r);
+	assert_non_null(strstr(r->reason, "RTX 5090"));
+	r = rejected(&c, "2.15.0");
+	assert_non_null(r);
+	assert_non_null(strstr(r->reason, "V100"));
+	ml_torch_choice_release(&c);
+}
+
+static void test_no_gpu_gets_the_cpu_build(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "");
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_string_equal(c.version, "2.15.0+cpu");
+	assert_string_equal(c.backend, "cpu");
+	assert_string_equal(c.index_url, TORCH_INDEX "/cpu/");
+	assert_non_null(rejected(&c, "2.15.0")); /* the default index's CUDA build */
+	ml_torch_choice_release(&c);
+	/* no CPU build on offer: the default index's, which runs on the CPU */
+	choose(&c, &b, NULL, false, NULL);
+	assert_string_equal(c.version, "2.15.0");
+	assert_true(c.runs);
+	assert_non_null(strstr(c.reason, "--torch-backend cpu"));
+	ml_torch_choice_release(&c);
+}
+
+static void test_a_gpu_machine_never_gets_the_cpu_build(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "535.183.01");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0); /* 535 is too old for sm_120 */
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	assert_null(c.build);
+	assert_false(c.runs);
+	const ml_torch_rejection *r = rejected(&c, "2.15.0+cpu");
+	assert_non_null(r);
+	assert_non_null(strstr(r->reason, "CPU-only build"));
+	/* the nearest option: the newest build a driver upgrade runs */
+	assert_non_null(strstr(c.nearest, "595.45.04"));
+	assert_non_null(strstr(c.nearest, "torch 2.15.0"));
+	ml_torch_choice_release(&c);
+}
+
+static void test_specifier_limits_versions_and_default_index_wins_ties(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "550.54.15");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	ml_torch_choice c;
+	choose(&c, &b, "<2.9", true, NULL);
+	assert_string_equal(c.version, "2.8.0"); /* not 2.8.0+cu128 nor +cu126 */
+	assert_string_equal(c.index_url, DEFAULT_INDEX);
+	ml_torch_choice_release(&c);
+	choose(&c, &b, "==2.10.0", true, NULL);
+	assert_string_equal(c.version, "2.10.0");
+	ml_torch_choice_release(&c);
+}
+
+static void test_a_named_backend_is_taken_even_when_it_cannot_run(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "595.45.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, "cu126");
+	assert_non_null(c.build);
+	assert_false(c.runs);
+	assert_string_equal(c.version, "2.15.0+cu126");
+	assert_non_null(strstr(c.reason, "no code for NVIDIA GeForce RTX 5090"));
+	ml_torch_choice_release(&c);
+	choose(&c, &b, NULL, true, "cu130");
+	assert_true(c.runs);
+	assert_string_equal(c.version, "2.15.0+cu130");
+	ml_torch_choice_release(&c);
+}
+
+static void test_json_carries_the_choice_and_the_rejected(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "550.54.15");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	cJSON *j = ml_torch_choice_to_json(&c);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "version")->valuestring, "2.15.0+cu126");
+	assert_string_equal(cJSON_GetObjectItem(j, "backend")->valuestring, "cu126");
+	assert_string_equal(cJSON_GetObjectItem(j, "index_url")->valuestring,
+	                    TORCH_INDEX "/cu126/");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "minor_version_compat")));
+	cJSON *rej = cJSON_GetObjectItem(j, "rejected");
+	assert_int_equal(cJSON_GetArraySize(rej), (int)c.n_rejected);
+	cJSON *first = cJSON_GetArrayItem(rej, 0);
+	assert_string_equal(cJSON_GetObjectItem(first, "version")->valuestring, "2.15.0");
+	assert_non_null(strstr(cJSON_GetObjectItem(first, "reason")->valuestring, "sm_70"));
+	assert_null(cJSON_GetObjectItem(j, "nearest"));
+	cJSON_Delete(j);
+	ml_torch_choice_release(&c);
+}
+
+static void test_bad_specifier_is_an_error(void **state)
+{
+	(void)state;
+	ml_torch_offers offers;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_torch_table_offers(&offers, "linux-x86_64", ">>2", NULL, NULL, &err),
+	                 ML_EPARSE);
+	assert_int_equal(offers.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_v100_on_550_gets_the_newest_cu126_build),
+	        cmocka_unit_test(test_v100_on_550_without_variant_indexes_gets_2_10_0),
+	        cmocka_unit_test(test_gtx_1080_on_535_runs_sm_60_code),
+	        cmocka_unit_test(test_rtx_5090_on_570_gets_a_cuda_12_build),
+	        cmocka_unit_test(test_rtx_5090_on_595_gets_the_newest_torch),
+	        cmocka_unit_test(test_v100_and_rtx_5090_get_the_one_build_for_both),
+	        cmocka_unit_test(test_no_gpu_gets_the_cpu_build),
+	        cmocka_unit_test(test_a_gpu_machine_never_gets_the_cpu_build),
+	        cmocka_unit_test(test_specifier_limits_versions_and_default_index_wins_ties),
+	        cmocka_unit_test(test_a_named_backend_is_taken_even_when_it_cannot_run),
+	        cmocka_unit_test(test_json_carries_the_choice_and_the_rejected),
+	        cmocka_unit_test(test_bad_specifier_is_an_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
