@@ -81,7 +81,8 @@ HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h platform/*.h)
 # minimum driver table and the table of known torch builds, compiled in.
 EMBED_FILES := $(sort $(wildcard manifests/*.txt manifests/windows/*.txt)) manifests/python.json \
 	manifests/selection.json \
-	manifests/drivers.json manifests/torch-builds.json manifests/cuda-libraries.json
+	manifests/drivers.json manifests/torch-builds.json manifests/cuda-libraries.json \
+	manifests/torch-index.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 

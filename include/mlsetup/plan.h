@@ -1090,12 +1090,19 @@ int ml_candidate_audit_torch(ml_candidate *c, ml_plan *p, const ml_artifact *a,
  * CUDA. A machine without an NVIDIA GPU gets a CPU build; a GPU machine
  * never gets one. Pure: nothing is fetched or asked of an index. */
 
-/* One build on offer and the index that serves it. Borrowed. */
+/* One build on offer: a version an index lists for the target, and its
+ * facts when they are known. Borrowed. */
 typedef struct ml_torch_offer {
-	const ml_torch_build *build; /* the table's (ml_torch_build_get()) or a wheel's */
+	const char *version;         /* public version, "2.15.0" */
+	const char *local;           /* local label, "cu126"; "" or NULL when none */
+	ml_torch_index index;        /* the default index (the user's) or a variant one */
 	const char *index_url;       /* the index that serves it: the user's index for
 	                              * the default index's builds, "<base>/<backend>/"
 	                              * for a variant's; NULL when not known */
+	const ml_torch_build *build; /* its facts (the table's, or a wheel's audit);
+	                              * NULL: not known until ml_torch_choose_opts.learn
+	                              * gives them */
+	void *data;                  /* the caller's (e.g. the listed file), for learn */
 } ml_torch_offer;
 
 /* A build passed over, and why. */
@@ -1108,8 +1115,8 @@ typedef struct ml_torch_rejection {
 
 /* The choice. */
 typedef struct ml_torch_choice {
-	const ml_torch_build *build; /* the chosen build (the offer's pointer); NULL when
-	                              * none runs and no backend was named */
+	bool chosen;         /* false when none runs and no backend was named */
+	ml_torch_build build; /* the chosen build's facts (a copy) */
 	bool runs;                   /* build runs here (false: a named backend's build
 	                              * that does not; install then stops) */
 	bool compat;                 /* runs under CUDA minor-version compatibility */
@@ -1130,15 +1137,23 @@ typedef struct ml_torch_choose_opts {
 	 * builds ("cu126", "cpu"), whose newest is taken even when it does not
 	 * run here (runs false, reason says why). */
 	const char *backend;
+	/* Learns the facts of an offer without them, when its turn comes (in
+	 * rank order, so only what is needed): sets *out (valid until
+	 * ml_torch_choose() returns: the choice keeps a copy) or leaves it
+	 * NULL. A nonzero return
+	 * rejects the offer with err's message as its reason (ML_ENOMEM stops
+	 * the choice). NULL: such offers are passed over as not recorded. */
+	int (*learn)(const ml_torch_build **out, const ml_torch_offer *o, void *data, ml_err *err);
+	void *learn_data;
 } ml_torch_choose_opts;
 
-/* Chooses among offers[0..n) (any order; an offer without build is
- * skipped) for machine m (its GPUs' compute capabilities, its driver
+/* Chooses among offers[0..n) (any order) for machine m (its GPUs' compute capabilities, its driver
  * version and OS) into *out, which the caller releases with
- * ml_torch_choice_release(). A build whose code the table does not record
- * (code_unknown) is passed over with that reason. No build that runs is
- * not an error: out->build is NULL (or a named backend's build with runs
- * false) and out->nearest says what would help. opts may be NULL.
+ * ml_torch_choice_release(). A build whose code is not recorded
+ * (code_unknown, or no facts and no learn) is passed over with that
+ * reason. No build that runs is not an error: out->chosen is false (or a
+ * named backend's build is chosen with runs false) and out->nearest says
+ * what would help. opts may be NULL.
  * Returns 0 or ML_ENOMEM. */
 int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n,
                     const ml_machine *m, const ml_torch_choose_opts *opts, ml_err *err);
@@ -1160,6 +1175,13 @@ typedef struct ml_torch_offers {
 	size_t n;
 	char **urls; /* the variant index URLs the offers point at (owned) */
 } ml_torch_offers;
+
+/* The base URL of PyTorch's per-backend indexes ("<base>/<backend>/" are
+ * PEP 503 indexes) and the backends worth asking, from the embedded
+ * manifests/torch-index.json: *backends (static) gets the list, *n its
+ * length. Returns the base (static), or NULL when the embedded file does
+ * not read (never, in a built mlsetup: a unit test reads it). */
+const char *ml_torch_index_default(const char *const **backends, size_t *n);
 
 /* Every build of the table for platform ("linux-x86_64") whose version
  * matches specifier (PEP 440; NULL or "" for any): the default index's,

@@ -16,6 +16,7 @@
  * listed and audited wheels; a build whose code is not recorded is passed
  * over with that reason, never guessed.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,36 +181,56 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 	return FATE_DRIVER;
 }
 
+/* The backend an offer's local label names ("cu126"), or its build's;
+ * "" when neither says. */
+static const char *offer_backend(const ml_torch_offer *o, char *buf, size_t sz)
+{
+	if (o->local && o->local[0])
+		return ml_torch_backend(buf, sz, o->local, NULL);
+	return o->build ? o->build->backend : "";
+}
+
+/* The CUDA version a backend names ("cu126" -> 12060), 0 for others. */
+static int backend_cuda(const char *backend)
+{
+	if (strncmp(backend, "cu", 2) != 0 || strlen(backend) < 5)
+		return 0;
+	int v = atoi(backend + 2); /* 126 */
+	return 1000 * (v / 10) + 10 * (v % 10);
+}
+
 /* Ranking: newest version first; on equal versions the default index's
  * build, then the highest CUDA. */
 static int offer_cmp(const void *pa, const void *pb)
 {
-	const ml_torch_build *a = ((const ml_torch_offer *)pa)->build;
-	const ml_torch_build *b = ((const ml_torch_offer *)pb)->build;
+	const ml_torch_offer *a = pa, *b = pb;
 	int c = ml_version_cmp(b->version, a->version);
 	if (c)
 		return c;
 	bool ad = a->index == ML_TORCH_INDEX_DEFAULT, bd = b->index == ML_TORCH_INDEX_DEFAULT;
 	if (ad != bd)
 		return ad ? -1 : 1;
-	return cuda_number(b->cuda) - cuda_number(a->cuda);
+	char ba[32], bb[32];
+	return backend_cuda(offer_backend(b, bb, sizeof(bb))) -
+	       backend_cuda(offer_backend(a, ba, sizeof(ba)));
 }
 
-/* "2.10.0+cu126": the version a wheel file of b names. */
-static void wheel_version(char *dst, size_t sz, const ml_torch_build *b)
+/* "2.10.0+cu126": the version a wheel file of o names. */
+static void wheel_version(char *dst, size_t sz, const ml_torch_offer *o)
 {
-	snprintf(dst, sz, "%s%s%s", b->version, b->local[0] ? "+" : "", b->local);
+	bool local = o->local && o->local[0];
+	snprintf(dst, sz, "%s%s%s", o->version, local ? "+" : "", local ? o->local : "");
 }
 
-/* "the default index", "…/whl/cu126". */
+/* "the default index", "<url>". */
 static void index_label(char *dst, size_t sz, const ml_torch_offer *o)
 {
-	if (o->build->index == ML_TORCH_INDEX_DEFAULT)
+	if (o->index == ML_TORCH_INDEX_DEFAULT)
 		snprintf(dst, sz, "the default index");
 	else if (o->index_url)
 		snprintf(dst, sz, "%s", o->index_url);
 	else
-		snprintf(dst, sz, "the %s index", o->build->backend);
+		snprintf(dst, sz, "a variant index");
 }
 
 static int reject(ml_torch_choice *c, const ml_torch_offer *o, const char *why)
@@ -220,26 +241,49 @@ static int reject(ml_torch_choice *c, const ml_torch_offer *o, const char *why)
 	c->rejected = r;
 	r += c->n_rejected++;
 	memset(r, 0, sizeof(*r));
-	wheel_version(r->version, sizeof(r->version), o->build);
-	ml_strlcpy(r->backend, o->build->backend, sizeof(r->backend));
-	ml_strlcpy(r->index,
-	           ml_torch_index_name(o->build->index) ? ml_torch_index_name(o->build->index) : "",
-	           sizeof(r->index));
+	char b[32];
+	const char *index = ml_torch_index_name(o->index);
+	wheel_version(r->version, sizeof(r->version), o);
+	ml_strlcpy(r->backend, offer_backend(o, b, sizeof(b)), sizeof(r->backend));
+	ml_strlcpy(r->index, index ? index : "", sizeof(r->index));
 	ml_strlcpy(r->reason, why, sizeof(r->reason));
 	return 0;
 }
 
 static void take(ml_torch_choice *c, const ml_torch_offer *o, bool runs, const char *why)
 {
-	c->build = o->build;
+	c->chosen = true;
+	c->build = *o->build;
+	c->build.files = NULL; /* the table's or a wheel's: not the choice's to keep */
+	c->build.n_files = 0;
 	c->runs = runs;
-	wheel_version(c->version, sizeof(c->version), o->build);
+	wheel_version(c->version, sizeof(c->version), o);
 	ml_strlcpy(c->backend, o->build->backend, sizeof(c->backend));
 	ml_strlcpy(c->index_url, o->index_url ? o->index_url : "", sizeof(c->index_url));
 	char where[256];
 	index_label(where, sizeof(where), o);
 	snprintf(c->reason, sizeof(c->reason), "torch %s from %s: %s%s", c->version, where,
 	         runs ? "newest build that runs here: " : "", why);
+}
+
+/* The facts of offer o, learnt through opts->learn when it has none.
+ * Returns 0 (o->build may still be NULL), ML_ENOMEM, or 1 with why set
+ * when learning failed (the offer is passed over). */
+static int facts(ml_torch_offer *o, const ml_torch_choose_opts *opts, char *why, size_t sz)
+{
+	if (o->build || !opts || !opts->learn)
+		return 0;
+	ml_err e = ML_ERR_INIT;
+	const ml_torch_build *b = NULL;
+	int rc = opts->learn(&b, o, opts->learn_data, &e);
+	if (rc == ML_ENOMEM)
+		return rc;
+	if (rc) {
+		snprintf(why, sz, "its wheel could not be audited: %s", e.msg);
+		return 1;
+	}
+	o->build = b;
+	return 0;
 }
 
 /* The nearest option when nothing runs: the newest build that only a
@@ -254,7 +298,7 @@ static void nearest(ml_torch_choice *c, const ml_torch_offer *offers, const fate
 		char v[96];
 		bool at_least = false;
 		const char *min = ml_torch_build_min_driver(offers[i].build, windows, &at_least);
-		wheel_version(v, sizeof(v), offers[i].build);
+		wheel_version(v, sizeof(v), &offers[i]);
 		snprintf(c->nearest, sizeof(c->nearest),
 		         "a driver %s%s or newer runs torch %s (%s, CUDA %s): upgrade the NVIDIA "
 		         "driver",
@@ -270,18 +314,33 @@ static void nearest(ml_torch_choice *c, const ml_torch_offer *offers, const fate
 	}
 	for (size_t i = 0; i < n; i++)
 		if (fates[i] == FATE_UNKNOWN) {
-			char v[96];
-			wheel_version(v, sizeof(v), offers[i].build);
-			snprintf(c->nearest, sizeof(c->nearest),
-			         "torch %s (%s) may run here: its code is not recorded, so its "
-			         "wheel "
-			         "must be audited first",
-			         v, offers[i].build->backend);
+			char v[96], b[32];
+			wheel_version(v, sizeof(v), &offers[i]);
+			snprintf(
+			        c->nearest, sizeof(c->nearest),
+			        "torch %s (%s) may run here, but its CUDA code could not be learnt "
+			        "(its reason above)",
+			        v, offer_backend(&offers[i], b, sizeof(b)));
 			return;
 		}
 	snprintf(c->nearest, sizeof(c->nearest),
 	         "no torch build on offer has CUDA code for every GPU here: install on each "
 	         "kind of GPU separately, or allow other torch versions");
+}
+
+/* Whether offer o is of the named backend (learning its facts when only
+ * they can tell). Returns 1 yes, 0 no, ML_ENOMEM. */
+static int of_backend(ml_torch_offer *o, const char *backend, const ml_torch_choose_opts *opts)
+{
+	char buf[32], why[8];
+	const char *have = offer_backend(o, buf, sizeof(buf));
+	if (!have[0]) {
+		int rc = facts(o, opts, why, sizeof(why));
+		if (rc < 0)
+			return rc;
+		have = offer_backend(o, buf, sizeof(buf));
+	}
+	return strcmp(have, backend) == 0;
 }
 
 int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n,
@@ -297,37 +356,56 @@ int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n
 		free(fates);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (offers[i].build && (!backend || strcmp(offers[i].build->backend, backend) == 0))
-			sorted[k++] = offers[i];
-	qsort(sorted, k, sizeof(*sorted), offer_cmp);
 	int rc = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		sorted[k] = offers[i];
+		int keep = !backend ? 1 : of_backend(&sorted[k], backend, opts);
+		if (keep < 0)
+			rc = keep;
+		else if (keep && sorted[k].version)
+			k++;
+	}
+	qsort(sorted, k, sizeof(*sorted), offer_cmp);
 	char why[512];
-	for (size_t i = 0; i < k && !out->build; i++) {
-		fates[i] = judge(sorted[i].build, m, why, sizeof(why));
+	for (size_t i = 0; i < k && !out->chosen && !rc; i++) {
+		int f = facts(&sorted[i], opts, why, sizeof(why));
+		if (f < 0) {
+			rc = f;
+			break;
+		}
+		if (f == 1)
+			fates[i] = FATE_UNKNOWN;
+		else if (!sorted[i].build) {
+			fates[i] = FATE_UNKNOWN;
+			snprintf(why, sizeof(why),
+			         "mlsetup's table does not know this build's CUDA code and its "
+			         "wheel "
+			         "was not audited");
+		} else
+			fates[i] = judge(sorted[i].build, m, why, sizeof(why));
 		if (fates[i] == FATE_RUNS || fates[i] == FATE_COMPAT) {
 			take(out, &sorted[i], true, why);
 			out->compat = fates[i] == FATE_COMPAT;
-		} else if ((rc = reject(out, &sorted[i], why)) != 0)
-			break;
+		} else
+			rc = reject(out, &sorted[i], why);
 	}
-	if (!rc && !out->build && !m->n_gpus && !backend) {
+	if (!rc && !out->chosen && !m->n_gpus && !backend) {
 		/* no CPU build on offer (the variant indexes unreachable or
 		 * turned off): the newest CUDA build, which runs on the CPU too */
-		for (size_t i = 0; i < k && !out->build; i++)
+		for (size_t i = 0; i < k && !out->chosen; i++)
 			if (fates[i] == FATE_NOT_HERE) {
 				take(out, &sorted[i], true,
 				     "no NVIDIA GPU here and no CPU build on offer: this CUDA "
 				     "build "
 				     "runs on the CPU too, with CUDA libraries it will not use (a "
-				     "CPU build comes from PyTorch's cpu index: --torch-backend "
-				     "cpu)");
-				out->n_rejected = 0; /* those above it were CUDA builds too */
+				     "CPU "
+				     "build comes from PyTorch's cpu index: --torch-backend cpu)");
+				out->n_rejected = i; /* those above it were CUDA builds too */
 			}
 	}
-	if (!rc && !out->build) {
-		if (backend && k) {
+	if (!rc && !out->chosen) {
+		if (backend && k && sorted[0].build) {
 			/* a named backend is the user's word: its newest build, which
 			 * does not run here, and why */
 			judge(sorted[0].build, m, why, sizeof(why));
@@ -336,11 +414,9 @@ int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n
 		nearest(out, sorted, fates, k, m);
 		if (!k)
 			snprintf(out->nearest, sizeof(out->nearest),
-			         backend ? "no torch build for backend %s is on offer for this "
-			                   "platform and these versions"
-			                 : "no torch build is on offer for this platform and these "
-			                   "versions%s",
-			         backend ? backend : "");
+			         "no torch build%s%s is on offer for this platform and these "
+			         "versions",
+			         backend ? " for backend " : "", backend ? backend : "");
 	}
 	free(sorted);
 	free(fates);
@@ -398,6 +474,9 @@ int ml_torch_table_offers(ml_torch_offers *out, const char *platform, const char
 		}
 		ml_torch_offer *o = &out->offers[out->n];
 		o->build = b;
+		o->version = b->version;
+		o->local = b->local;
+		o->index = b->index;
 		if (b->index == ML_TORCH_INDEX_VARIANT) {
 			char url[1024];
 			variant_url(url, sizeof(url), torch_index, b->backend);
@@ -431,13 +510,13 @@ cJSON *ml_torch_choice_to_json(const ml_torch_choice *c)
 	if (!o || !rej)
 		goto oom;
 	bool ok = true;
-	if (c->build) {
+	if (c->chosen) {
 		ok &= cJSON_AddStringToObject(o, "version", c->version) != NULL;
 		ok &= cJSON_AddStringToObject(o, "backend", c->backend) != NULL;
 		ok &= (c->index_url[0] ? cJSON_AddStringToObject(o, "index_url", c->index_url)
 		                       : cJSON_AddNullToObject(o, "index_url")) != NULL;
-		ok &= cJSON_AddStringToObject(o, "cuda", c->build->cuda[0] ? c->build->cuda : "") !=
-		      NULL;
+		ok &= (c->build.cuda[0] ? cJSON_AddStringToObject(o, "cuda", c->build.cuda)
+		                        : cJSON_AddNullToObject(o, "cuda")) != NULL;
 	} else {
 		ok &= cJSON_AddNullToObject(o, "version") != NULL;
 		ok &= cJSON_AddNullToObject(o, "backend") != NULL;
@@ -445,7 +524,7 @@ cJSON *ml_torch_choice_to_json(const ml_torch_choice *c)
 	}
 	ok &= cJSON_AddBoolToObject(o, "runs", c->runs) != NULL;
 	ok &= cJSON_AddBoolToObject(o, "minor_version_compat", c->compat) != NULL;
-	ok &= cJSON_AddStringToObject(o, "reason", c->build ? c->reason : c->nearest) != NULL;
+	ok &= cJSON_AddStringToObject(o, "reason", c->chosen ? c->reason : c->nearest) != NULL;
 	for (size_t i = 0; ok && i < c->n_rejected; i++) {
 		cJSON *r = cJSON_CreateObject();
 		ok = r && cJSON_AddItemToArray(rej, r);
@@ -469,4 +548,54 @@ oom:
 	cJSON_Delete(rej);
 	cJSON_Delete(o);
 	return NULL;
+}
+
+/* --- the variant indexes (manifests/torch-index.json) ------------------------- */
+
+#define INDEX_TABLE  "torch-index.json"
+#define MAX_BACKENDS 32
+
+static struct {
+	char url[512];
+	char names[MAX_BACKENDS][32];
+	const char *backends[MAX_BACKENDS];
+	size_t n;
+	bool ok;
+} torch_index;
+
+static pthread_once_t torch_index_once = PTHREAD_ONCE_INIT;
+
+static void torch_index_load(void)
+{
+	const ml_embedded_file *f = ml_embedded_find(INDEX_TABLE);
+	cJSON *doc = f ? cJSON_ParseWithLength((const char *)f->data, f->size) : NULL;
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(doc, "url");
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "backends");
+	if (cJSON_IsString(url) && strlen(url->valuestring) < sizeof(torch_index.url) &&
+	    cJSON_IsArray(list)) {
+		ml_strlcpy(torch_index.url, url->valuestring, sizeof(torch_index.url));
+		torch_index.ok = true;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, list)
+		{
+			if (!cJSON_IsString(e) || torch_index.n == MAX_BACKENDS ||
+			    strlen(e->valuestring) >= sizeof(torch_index.names[0])) {
+				torch_index.ok = false;
+				break;
+			}
+			ml_strlcpy(torch_index.names[torch_index.n], e->valuestring,
+			           sizeof(torch_index.names[0]));
+			torch_index.backends[torch_index.n] = torch_index.names[torch_index.n];
+			torch_index.n++;
+		}
+	}
+	cJSON_Delete(doc);
+}
+
+const char *ml_torch_index_default(const char *const **backends, size_t *n)
+{
+	pthread_once(&torch_index_once, torch_index_load);
+	*backends = torch_index.ok ? torch_index.backends : NULL;
+	*n = torch_index.ok ? torch_index.n : 0;
+	return torch_index.ok ? torch_index.url : NULL;
 }

@@ -80,7 +80,7 @@ static void test_v100_on_550_gets_the_newest_cu126_build(void **state)
 	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
 	ml_torch_choice c;
 	choose(&c, &b, NULL, true, NULL);
-	assert_non_null(c.build);
+	assert_true(c.chosen);
 	assert_true(c.runs);
 	assert_string_equal(c.backend, "cu126");
 	assert_string_equal(c.version, "2.15.0+cu126");
@@ -106,7 +106,7 @@ static void test_v100_on_550_without_variant_indexes_gets_2_10_0(void **state)
 	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
 	ml_torch_choice c;
 	choose(&c, &b, NULL, false, NULL);
-	assert_non_null(c.build);
+	assert_true(c.chosen);
 	assert_string_equal(c.version, "2.10.0");
 	assert_string_equal(c.backend, "cu128");
 	assert_string_equal(c.index_url, DEFAULT_INDEX);
@@ -222,7 +222,7 @@ static void test_a_gpu_machine_never_gets_the_cpu_build(void **state)
 	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0); /* 535 is too old for sm_120 */
 	ml_torch_choice c;
 	choose(&c, &b, NULL, true, NULL);
-	assert_null(c.build);
+	assert_false(c.chosen);
 	assert_false(c.runs);
 	const ml_torch_rejection *r = rejected(&c, "2.15.0+cpu");
 	assert_non_null(r);
@@ -257,7 +257,7 @@ static void test_a_named_backend_is_taken_even_when_it_cannot_run(void **state)
 	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
 	ml_torch_choice c;
 	choose(&c, &b, NULL, true, "cu126");
-	assert_non_null(c.build);
+	assert_true(c.chosen);
 	assert_false(c.runs);
 	assert_string_equal(c.version, "2.15.0+cu126");
 	assert_non_null(strstr(c.reason, "no code for NVIDIA GeForce RTX 5090"));
@@ -293,6 +293,79 @@ static void test_json_carries_the_choice_and_the_rejected(void **state)
 	ml_torch_choice_release(&c);
 }
 
+/* learn: the facts of one build, counted. */
+static int learnt;
+static int learn_from_table(const ml_torch_build **out, const ml_torch_offer *o, void *data,
+                            ml_err *err)
+{
+	(void)data;
+	(void)err;
+	learnt++;
+	*out = ml_torch_build_get(o->version, o->local && o->local[0] ? o->local : "cu128",
+	                          "linux-x86_64", o->index);
+	return 0;
+}
+
+static int learn_fails(const ml_torch_build **out, const ml_torch_offer *o, void *data, ml_err *err)
+{
+	(void)out;
+	(void)o;
+	(void)data;
+	return ml_err_set(err, ML_ENET, "cannot reach the index");
+}
+
+static void test_facts_are_learnt_in_rank_order_and_only_as_needed(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "570.124.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	/* three builds without facts: 2.10.0 (default), 2.9.0+cu128, 2.8.0+cu126 */
+	ml_torch_offer offers[] = {
+	        {.version = "2.8.0", .local = "cu126", .index = ML_TORCH_INDEX_VARIANT},
+	        {.version = "2.10.0", .local = "", .index = ML_TORCH_INDEX_DEFAULT},
+	        {.version = "2.9.0", .local = "cu128", .index = ML_TORCH_INDEX_VARIANT},
+	};
+	ml_torch_choose_opts o = {.learn = learn_from_table};
+	ml_torch_choice c;
+	ml_err err = ML_ERR_INIT;
+	learnt = 0;
+	assert_int_equal(ml_torch_choose(&c, offers, 3, &b.m, &o, &err), 0);
+	assert_string_equal(c.version, "2.10.0");
+	assert_string_equal(c.build.cuda, "12.8");
+	assert_int_equal(learnt, 1); /* the newest ran: the others were never learnt */
+	ml_torch_choice_release(&c);
+	/* without learn, builds without facts are passed over with that reason */
+	assert_int_equal(ml_torch_choose(&c, offers, 3, &b.m, NULL, &err), 0);
+	assert_false(c.chosen);
+	assert_int_equal(c.n_rejected, 3);
+	assert_non_null(strstr(c.rejected[0].reason, "was not audited"));
+	ml_torch_choice_release(&c);
+	/* a failed audit passes the build over and says why */
+	o.learn = learn_fails;
+	assert_int_equal(ml_torch_choose(&c, offers, 3, &b.m, &o, &err), 0);
+	assert_false(c.chosen);
+	assert_non_null(strstr(c.rejected[0].reason, "cannot reach the index"));
+	ml_torch_choice_release(&c);
+}
+
+static void test_the_variant_index_base_and_backends_are_data(void **state)
+{
+	(void)state;
+	const char *const *backends = NULL;
+	size_t n = 0;
+	const char *url = ml_torch_index_default(&backends, &n);
+	assert_non_null(url);
+	assert_true(strncmp(url, "https://", 8) == 0);
+	assert_true(n >= 5);
+	bool cpu = false, cu126 = false;
+	for (size_t i = 0; i < n; i++) {
+		cpu |= strcmp(backends[i], "cpu") == 0;
+		cu126 |= strcmp(backends[i], "cu126") == 0;
+	}
+	assert_true(cpu && cu126);
+}
+
 static void test_bad_specifier_is_an_error(void **state)
 {
 	(void)state;
@@ -317,6 +390,8 @@ int main(void)
 	        cmocka_unit_test(test_specifier_limits_versions_and_default_index_wins_ties),
 	        cmocka_unit_test(test_a_named_backend_is_taken_even_when_it_cannot_run),
 	        cmocka_unit_test(test_json_carries_the_choice_and_the_rejected),
+	        cmocka_unit_test(test_facts_are_learnt_in_rank_order_and_only_as_needed),
+	        cmocka_unit_test(test_the_variant_index_base_and_backends_are_data),
 	        cmocka_unit_test(test_bad_specifier_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
