@@ -137,6 +137,12 @@ typedef struct ml_index_flags {
 	const char *cert;    /* --cert */
 	const char *command; /* pip config section read after [global]: "install"
 	                        (NULL) or "download" */
+	/* For a requirements file that leaves torch open (plan.h,
+	 * ml_plan_complete_opts): --torch-index-url (the base of PyTorch's
+	 * per-backend indexes, "none" for none) and --torch-backend
+	 * ("auto", "cpu", "cu126", ...). NULL: the defaults. */
+	const char *torch_index_url;
+	const char *torch_backend;
 } ml_index_flags;
 
 #define ML_INDEX_FLAGS_INIT                                                                        \

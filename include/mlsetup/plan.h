@@ -650,6 +650,9 @@ typedef struct ml_plan {
 	struct ml_project_info *project;
 	struct ml_candidate *candidates;
 	size_t n_candidates;
+	/* The torch build chosen for a file that leaves torch open
+	 * (ml_plan_complete()); NULL when none was chosen. Owned. */
+	struct ml_torch_choice *torch_choice;
 } ml_plan;
 
 /* Plans an install on machine m: picks the interpreter (opts->python as
@@ -912,6 +915,9 @@ typedef struct ml_listed_file {
 /* One project asked of every source (ml_plan_provider.list_files). */
 typedef struct ml_project_listing {
 	const char *name;      /* in: PEP 503 normalized project name (borrowed) */
+	const char *index_url; /* in: NULL to ask every source of the run; else only
+	                        * this PEP 503 index (borrowed), whose 404 for the
+	                        * project is no failure */
 	ml_listed_file *files; /* out: every file of every source that knows the
 	                        * project, sources in the order they are asked */
 	size_t n_files;
@@ -944,6 +950,12 @@ typedef struct ml_resolve_request {
 	const char *target_desc; /* "CPython 3.12.8 on linux-x86_64", for messages */
 	ml_plan_note_fn note;    /* says which resolver runs, before it runs; may be NULL */
 	void *note_data;
+	/* More for the resolver, after the sources' options: requirements
+	 * ("torch==2.10.0+cu126") and index options ("--extra-index-url",
+	 * URL), as pip's command line takes them (the torch build chosen,
+	 * ml_plan_torch_resolve_args()). */
+	char *const *extra_args;
+	size_t n_extra_args;
 } ml_resolve_request;
 
 /* A resolver's answer. */
@@ -1022,6 +1034,13 @@ typedef struct ml_plan_complete_opts {
 	 * resolution (each still checked against the hashes it records). NULL:
 	 * none. */
 	const char *resolved_lock;
+	/* Choosing a torch build for a file that leaves torch open
+	 * (src/plan/torch_plan.c): the base of PyTorch's per-backend indexes
+	 * (NULL: $MLSETUP_TORCH_INDEX_URL, else manifests/torch-index.json's;
+	 * "none": the run's own indexes only), and the backend to take ("cu126", "cpu"; NULL or "auto":
+	 * the build that runs here). */
+	const char *torch_index_url;
+	const char *torch_backend;
 } ml_plan_complete_opts;
 
 /* What ml_plan_complete() did. */
@@ -1034,6 +1053,13 @@ typedef struct ml_plan_completion {
 } ml_plan_completion;
 
 /* Completes plan p for machine m through provider pv, in order:
+ *   0. a file that pins no hashes and leaves torch open (no hash, local
+ *      label, URL or index of its own; not a shipped manifest): the torch
+ *      build that runs on m's GPUs is chosen among the builds the run's
+ *      indexes and PyTorch's per-backend indexes list (p->torch_choice;
+ *      ML_EUNSUPPORTED when none runs or the named backend's does not,
+ *      err saying why and the nearest option), and pins step 1's
+ *      resolution;
  *   1. a manifest that pins no hashes (p->needs_resolution): with no
  *      interpreter, a WARNING note and nothing else (out->unresolved);
  *      else pinned from opts->resolved_lock when that lock is there and
@@ -1120,6 +1146,7 @@ typedef struct ml_torch_choice {
 	bool runs;                   /* build runs here (false: a named backend's build
 	                              * that does not; install then stops) */
 	bool compat;                 /* runs under CUDA minor-version compatibility */
+	ml_torch_index index;        /* the kind of index that serves it */
 	char version[96];            /* as ml_torch_rejection.version */
 	char backend[32];
 	char index_url[1024]; /* "" when the offer named none */

@@ -1,8 +1,11 @@
 /*
  * index_opts.c - the index options every network command shares
  * (--index-url, --extra-index-url, --find-links, --no-index,
- * --trusted-host, --cert), parsed into ml_index_flags for the fetch stage.
+ * --trusted-host, --cert, and for a file that leaves torch open
+ * --torch-backend and --torch-index-url), parsed into ml_index_flags.
  */
+#include <string.h>
+
 #include "index_opts.h"
 
 int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err)
@@ -16,6 +19,21 @@ int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err)
 		return 1;
 	case ML_OPT_CERT:
 		ix->cert = arg;
+		return 1;
+	case ML_OPT_TORCH_INDEX_URL:
+		ix->torch_index_url = arg;
+		return 1;
+	case ML_OPT_TORCH_BACKEND:
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "cpu") != 0 &&
+		    !(strncmp(arg, "cu", 2) == 0 && strlen(arg) >= 4 &&
+		      strspn(arg + 2, "0123456789") == strlen(arg + 2))) {
+			ml_err_set(
+			        err, ML_EUSAGE,
+			        "--torch-backend '%s': give auto, cpu or cuXYZ (cu126, cu130, ...)",
+			        arg);
+			return -1;
+		}
+		ix->torch_backend = arg;
 		return 1;
 	case ML_OPT_EXTRA_INDEX_URL:
 	case ML_OPT_FIND_LINKS:
@@ -51,5 +69,7 @@ void ml_cli_index_flags(const ml_cli_index *ix, ml_index_flags *out)
 	f.trusted_hosts = ix->trusted;
 	f.n_trusted = ix->n_trusted;
 	f.cert = ix->cert;
+	f.torch_index_url = ix->torch_index_url;
+	f.torch_backend = ix->torch_backend;
 	*out = f;
 }

@@ -17,6 +17,8 @@ enum {
 	ML_OPT_NO_INDEX,
 	ML_OPT_TRUSTED_HOST,
 	ML_OPT_CERT,
+	ML_OPT_TORCH_INDEX_URL,
+	ML_OPT_TORCH_BACKEND,
 };
 
 #define ML_CLI_INDEX_LONGOPTS                                                                      \
@@ -25,8 +27,10 @@ enum {
 	        {"find-links", required_argument, NULL, ML_OPT_FIND_LINKS},                        \
 	        {"no-index", no_argument, NULL, ML_OPT_NO_INDEX},                                  \
 	        {"trusted-host", required_argument, NULL, ML_OPT_TRUSTED_HOST},                    \
+	        {"cert", required_argument, NULL, ML_OPT_CERT},                                    \
+	        {"torch-index-url", required_argument, NULL, ML_OPT_TORCH_INDEX_URL},              \
 	{                                                                                          \
-		"cert", required_argument, NULL, ML_OPT_CERT                                       \
+		"torch-backend", required_argument, NULL, ML_OPT_TORCH_BACKEND                     \
 	}
 
 #define ML_CLI_INDEX_HELP                                                                          \
@@ -36,7 +40,12 @@ enum {
 	"  -f, --find-links PATH|URL  a directory or page of wheels (repeatable)\n"                \
 	"  --no-index              use no index, only --find-links\n"                              \
 	"  --trusted-host HOST     allow plain http for HOST (repeatable)\n"                       \
-	"  --cert FILE             CA bundle for TLS (default: system, SSL_CERT_FILE)\n"
+	"  --cert FILE             CA bundle for TLS (default: system, SSL_CERT_FILE)\n"           \
+	"  --torch-backend auto|cpu|cuXYZ  the torch build for a file that leaves torch\n"         \
+	"                          open: auto (default) takes the newest that runs here\n"         \
+	"  --torch-index-url URL   base of PyTorch's per-backend indexes (URL/<backend>/);\n"      \
+	"                          none: only the other indexes; default:\n"                       \
+	"                          MLSETUP_TORCH_INDEX_URL, else PyTorch's own\n"
 
 typedef struct ml_cli_index {
 	const char *index_url;
@@ -48,6 +57,8 @@ typedef struct ml_cli_index {
 	size_t n_trusted;
 	bool no_index;
 	const char *cert;
+	const char *torch_index_url;
+	const char *torch_backend;
 } ml_cli_index;
 
 /* Records an index option. Returns 1 when opt was one, 0 when it was not,

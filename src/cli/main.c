@@ -114,10 +114,15 @@ int ml_cli_parse(const ml_command *c, int argc, char **argv, const struct option
 		}
 	}
 	shortopts[sl] = '\0';
-	struct option all[32];
+	struct option all[64];
 	size_t n = 0;
-	for (const struct option *o = longopts; o && o->name && n < 30; o++)
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (n + 2 >= sizeof(all) / sizeof(all[0])) /* a table this long is a bug */
+			return ml_err_set(err, ML_EFAIL,
+			                  "internal error: '%s' has more than %zu options", c->name,
+			                  sizeof(all) / sizeof(all[0]) - 2);
 		all[n++] = *o;
+	}
 	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	all[n] = (struct option){NULL, 0, NULL, 0};
 

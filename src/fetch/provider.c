@@ -47,11 +47,15 @@ static int push_file(ml_project_listing *l, const ml_index_file *f)
 
 static void list_one(list_run *r, ml_project_listing *q)
 {
-	for (size_t s = 0; s < r->n_sources; s++) {
+	/* one named index instead of the run's sources */
+	mlf_source only = {q->index_url, false};
+	const mlf_source *sources = q->index_url ? &only : r->sources;
+	size_t n_sources = q->index_url ? 1 : r->n_sources;
+	for (size_t s = 0; s < n_sources; s++) {
 		ml_project *proj = NULL;
 		ml_err e = ML_ERR_INIT;
-		int rc = mlf_lookup(&proj, r->sources[s].url, r->sources[s].find_links, q->name,
-		                    r->cfg, r->cache, r->o, NULL, NULL, &e);
+		int rc = mlf_lookup(&proj, sources[s].url, sources[s].find_links, q->name, r->cfg,
+		                    r->cache, r->o, NULL, NULL, &e);
 		if (rc == ML_ENOENT)
 			continue;
 		if (rc) {
@@ -89,7 +93,10 @@ int ml_fetch_list_projects(ml_project_listing *q, size_t n, const ml_index_confi
 	r.o = o ? o : &defaults;
 	if (mlf_sources(&r.sources, &r.n_sources, cfg, r.o->offline))
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	if (r.n_sources)
+	bool named = false; /* a listing of one named index needs no source of the run */
+	for (size_t i = 0; i < n; i++)
+		named |= q[i].index_url != NULL;
+	if (r.n_sources || named)
 		mlf_each_parallel(n, list_job, &r);
 	free(r.sources);
 	return 0;
@@ -127,11 +134,14 @@ int ml_fetch_resolve_requirements(ml_resolution *out, const ml_resolve_request *
 	int rc = ml_pip_probe(&pi, rq->python, err);
 	if (rc)
 		return rc;
-	size_t cap = 8 + 2 * (cfg ? cfg->n_extra + cfg->n_find_links + cfg->n_trusted : 0);
+	size_t cap = 8 + 2 * (cfg ? cfg->n_extra + cfg->n_find_links + cfg->n_trusted : 0) +
+	             rq->n_extra_args;
 	char **args = calloc(cap, sizeof(*args));
 	if (!args)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	size_t n_args = cfg ? ml_index_config_pip_args(args, cap, cfg) : 0;
+	for (size_t i = 0; i < rq->n_extra_args && n_args < cap; i++)
+		args[n_args++] = rq->extra_args[i];
 	if (rq->note) {
 		char text[1400];
 		snprintf(text, sizeof(text), "resolving '%s' with pip %s for %s%s", rq->manifest,

@@ -106,7 +106,10 @@ int mli_resolve(mli_run *r, const char *python, ml_err *err)
 	ml_install_result *res = r->res;
 	ml_plan *p = res->plan;
 	char lock[sizeof(res->resolved_lock)];
-	ml_plan_complete_opts co = {.python = python, .python_version = res->python.version};
+	ml_plan_complete_opts co = {.python = python,
+	                            .python_version = res->python.version,
+	                            .torch_index_url = r->o->index.torch_index_url,
+	                            .torch_backend = r->o->index.torch_backend};
 	/* a shipped manifest without hashes is resolved once: the lock of its
 	 * first install is taken again */
 	if (python && p->needs_resolution && p->selection->manifest->embedded && r->cache) {

@@ -337,9 +337,18 @@ static int resolve(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
 	                         .target_desc = desc,
 	                         .note = pv->note,
 	                         .note_data = pv->note_data};
+	char **extra = NULL;
+	size_t n_extra = 0;
+	if (ml_plan_torch_resolve_args(&extra, &n_extra, p))
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	rq.extra_args = extra;
+	rq.n_extra_args = n_extra;
 	ml_resolution res;
 	memset(&res, 0, sizeof(res));
 	int rc = pv->resolve(&res, &rq, pv->data, err);
+	for (size_t i = 0; i < n_extra; i++)
+		free(extra[i]);
+	free(extra);
 	if (!rc)
 		rc = ml_manifest_set_resolution(mf, res.picks, res.n_picks, err);
 	ml_pip_picks_free(res.picks, res.n_picks);
@@ -433,8 +442,10 @@ int ml_plan_complete(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv
 	const ml_plan_complete_opts *o = opts ? opts : &none;
 	ml_plan_completion done;
 	memset(&done, 0, sizeof(done));
-	int rc = 0;
-	if (p->needs_resolution && !o->python) {
+	int rc = ml_plan_torch_choose(p, m, pv, o, err);
+	if (rc) {
+		/* nothing to resolve for: the choice says why */
+	} else if (p->needs_resolution && !o->python) {
 		note(pv, ML_PLAN_NOTE_WARNING,
 		     "'%s' does not pin hashes: its files are known once pip of the "
 		     "environment's interpreter resolves it, which install does after "

@@ -132,4 +132,21 @@ int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err);
 /* Removes the temporary directory. */
 void ml_pip_run_end(ml_pip_run *r);
 
+/* --- a torch build for a file that leaves torch open (torch_plan.c) --- */
+
+/* Step 0 of ml_plan_complete() (plan.h): chooses p->torch_choice when p's
+ * file leaves torch open, listing through pv and auditing wheels no table
+ * knows; says what it does through pv->note. Returns 0 (also when nothing
+ * is to be chosen), ML_EUNSUPPORTED (nothing runs here, or the named
+ * backend's build does not; err says why and what would), what a listing
+ * returns, or ML_ENOMEM. */
+int ml_plan_torch_choose(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
+                         const ml_plan_complete_opts *o, ml_err *err);
+
+/* The resolver's extra arguments for p's torch choice: "torch==<version>"
+ * and, for a variant index's build, "--extra-index-url" and its URL.
+ * *out (NULL and *n 0 when nothing was chosen) is the caller's: free each
+ * string and the array. Returns 0 or ML_ENOMEM. */
+int ml_plan_torch_resolve_args(char ***out, size_t *n, const ml_plan *p);
+
 #endif

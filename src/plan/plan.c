@@ -656,5 +656,7 @@ void ml_plan_free(ml_plan *p)
 	for (size_t i = 0; i < p->n_candidates; i++)
 		ml_candidate_release(&p->candidates[i]);
 	free(p->candidates);
+	ml_torch_choice_release(p->torch_choice);
+	free(p->torch_choice);
 	free(p);
 }

@@ -134,6 +134,10 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 		                        "<target>/pylock.toml");
 	if (p->selection->manifest)
 		cJSON_AddBoolToObject(root, "resolved", p->selection->manifest->resolved);
+	/* the torch build chosen for a file that leaves torch open */
+	if (p->torch_choice)
+		cJSON_AddItemToObject(root, "torch_choice",
+		                      ml_torch_choice_to_json(p->torch_choice));
 	cJSON *files = cJSON_AddArrayToObject(root, "files");
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];
@@ -183,9 +187,11 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 						size_t l = strcspn(v, " ");
 						if (l) {
 							char buf[64];
-							snprintf(buf, sizeof(buf), "%.*s", (int)l, v);
-							cJSON_AddItemToArray(k ? pa : sa,
-							                     cJSON_CreateString(buf));
+							snprintf(buf, sizeof(buf), "%.*s", (int)l,
+							         v);
+							cJSON_AddItemToArray(
+							        k ? pa : sa,
+							        cJSON_CreateString(buf));
 						}
 						v += l;
 						v += strspn(v, " ");

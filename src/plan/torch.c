@@ -626,8 +626,10 @@ int ml_manifest_set_torch_build(ml_manifest *mf, const ml_torch_build *b, ml_err
 	*copy = *b;
 	copy->files = NULL;
 	copy->n_files = 0;
-	memcpy(code, b->sass, b->n_sass * sizeof(*code));
-	memcpy(code + b->n_sass, b->ptx, b->n_ptx * sizeof(*code));
+	if (n) { /* a CPU-only build has no code (and memcpy no NULL) */
+		memcpy(code, b->sass, b->n_sass * sizeof(*code));
+		memcpy(code + b->n_sass, b->ptx, b->n_ptx * sizeof(*code));
+	}
 	free(mf->torch_build);
 	free(mf->torch_label);
 	free(mf->code);

@@ -257,6 +257,7 @@ static void take(ml_torch_choice *c, const ml_torch_offer *o, bool runs, const c
 	c->build.files = NULL; /* the table's or a wheel's: not the choice's to keep */
 	c->build.n_files = 0;
 	c->runs = runs;
+	c->index = o->index;
 	wheel_version(c->version, sizeof(c->version), o);
 	ml_strlcpy(c->backend, o->build->backend, sizeof(c->backend));
 	ml_strlcpy(c->index_url, o->index_url ? o->index_url : "", sizeof(c->index_url));
