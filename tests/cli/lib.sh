@@ -37,6 +37,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/tests/lsan.supp}
 # Hermetic by default: no fake GPUs unless a test asks, no colour.
 unset MLSETUP_FAKE_NVIDIA
+# Hermetic: a file that leaves torch open asks no index outside this
+# machine for torch builds (PyTorch's own indexes are the default); a test
+# of the choice names the loopback index with --torch-index-url.
+export MLSETUP_TORCH_INDEX_URL=none
 export NO_COLOR=1
 test_count=0
 test_failed=0

@@ -97,6 +97,13 @@ test_expect_success '--torch-index-url none: only the run'"'"'s own index (V100 
 	grep -q "no torch build on offer runs on this machine" err
 '
 
+test_expect_success 'MLSETUP_TORCH_INDEX_URL names the variant indexes when the option does not' '
+	MLSETUP_TORCH_INDEX_URL="$web_torch_url" with_gpus v100.json "$MLSETUP" plan --json \
+		--python 3.12 --manifest proj/requirements.txt --cache-dir "$TRASH/cache" \
+		--index-url "${web_url}" >out.json 2>err &&
+	expect_eq "9.0.0+cu126" "$(choice version)"
+'
+
 test_expect_success 'a bad --torch-backend is a usage error' '
 	expect_exit 2 "$MLSETUP" plan --manifest proj/requirements.txt --torch-backend cuda &&
 	true

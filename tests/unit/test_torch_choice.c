@@ -13,12 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "mlsetup/plan.h"
+#include "../../src/plan/internal.h"
 
 #define TORCH_INDEX   "http://127.0.0.1:9/whl"
 #define DEFAULT_INDEX "http://127.0.0.1:9/simple/"
@@ -366,6 +368,43 @@ static void test_the_variant_index_base_and_backends_are_data(void **state)
 	assert_true(cpu && cu126);
 }
 
+static void test_resolution_is_pinned_to_the_choice_and_its_index(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "550.54.15");
+	gpu(&b, "Tesla V100-SXM2-16GB", 7, 0);
+	ml_torch_choice c;
+	choose(&c, &b, NULL, true, NULL);
+	ml_plan p;
+	memset(&p, 0, sizeof(p));
+	p.torch_choice = &c;
+	char **args = NULL;
+	size_t n = 0;
+	assert_int_equal(ml_plan_torch_resolve_args(&args, &n, &p), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(args[0], "torch==2.15.0+cu126");
+	assert_string_equal(args[1], "--extra-index-url");
+	assert_string_equal(args[2], TORCH_INDEX "/cu126/");
+	for (size_t i = 0; i < n; i++)
+		free(args[i]);
+	free(args);
+	ml_torch_choice_release(&c);
+	/* the default index's build: the run's own indexes, only the pin */
+	choose(&c, &b, NULL, false, NULL);
+	assert_int_equal(ml_plan_torch_resolve_args(&args, &n, &p), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(args[0], "torch==2.10.0");
+	free(args[0]);
+	free(args);
+	ml_torch_choice_release(&c);
+	/* nothing chosen: nothing added */
+	p.torch_choice = NULL;
+	assert_int_equal(ml_plan_torch_resolve_args(&args, &n, &p), 0);
+	assert_int_equal(n, 0);
+	assert_null(args);
+}
+
 static void test_bad_specifier_is_an_error(void **state)
 {
 	(void)state;
@@ -392,6 +431,7 @@ int main(void)
 	        cmocka_unit_test(test_json_carries_the_choice_and_the_rejected),
 	        cmocka_unit_test(test_facts_are_learnt_in_rank_order_and_only_as_needed),
 	        cmocka_unit_test(test_the_variant_index_base_and_backends_are_data),
+	        cmocka_unit_test(test_resolution_is_pinned_to_the_choice_and_its_index),
 	        cmocka_unit_test(test_bad_specifier_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
