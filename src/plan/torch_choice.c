@@ -17,6 +17,7 @@
  * over with that reason, never guessed.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,17 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
+
+/* snprintf into dst, sz bytes, truncating: the messages here join texts
+ * of other buffers, and a long one is cut rather than refused. */
+static void put(char *dst, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(char *dst, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dst, sz, fmt, ap);
+	va_end(ap);
+}
 
 /* How one build fares on the machine. */
 typedef enum fate {
@@ -50,7 +62,7 @@ static void gpu_label(char *dst, size_t sz, const ml_gpu *g)
 {
 	char sm[16];
 	ml_cc_sm(sm, sizeof(sm), g->cc_major, g->cc_minor);
-	snprintf(dst, sz, "%s (%s)", g->name[0] ? g->name : "NVIDIA GPU", sm[0] ? sm : "unknown");
+	put(dst, sz, "%s (%s)", g->name[0] ? g->name : "NVIDIA GPU", sm[0] ? sm : "unknown");
 }
 
 /* The driver's CUDA version (1000 * major + 10 * minor), 0 when unknown. */
@@ -95,10 +107,10 @@ static bool gpu_runs(const ml_torch_build *b, const ml_gpu *g, int drv_cuda, boo
 	if (runs && v.by.ptx && v.by.isa == 0 && drv_cuda && build_cuda && drv_cuda < build_cuda) {
 		char name[24];
 		ml_cuda_arch_format(name, sizeof(name), &v.by);
-		snprintf(why, sz,
-		         "only PTX %s fits, and a driver for CUDA %d.%d cannot JIT this CUDA %s "
-		         "build's PTX",
-		         name, drv_cuda / 1000, drv_cuda % 1000 / 10, b->cuda);
+		put(why, sz,
+		    "only PTX %s fits, and a driver for CUDA %d.%d cannot JIT this CUDA %s "
+		    "build's PTX",
+		    name, drv_cuda / 1000, drv_cuda % 1000 / 10, b->cuda);
 		return false;
 	}
 	ml_strlcpy(why, v.why, sz);
@@ -112,27 +124,27 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 	why[0] = '\0';
 	if (!m->n_gpus) {
 		if (cpu_build(b)) {
-			snprintf(why, sz, "no NVIDIA GPU here: the CPU build");
+			put(why, sz, "no NVIDIA GPU here: the CPU build");
 			return FATE_RUNS;
 		}
-		snprintf(why, sz,
-		         "a CUDA %s build, and there is no NVIDIA GPU here: its CUDA libraries "
-		         "would be installed for nothing",
-		         b->cuda);
+		put(why, sz,
+		    "a CUDA %s build, and there is no NVIDIA GPU here: its CUDA libraries "
+		    "would be installed for nothing",
+		    b->cuda);
 		return FATE_NOT_HERE;
 	}
 	if (cpu_build(b)) {
 		char label[160];
 		gpu_label(label, sizeof(label), &m->gpus[0]);
-		snprintf(why, sz, "CPU-only build: runs no CUDA code on %s%s", label,
-		         m->n_gpus > 1 ? " and the other GPUs" : "");
+		put(why, sz, "CPU-only build: runs no CUDA code on %s%s", label,
+		    m->n_gpus > 1 ? " and the other GPUs" : "");
 		return FATE_NOT_HERE;
 	}
 	if (b->code_unknown) {
-		snprintf(why, sz,
-		         "the CUDA code of this CUDA %s build is not recorded: its wheel would "
-		         "have to be audited",
-		         b->cuda);
+		put(why, sz,
+		    "the CUDA code of this CUDA %s build is not recorded: its wheel would "
+		    "have to be audited",
+		    b->cuda);
 		return FATE_UNKNOWN;
 	}
 	int drv_cuda = driver_cuda(m);
@@ -144,20 +156,20 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 		bool ptx = false;
 		gpu_label(label, sizeof(label), g);
 		if (!gpu_runs(b, g, drv_cuda, &ptx, gwhy, sizeof(gwhy))) {
-			snprintf(why, sz, "no code for %s: %s", label, gwhy);
+			put(why, sz, "no code for %s: %s", label, gwhy);
 			return FATE_GPU;
 		}
 		any_ptx |= ptx;
 		size_t l = strlen(code);
-		snprintf(code + l, sizeof(code) - l, "%s%s", l ? "; " : "", gwhy);
+		put(code + l, sizeof(code) - l, "%s%s", l ? "; " : "", gwhy);
 	}
 	const char *drv = m->driver.version;
 	bool at_least = false;
 	const char *min = ml_torch_build_min_driver(b, windows, &at_least);
 	if (!drv[0] || !min || ml_driver_version_cmp(drv, min) >= 0) {
-		snprintf(why, sz, "CUDA %s build, %s%s%s%s", b->cuda, code,
-		         drv[0] && min ? "; driver " : "", drv[0] && min ? drv : "",
-		         drv[0] && min ? " new enough" : "");
+		put(why, sz, "CUDA %s build, %s%s%s%s", b->cuda, code,
+		    drv[0] && min ? "; driver " : "", drv[0] && min ? drv : "",
+		    drv[0] && min ? " new enough" : "");
 		return FATE_RUNS;
 	}
 	const char *floor = ml_minor_version_floor(b->cuda, windows);
@@ -169,15 +181,15 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 			arch_ok = false;
 	}
 	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !any_ptx) {
-		snprintf(why, sz,
-		         "CUDA %s build, %s; driver %s is below %s%s, the minimum for CUDA %s, but "
-		         "at least %s: runs under CUDA %d.x minor-version compatibility",
-		         b->cuda, code, drv, at_least ? "at least " : "", min, b->cuda, floor,
-		         atoi(b->cuda));
+		put(why, sz,
+		    "CUDA %s build, %s; driver %s is below %s%s, the minimum for CUDA %s, but "
+		    "at least %s: runs under CUDA %d.x minor-version compatibility",
+		    b->cuda, code, drv, at_least ? "at least " : "", min, b->cuda, floor,
+		    atoi(b->cuda));
 		return FATE_COMPAT;
 	}
-	snprintf(why, sz, "driver %s is below %s%s, the minimum for CUDA %s", drv,
-	         at_least ? "at least " : "", min, b->cuda);
+	put(why, sz, "driver %s is below %s%s, the minimum for CUDA %s", drv,
+	    at_least ? "at least " : "", min, b->cuda);
 	return FATE_DRIVER;
 }
 
@@ -219,18 +231,18 @@ static int offer_cmp(const void *pa, const void *pb)
 static void wheel_version(char *dst, size_t sz, const ml_torch_offer *o)
 {
 	bool local = o->local && o->local[0];
-	snprintf(dst, sz, "%s%s%s", o->version, local ? "+" : "", local ? o->local : "");
+	put(dst, sz, "%s%s%s", o->version, local ? "+" : "", local ? o->local : "");
 }
 
 /* "the default index", "<url>". */
 static void index_label(char *dst, size_t sz, const ml_torch_offer *o)
 {
 	if (o->index == ML_TORCH_INDEX_DEFAULT)
-		snprintf(dst, sz, "the default index");
+		put(dst, sz, "the default index");
 	else if (o->index_url)
-		snprintf(dst, sz, "%s", o->index_url);
+		put(dst, sz, "%s", o->index_url);
 	else
-		snprintf(dst, sz, "a variant index");
+		put(dst, sz, "a variant index");
 }
 
 static int reject(ml_torch_choice *c, const ml_torch_offer *o, const char *why)
@@ -263,8 +275,8 @@ static void take(ml_torch_choice *c, const ml_torch_offer *o, bool runs, const c
 	ml_strlcpy(c->index_url, o->index_url ? o->index_url : "", sizeof(c->index_url));
 	char where[256];
 	index_label(where, sizeof(where), o);
-	snprintf(c->reason, sizeof(c->reason), "torch %s from %s: %s%s", c->version, where,
-	         runs ? "newest build that runs here: " : "", why);
+	put(c->reason, sizeof(c->reason), "torch %s from %s: %s%s", c->version, where,
+	    runs ? "newest build that runs here: " : "", why);
 }
 
 /* The facts of offer o, learnt through opts->learn when it has none.
@@ -280,7 +292,7 @@ static int facts(ml_torch_offer *o, const ml_torch_choose_opts *opts, char *why,
 	if (rc == ML_ENOMEM)
 		return rc;
 	if (rc) {
-		snprintf(why, sz, "its wheel could not be audited: %s", e.msg);
+		put(why, sz, "its wheel could not be audited: %s", e.msg);
 		return 1;
 	}
 	o->build = b;
@@ -300,33 +312,32 @@ static void nearest(ml_torch_choice *c, const ml_torch_offer *offers, const fate
 		bool at_least = false;
 		const char *min = ml_torch_build_min_driver(offers[i].build, windows, &at_least);
 		wheel_version(v, sizeof(v), &offers[i]);
-		snprintf(c->nearest, sizeof(c->nearest),
-		         "a driver %s%s or newer runs torch %s (%s, CUDA %s): upgrade the NVIDIA "
-		         "driver",
-		         at_least ? "of at least " : "", min ? min : "?", v,
-		         offers[i].build->backend, offers[i].build->cuda);
+		put(c->nearest, sizeof(c->nearest),
+		    "a driver %s%s or newer runs torch %s (%s, CUDA %s): upgrade the NVIDIA "
+		    "driver",
+		    at_least ? "of at least " : "", min ? min : "?", v, offers[i].build->backend,
+		    offers[i].build->cuda);
 		return;
 	}
 	if (!m->n_gpus) {
-		snprintf(c->nearest, sizeof(c->nearest),
-		         "no CPU build of torch is on offer: name a backend (--torch-backend) or "
-		         "an index that serves one");
+		put(c->nearest, sizeof(c->nearest),
+		    "no CPU build of torch is on offer: name a backend (--torch-backend) or "
+		    "an index that serves one");
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (fates[i] == FATE_UNKNOWN) {
 			char v[96], b[32];
 			wheel_version(v, sizeof(v), &offers[i]);
-			snprintf(
-			        c->nearest, sizeof(c->nearest),
-			        "torch %s (%s) may run here, but its CUDA code could not be learnt "
-			        "(its reason above)",
-			        v, offer_backend(&offers[i], b, sizeof(b)));
+			put(c->nearest, sizeof(c->nearest),
+			    "torch %s (%s) may run here, but its CUDA code could not be learnt "
+			    "(its reason above)",
+			    v, offer_backend(&offers[i], b, sizeof(b)));
 			return;
 		}
-	snprintf(c->nearest, sizeof(c->nearest),
-	         "no torch build on offer has CUDA code for every GPU here: install on each "
-	         "kind of GPU separately, or allow other torch versions");
+	put(c->nearest, sizeof(c->nearest),
+	    "no torch build on offer has CUDA code for every GPU here: install on each "
+	    "kind of GPU separately, or allow other torch versions");
 }
 
 /* Whether offer o is of the named backend (learning its facts when only
@@ -379,10 +390,10 @@ int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n
 			fates[i] = FATE_UNKNOWN;
 		else if (!sorted[i].build) {
 			fates[i] = FATE_UNKNOWN;
-			snprintf(why, sizeof(why),
-			         "mlsetup's table does not know this build's CUDA code and its "
-			         "wheel "
-			         "was not audited");
+			put(why, sizeof(why),
+			    "mlsetup's table does not know this build's CUDA code and its "
+			    "wheel "
+			    "was not audited");
 		} else
 			fates[i] = judge(sorted[i].build, m, why, sizeof(why));
 		if (fates[i] == FATE_RUNS || fates[i] == FATE_COMPAT) {
@@ -414,10 +425,10 @@ int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n
 		}
 		nearest(out, sorted, fates, k, m);
 		if (!k)
-			snprintf(out->nearest, sizeof(out->nearest),
-			         "no torch build%s%s is on offer for this platform and these "
-			         "versions",
-			         backend ? " for backend " : "", backend ? backend : "");
+			put(out->nearest, sizeof(out->nearest),
+			    "no torch build%s%s is on offer for this platform and these "
+			    "versions",
+			    backend ? " for backend " : "", backend ? backend : "");
 	}
 	free(sorted);
 	free(fates);
@@ -442,7 +453,7 @@ static void variant_url(char *dst, size_t sz, const char *base, const char *back
 	size_t l = strlen(base);
 	while (l && base[l - 1] == '/')
 		l--;
-	snprintf(dst, sz, "%.*s/%s/", (int)l, base, backend);
+	put(dst, sz, "%.*s/%s/", (int)l, base, backend);
 }
 
 int ml_torch_table_offers(ml_torch_offers *out, const char *platform, const char *specifier,
