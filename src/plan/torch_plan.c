@@ -276,6 +276,27 @@ static int choose(pick_run *r, const ml_requirement *req, const ml_plan_complete
 	return rc;
 }
 
+/* A file named with --manifest was judged before its torch build was
+ * known ("cannot tell which GPUs it runs on"): judged again by the same
+ * rules now that it is, still the user's choice. (A project's candidate
+ * is judged again by its caller.) */
+static int rejudge(ml_plan *p, const ml_machine *m, ml_err *err)
+{
+	ml_selection *s = p->selection;
+	if (!s->overridden)
+		return 0;
+	char choice[512] = "chosen by --manifest";
+	for (size_t i = 0; i < s->n_reasons; i++)
+		if (strcmp(s->reasons[i].rule, "choice") == 0)
+			ml_strlcpy(choice, s->reasons[i].detail, sizeof(choice));
+	ml_select_opts so = ML_SELECT_OPTS_INIT;
+	so.python_version = p->python.xy;
+	bool fits = false;
+	int rc = ml_select_judge(s, m, &so, choice, &fits, err);
+	s->overridden = true;
+	return rc;
+}
+
 int ml_plan_torch_choose(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
                          const ml_plan_complete_opts *o, ml_err *err)
 {
@@ -305,7 +326,8 @@ int ml_plan_torch_choose(ml_plan *p, const ml_machine *m, const ml_plan_provider
 	if (c->chosen && c->runs) {
 		say(pv, c->compat ? ML_PLAN_NOTE_WARNING : ML_PLAN_NOTE_STEP, "%s", c->reason);
 		/* the manifest's torch is now that build: its facts are known */
-		return ml_manifest_set_torch_build(p->selection->manifest, &c->build, err);
+		int rc2 = ml_manifest_set_torch_build(p->selection->manifest, &c->build, err);
+		return rc2 ? rc2 : rejudge(p, m, err);
 	}
 	if (c->chosen)
 		return ml_err_set(err, ML_EUNSUPPORTED, "%s", c->reason);

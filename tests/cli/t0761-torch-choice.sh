@@ -42,7 +42,10 @@ test_expect_success 'V100 + 550: 9.0.0+cu126 from its backend index; 9.0.0 passe
 	grep -q "sm_70" why &&
 	expect_eq true "$(choice minor_version_compat)" &&
 	expect_eq "9.0.0+cu126" "$(json out.json "d[\"manifest\"][\"torch\"]")" &&
-	expect_eq "12.6" "$(json out.json "d[\"manifest\"][\"cuda\"]")"
+	expect_eq "12.6" "$(json out.json "d[\"manifest\"][\"cuda\"]")" &&
+	json out.json "d[\"reasons\"]" >reasons &&
+	grep -q "SASS sm_70 runs on 7.0" reasons &&
+	test_must_fail grep -q "cannot tell" reasons err
 '
 
 test_expect_success 'GTX 1080 + 535: 9.0.0+cu126 (sm_60 SASS runs on 6.1), each build audited once' '

@@ -13,13 +13,17 @@
 # index whether manifests/torch-builds.json lacks a torch build
 # (make_torch_builds.py --check, no download) and warns if so.
 #
-# Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis|today]]
+# Usage: sh tests/e2e/run.sh [WORKDIR [audit|thesis|today|choice]]
 #   audit: only the audit and cross-check steps, on the environments an
 #   earlier full run left in WORKDIR (installing what is missing)
 #   thesis: only the thesis-like project (tests/e2e/thesis): plan --project
 #   with simulated RTX 3090, RTX 5090 and H100 GPUs, then install --project
 #   today: only today's stack (torch 2.15.0 project on a simulated RTX 5090
 #   with driver 595), installed and audited for every GPU class
+#   choice: only a project that leaves torch open (`torch` and numpy):
+#   planned on a simulated RTX 5090 + 595 and V100 + 550, installed on the
+#   V100 (PyTorch's own indexes out of reach: the default index's builds)
+#   and audited for it
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 M="$top/build/mlsetup"
@@ -153,6 +157,42 @@ today() {
 	grep -q "torch/lib/libtorch_cuda.so' cannot run on sm_70" "$f" &&
 		echo "sm_70: exit 5 naming libtorch_cuda.so, as expected" | tee -a "$f"
 }
+# choice: a project whose requirements.txt leaves torch open. The plan
+# chooses the build for the simulated GPUs among the package index's builds
+# (PyTorch's own indexes cannot be reached from here: said once): the
+# newest torch on an RTX 5090 with driver 595, and on a V100 with driver
+# 550 torch 2.10.0, the last default build with sm_70 code (CUDA 12.8,
+# under minor-version compatibility), installed and audited.
+choice() {
+	rm -rf "$W/choice-project" "$W/choice-env" && mkdir -p "$W/choice-project" &&
+		printf 'torch\nnumpy\n' >"$W/choice-project/requirements.txt" || return 1
+	for g in rtx5090-595 v100; do
+		step "choice-plan-$g" env LD_LIBRARY_PATH="$top/build/shims" \
+			MLSETUP_FAKE_NVIDIA="$top/tests/fixtures/gpus/$g.json" \
+			"$M" plan --manifest "$W/choice-project/requirements.txt" --python "$PY"
+		LD_LIBRARY_PATH="$top/build/shims" MLSETUP_FAKE_NVIDIA="$top/tests/fixtures/gpus/$g.json" \
+			"$M" plan --json --manifest "$W/choice-project/requirements.txt" --python "$PY" \
+			>"$W/choice-plan-$g.json" 2>/dev/null
+		python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["torch_choice"]
+print("torch_choice:", c["version"], c["backend"], "runs" if c["runs"] else "DOES NOT RUN",
+      "(minor-version compatibility)" if c["minor_version_compat"] else "")
+for r in c["rejected"]:
+    print("  rejected", r["version"], "(" + r["index"] + "):", r["reason"])' \
+			"$W/choice-plan-$g.json" | tee -a "$OUT/choice-plan-$g.txt"
+	done
+	step choice-install env LD_LIBRARY_PATH="$top/build/shims" \
+		MLSETUP_FAKE_NVIDIA="$top/tests/fixtures/gpus/v100.json" \
+		"$M" install --project "$W/choice-project" --python "$PY" --target "$W/choice-env" \
+		--no-progress --no-verify
+	step choice-audit-sm_70 "$M" audit --arch sm_70 --driver 550.54.14 "$W/choice-env"
+	"$W/choice-env/bin/python" -c 'import torch; print("installed torch", torch.__version__, "CUDA", torch.version.cuda)' |
+		tee -a "$OUT/choice-audit-sm_70.txt"
+}
+if [ "${2:-}" = choice ]; then
+	choice
+	exit 0
+fi
 if [ "${2:-}" = thesis ]; then
 	thesis
 	exit 0
@@ -231,5 +271,6 @@ tail -1 "$OUT/tampered-wheel.txt"
 
 # The thesis-like project: planned for three GPUs, then installed.
 thesis
-# Today's stack, last.
+# Today's stack, then a project that leaves torch open.
 today
+choice
