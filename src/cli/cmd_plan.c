@@ -127,6 +127,11 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 	else
 		ml_say("%spython%s    %s (pinned %s)", b, r, p->python.version, p->python.pin_name);
 	ml_say("%starget%s    %s", b, r, p->target);
+	const ml_torch_choice *tc = p->torch_choice;
+	if (tc && tc->chosen)
+		ml_say("%storch%s     %s; %zu newer or preferred builds passed over (plan --json: "
+		       "torch_choice)",
+		       b, r, tc->reason, tc->n_rejected);
 	if (p->needs_resolution && s->manifest->embedded)
 		ml_say("%sfiles%s     resolved at first install: the shipped manifest '%s' (%s) "
 		       "pins versions without hashes; install has pip of the environment's "

@@ -53,6 +53,7 @@ test_expect_success 'GTX 1080 + 535: 9.0.0+cu126 (sm_60 SASS runs on 6.1), each 
 		--cache-dir "$TRASH/cache-gtx" --index-url "${web_url}" \
 		--torch-index-url "$web_torch_url" >human 2>&1 &&
 	grep -q "auditing torch-9.0.0-cp312" human &&
+	grep -q "^torch     torch 9.0.0+cu126 from ${web_torch_url}cu126/: newest build that runs here" human &&
 	grep -q "auditing torch-9.0.0+cu126-cp312" human &&
 	test_must_fail grep -q "auditing torch-8.5.0" human &&
 	plan_for gtx1080-535.json &&
