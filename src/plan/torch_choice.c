@@ -164,14 +164,30 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 		put(code + l, sizeof(code) - l, "%s%s", l ? "; " : "", gwhy);
 	}
 	const char *drv = m->driver.version;
+	int build_cuda = cuda_number(b->cuda);
+	/* A driver runs builds of its own CUDA major and older: minor-version
+	 * compatibility never crosses a major (a 12.8 driver starts no CUDA
+	 * 13 runtime), whatever the driver table records for this OS. */
+	if (drv_cuda && build_cuda && drv_cuda / 1000 < build_cuda / 1000) {
+		put(why, sz,
+		    "driver %s supports CUDA %d.%d: a CUDA %s build needs a driver for CUDA %d "
+		    "(minor-version compatibility stays within a major)",
+		    drv, drv_cuda / 1000, drv_cuda % 1000 / 10, b->cuda, build_cuda / 1000);
+		return FATE_DRIVER;
+	}
 	bool at_least = false;
 	const char *min = ml_torch_build_min_driver(b, windows, &at_least);
-	if (!drv[0] || !min || ml_driver_version_cmp(drv, min) >= 0) {
-		put(why, sz, "CUDA %s build, %s%s%s%s", b->cuda, code,
-		    drv[0] && min ? "; driver " : "", drv[0] && min ? drv : "",
-		    drv[0] && min ? " new enough" : "");
+	bool new_enough = min ? ml_driver_version_cmp(drv, min) >= 0
+	                      : !drv_cuda || !build_cuda || drv_cuda >= build_cuda;
+	if (!drv[0] || new_enough) {
+		put(why, sz, "CUDA %s build, %s%s%s%s", b->cuda, code, drv[0] ? "; driver " : "",
+		    drv[0] ? drv : "", drv[0] ? " new enough" : "");
 		return FATE_RUNS;
 	}
+	/* below the minimum (or, with none recorded for this OS, older than
+	 * the build's CUDA): CUDA minor-version compatibility, when the
+	 * driver is above the major's floor (or none is recorded), every
+	 * GPU's architecture minimum is met and no GPU needs PTX JIT */
 	const char *floor = ml_minor_version_floor(b->cuda, windows);
 	bool arch_ok = true;
 	for (size_t i = 0; i < m->n_gpus; i++) {
@@ -180,16 +196,25 @@ static fate judge(const ml_torch_build *b, const ml_machine *m, char *why, size_
 		if (need && ml_driver_version_cmp(drv, need) < 0)
 			arch_ok = false;
 	}
-	if (floor && ml_driver_version_cmp(drv, floor) >= 0 && arch_ok && !any_ptx) {
+	char below[160];
+	if (min)
+		put(below, sizeof(below), "driver %s is below %s%s, the minimum for CUDA %s", drv,
+		    at_least ? "at least " : "", min, b->cuda);
+	else
+		put(below, sizeof(below),
+		    "driver %s supports CUDA %d.%d, older than this CUDA %s build (no %s minimum "
+		    "recorded)",
+		    drv, drv_cuda / 1000, drv_cuda % 1000 / 10, b->cuda,
+		    windows ? "Windows" : "Linux");
+	if ((floor ? ml_driver_version_cmp(drv, floor) >= 0 : !min) && arch_ok && !any_ptx) {
 		put(why, sz,
-		    "CUDA %s build, %s; driver %s is below %s%s, the minimum for CUDA %s, but "
-		    "at least %s: runs under CUDA %d.x minor-version compatibility",
-		    b->cuda, code, drv, at_least ? "at least " : "", min, b->cuda, floor,
-		    atoi(b->cuda));
+		    "CUDA %s build, %s; %s, but %s%s: runs under CUDA %d.x minor-version "
+		    "compatibility",
+		    b->cuda, code, below, floor ? "at least " : "within its CUDA major",
+		    floor ? floor : "", build_cuda / 1000);
 		return FATE_COMPAT;
 	}
-	put(why, sz, "driver %s is below %s%s, the minimum for CUDA %s", drv,
-	    at_least ? "at least " : "", min, b->cuda);
+	put(why, sz, "%s", below);
 	return FATE_DRIVER;
 }
 

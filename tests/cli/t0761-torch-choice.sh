@@ -66,7 +66,7 @@ test_expect_success 'RTX 5090 + 570: 8.5.0 of the default index (9.0.0 needs CUD
 	plan_for rtx5090-570.json &&
 	expect_eq "8.5.0" "$(choice version)" &&
 	json out.json "[r[\"reason\"] for r in d[\"torch_choice\"][\"rejected\"] if r[\"version\"] == \"9.0.0\"][0]" >why &&
-	grep -q "below 580.65.06" why
+	grep -q "a CUDA 13.0 build needs a driver for CUDA 13" why
 '
 
 test_expect_success 'RTX 5090 + 595: the default index'"'"'s newest, nothing passed over' '
@@ -78,6 +78,17 @@ test_expect_success 'RTX 5090 + 595: the default index'"'"'s newest, nothing pas
 test_expect_success 'V100 + RTX 5090: 8.5.0, the one build with code for both' '
 	plan_for v100-rtx5090-595.json &&
 	expect_eq "8.5.0" "$(choice version)"
+'
+
+test_expect_success 'Windows, RTX 5090 + 572 (CUDA 12.8): the +cu128 Windows build, never the CPU-only default' '
+	with_gpus win-rtx5090-572.json "$MLSETUP" plan --json --platform windows-x86_64 \
+		--python 3.12 --manifest proj/requirements.txt --cache-dir "$TRASH/cache" \
+		--index-url "${web_url}" --torch-index-url "$web_torch_url" >out.json 2>err &&
+	expect_eq "9.0.0+cu128" "$(choice version)" &&
+	json out.json "[r[\"reason\"] for r in d[\"torch_choice\"][\"rejected\"] if r[\"version\"] == \"9.0.0\"][0]" >why &&
+	grep -q "CPU-only build" why &&
+	json out.json "[r[\"reason\"] for r in d[\"torch_choice\"][\"rejected\"] if r[\"version\"] == \"9.0.0+cu130\"][0]" >why &&
+	grep -q "needs a driver for CUDA 13" why
 '
 
 test_expect_success 'no NVIDIA GPU: the cpu build' '
