@@ -164,6 +164,10 @@ typedef struct ml_install_opts {
 	                            * machine ran it (ml_plan_set_platform; the GPUs and
 	                            * driver stay the detected ones); ml_install refuses
 	                            * it (ML_EUSAGE). NULL: this machine's */
+	const char *gpus;          /* ml_install_plan only: plan for these GPUs ("sm_70,
+	                            * sm_120", "none"; ml_plan_set_gpus) instead of the
+	                            * detected ones; NULL: this machine's */
+	const char *driver;        /* ml_install_plan only: and this driver version */
 	ml_index_flags index;      /* the command line's index options (borrowed) */
 	/* How to fetch: jobs (parallel downloads and, here, wheel installs;
 	 * <= 0: the fetch default and one per CPU), retries, timeouts. Its

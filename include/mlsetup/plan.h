@@ -798,6 +798,16 @@ void ml_lock_release(ml_lock *lk);
  * Returns 0, or ML_EUSAGE for anything else (m unchanged). */
 int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
 
+/* Makes machine m describe other NVIDIA GPUs and driver, for a plan made
+ * for another machine (`plan --gpu sm_70,sm_120 --driver 550.54.15`):
+ * gpus, when not NULL, replaces m's GPUs by the compute capabilities it
+ * lists (comma-separated "sm_XY" or "X.Y", ml_cuda_device_parse(); "none"
+ * for no GPU), each named "GPU sm_XY (--gpu)"; driver, when not NULL,
+ * replaces the driver version, and its CUDA version is the driver table's
+ * for its branch (ml_driver_cuda_version()). Returns 0, ML_EUSAGE for a
+ * list or version it cannot read (m unchanged), or ML_ENOMEM. */
+int ml_plan_set_gpus(ml_machine *m, const char *gpus, const char *driver, ml_err *err);
+
 /* --- projects: a directory or git repository with candidates (src/plan/project.c) */
 
 /* Where a project comes from: --project PATH|GIT_URL. */

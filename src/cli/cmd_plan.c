@@ -25,6 +25,8 @@ enum {
 	OPT_PROJECT,
 	OPT_CHECKOUT,
 	OPT_PLATFORM,
+	OPT_GPU,
+	OPT_DRIVER,
 };
 
 struct plan_args {
@@ -43,7 +45,8 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
-		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg, err);
+		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg,
+		                              err);
 	case OPT_PROJECT:
 		o->project = arg;
 		break;
@@ -52,6 +55,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_PLATFORM:
 		o->platform = arg;
+		break;
+	case OPT_GPU:
+		o->gpus = arg;
+		break;
+	case OPT_DRIVER:
+		o->driver = arg;
 		break;
 	case OPT_PYTHON:
 		o->python = arg;
@@ -180,6 +189,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"project", required_argument, NULL, OPT_PROJECT},
 	        {"checkout", required_argument, NULL, OPT_CHECKOUT},
 	        {"platform", required_argument, NULL, OPT_PLATFORM},
+	        {"gpu", required_argument, NULL, OPT_GPU},
+	        {"driver", required_argument, NULL, OPT_DRIVER},
 	        {"python", required_argument, NULL, OPT_PYTHON},
 	        {"target", required_argument, NULL, OPT_TARGET},
 	        {"cache-dir", required_argument, NULL, OPT_CACHE},
@@ -260,8 +271,9 @@ const ml_command ml_cmd_plan = {
         run,
         ML_NEED_NONE,
         "show what install would do here, and why; changes nothing",
-        "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] [--target DIR] "
-        "[--platform OS-ARCH] [--offline] [--json]",
+        "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] "
+        "[--target DIR] "
+        "[--platform OS-ARCH] [--gpu SM,...] [--driver VERSION] [--offline] [--json]",
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
         "                        cannot run it); repeated: candidates, the first that fits\n"
         "  --project PATH|GIT_URL  a project directory or git repository (@REV: a commit,\n"
@@ -275,6 +287,9 @@ const ml_command ml_cmd_plan = {
         "  --platform OS-ARCH    plan as if this machine ran another OS (linux-x86_64,\n"
         "                        linux-aarch64, windows-x86_64): its manifests, interpreter\n"
         "                        and driver minimums; the GPUs and driver detected here\n"
+        "  --gpu SM,...          plan for these GPUs instead (sm_70,sm_120 or 7.0,12.0;\n"
+        "                        none): a login node planning for its compute nodes\n"
+        "  --driver VERSION      and this NVIDIA driver (550.54.15)\n"
         "  --cache-dir DIR       cache to check for files already downloaded\n"
         "  --offline             contact no index (plan never needs one for shipped manifests;\n"
         "                        global option)\n"

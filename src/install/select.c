@@ -22,8 +22,14 @@ int mli_detect(mli_run *r, ml_err *err)
 		rc = ml_err_set(err, ML_EUSAGE,
 		                "install builds for this machine: --platform "
 		                "is for planning only");
+	if (!rc && (o->gpus || o->driver) && !r->planning)
+		rc = ml_err_set(err, ML_EUSAGE,
+		                "install builds for this machine: --gpu and --driver are for "
+		                "planning only");
 	if (!rc && o->platform)
 		rc = ml_plan_set_platform(res->machine, o->platform, err);
+	if (!rc && (o->gpus || o->driver))
+		rc = ml_plan_set_gpus(res->machine, o->gpus, o->driver, err);
 	if (rc)
 		return rc;
 	ml_install_event ev = {.kind = ML_EV_MACHINE, .machine = res->machine};

@@ -119,6 +119,20 @@ test_expect_success 'MLSETUP_TORCH_INDEX_URL names the variant indexes when the 
 	expect_eq "9.0.0+cu126" "$(choice version)"
 '
 
+test_expect_success '--gpu and --driver: a login node without GPUs plans for its compute nodes' '
+	plan_for - --gpu sm_70 --driver 550.54.15 &&
+	expect_eq "9.0.0+cu126" "$(choice version)" &&
+	expect_eq "sm_70" "$(json out.json "d[\"machine\"][\"gpus\"][0][\"sm\"]")" &&
+	plan_for - --gpu 7.0,12.0 --driver 595.45.04 &&
+	expect_eq "8.5.0" "$(choice version)" &&
+	plan_for v100.json --gpu none &&
+	expect_eq "9.0.0+cpu" "$(choice version)" &&
+	expect_exit 2 plan_for - --gpu sm_7x &&
+	grep -q "compute capabilities" err &&
+	expect_exit 2 plan_for - --driver 5x0 &&
+	expect_exit 2 "$MLSETUP" install --manifest proj/requirements.txt --gpu sm_70
+'
+
 test_expect_success 'a bad --torch-backend is a usage error' '
 	expect_exit 2 "$MLSETUP" plan --manifest proj/requirements.txt --torch-backend cuda &&
 	true
