@@ -164,6 +164,11 @@ typedef struct ml_install_opts {
 	                            * machine ran it (ml_plan_set_platform; the GPUs and
 	                            * driver stay the detected ones); ml_install refuses
 	                            * it (ML_EUSAGE). NULL: this machine's */
+	char *const *requirements; /* requirements given as arguments ("torch",
+	                            * "numpy<2"), as pip install takes them: planned as a
+	                            * requirements file of those lines (src/install/
+	                            * args.c); not with manifest or project */
+	size_t n_requirements;
 	const char *gpus;          /* ml_install_plan only: plan for these GPUs ("sm_70,
 	                            * sm_120", "none"; ml_plan_set_gpus) instead of the
 	                            * detected ones; NULL: this machine's */

@@ -75,7 +75,8 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		return r < 0 ? ML_EUSAGE : 0;
 	switch (opt) {
 	case OPT_MANIFEST:
-		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg, err);
+		return ml_cli_manifest_option(a->manifests, &a->n_manifests, &o->manifest, arg,
+		                              err);
 	case OPT_PROJECT:
 		o->project = arg;
 		break;
@@ -159,8 +160,9 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	                      &ctx->help_shown, err);
 	if (rc || ctx->help_shown)
 		return rc;
-	if (first < argc)
-		return ml_cli_usage(&ml_cmd_install, err, "unexpected argument '%s'", argv[first]);
+	/* requirements as arguments, as pip install takes them */
+	a->o.requirements = argv + first;
+	a->o.n_requirements = (size_t)(argc - first);
 	if (a->n_manifests > 1) {
 		a->o.manifests = a->manifests;
 		a->o.n_manifests = a->n_manifests;
@@ -250,7 +252,11 @@ const ml_command ml_cmd_install = {
         "build a verified environment: detect, plan, fetch, build, verify, report",
         "mlsetup install [--manifest NAME|PATH]... [--project PATH|GIT_URL [--checkout DIR]] "
         "[--target DIR] [--python X.Y|PATH] [index options] "
-        "[--cache-dir DIR] [--jobs N] [--offline] [--require-gpu] [--no-verify]",
+        "[--cache-dir DIR] [--jobs N] [--offline] [--require-gpu] [--no-verify] "
+        "[REQUIREMENT...]",
+        "  REQUIREMENT...          requirements as pip takes them (torch 'numpy<2'):\n"
+        "                          resolved as a requirements file; a torch left open\n"
+        "                          gets the build that runs on this machine's GPUs\n"
         "  --manifest NAME|PATH    use this manifest instead of choosing one; repeated:\n"
         "                          candidates, the first that fits this machine is chosen\n"
         "  --project PATH|GIT_URL  a project directory or git repository (https://, file://,\n"

@@ -206,8 +206,10 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	int first;
 	int rc = ml_cli_parse(&ml_cmd_plan, argc, argv, opts, on_option, a, &first,
 	                      &ctx->help_shown, err);
-	if (!rc && !ctx->help_shown && first < argc)
-		return ml_cli_usage(&ml_cmd_plan, err, "unexpected argument '%s'", argv[first]);
+	if (!rc && !ctx->help_shown) { /* requirements as arguments, as install takes them */
+		a->o.requirements = argv + first;
+		a->o.n_requirements = (size_t)(argc - first);
+	}
 	if (!rc && a->n_manifests > 1) {
 		a->o.manifests = a->manifests;
 		a->o.n_manifests = a->n_manifests;
@@ -273,7 +275,9 @@ const ml_command ml_cmd_plan = {
         "show what install would do here, and why; changes nothing",
         "mlsetup plan [--manifest NAME|PATH]... [--project PATH|GIT_URL] [--python X.Y|PATH] "
         "[--target DIR] "
-        "[--platform OS-ARCH] [--gpu SM,...] [--driver VERSION] [--offline] [--json]",
+        "[--platform OS-ARCH] [--gpu SM,...] [--driver VERSION] [--offline] [--json] "
+        "[REQUIREMENT...]",
+        "  REQUIREMENT...        requirements as install takes them (torch 'numpy<2')\n"
         "  --manifest NAME|PATH  use this manifest instead of choosing (warns when the GPUs\n"
         "                        cannot run it); repeated: candidates, the first that fits\n"
         "  --project PATH|GIT_URL  a project directory or git repository (@REV: a commit,\n"

@@ -337,7 +337,7 @@ static int pipeline(mli_run *r, ml_err *err)
 	return rc;
 }
 
-int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
+static int install_run(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 {
 	memset(res, 0, sizeof(*res));
 	mli_run r;
@@ -370,4 +370,20 @@ void ml_install_result_release(ml_install_result *res)
 	ml_verification_free(res->gpu);
 	cJSON_Delete(res->report);
 	memset(res, 0, sizeof(*res));
+}
+
+int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
+{
+	if (!opts->n_requirements)
+		return install_run(res, opts, err);
+	ml_install_opts own;
+	char dir[4096], path[4096];
+	int rc = mli_args_open(&own, dir, sizeof(dir), path, sizeof(path), opts, err);
+	if (rc) {
+		memset(res, 0, sizeof(*res));
+		return rc;
+	}
+	rc = install_run(res, &own, err);
+	mli_args_close(dir);
+	return rc;
 }

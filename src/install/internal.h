@@ -286,4 +286,18 @@ int mli_resolution_lock(char *path, size_t sz, mli_run *r, ml_err *err);
  * a WARNING. Returns 0, or what rendering or writing it failed with. */
 int mli_save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err);
 
+/* --- requirements given as arguments (args.c) ------------------------------- */
+
+/* When o names requirements as arguments: checks each (one PEP 508
+ * requirement; ML_EUSAGE naming it otherwise, or when --manifest or
+ * --project is given too), writes them as requirements.txt into a new
+ * temporary directory dir (dir_sz bytes), its path into path, and fills
+ * *own as o with that file as its manifest. Returns 0 or ML_EUSAGE,
+ * ML_EIO, ML_ENOMEM (dir removed). */
+int mli_args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, size_t path_sz,
+                  const ml_install_opts *o, ml_err *err);
+
+/* Removes dir (from mli_args_open()) when it is set; "" then. */
+void mli_args_close(char *dir);
+
 #endif

@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
+static int plan_run(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 {
 	memset(res, 0, sizeof(*res));
 	mli_run r;
@@ -45,5 +45,21 @@ int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err 
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);
 	mli_project_release(&r);
+	return rc;
+}
+
+int ml_install_plan(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
+{
+	if (!opts->n_requirements)
+		return plan_run(res, opts, err);
+	ml_install_opts own;
+	char dir[4096], path[4096];
+	int rc = mli_args_open(&own, dir, sizeof(dir), path, sizeof(path), opts, err);
+	if (rc) {
+		memset(res, 0, sizeof(*res));
+		return rc;
+	}
+	rc = plan_run(res, &own, err);
+	mli_args_close(dir);
 	return rc;
 }

@@ -403,7 +403,8 @@ int ml_torch_choose(ml_torch_choice *out, const ml_torch_offer *offers, size_t n
 		else if (keep && sorted[k].version)
 			k++;
 	}
-	qsort(sorted, k, sizeof(*sorted), offer_cmp);
+	if (k)
+		qsort(sorted, k, sizeof(*sorted), offer_cmp);
 	char why[512];
 	for (size_t i = 0; i < k && !out->chosen && !rc; i++) {
 		int f = facts(&sorted[i], opts, why, sizeof(why));

@@ -133,6 +133,20 @@ test_expect_success '--gpu and --driver: a login node without GPUs plans for its
 	expect_exit 2 "$MLSETUP" install --manifest proj/requirements.txt --gpu sm_70
 '
 
+test_expect_success 'requirements as arguments: plan torch chooses as for a file' '
+	with_gpus v100.json "$MLSETUP" plan --json --python 3.12 --cache-dir "$TRASH/cache" \
+		--index-url "${web_url}" --torch-index-url "$web_torch_url" torch >out.json 2>err &&
+	expect_eq "9.0.0+cu126" "$(choice version)" &&
+	with_gpus v100.json "$MLSETUP" plan --json --python 3.12 --cache-dir "$TRASH/cache" \
+		--index-url "${web_url}" --torch-index-url "$web_torch_url" "torch<9" >out.json 2>err &&
+	expect_eq "8.5.0" "$(choice version)" &&
+	expect_exit 2 "$MLSETUP" plan --manifest proj/requirements.txt torch 2>err &&
+	grep -q "cannot be combined with --manifest" err &&
+	expect_exit 2 "$MLSETUP" plan "torch[" 2>err &&
+	grep -q "is not a requirement" err &&
+	test_must_fail ls "${TMPDIR:-/tmp}"/mlsetup-args.* 2>/dev/null
+'
+
 test_expect_success 'a bad --torch-backend is a usage error' '
 	expect_exit 2 "$MLSETUP" plan --manifest proj/requirements.txt --torch-backend cuda &&
 	true

@@ -405,6 +405,20 @@ static void test_resolution_is_pinned_to_the_choice_and_its_index(void **state)
 	assert_null(args);
 }
 
+static void test_nothing_on_offer_is_said(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "595.45.04");
+	gpu(&b, "NVIDIA GeForce RTX 5090", 12, 0);
+	ml_torch_choice c;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_torch_choose(&c, NULL, 0, &b.m, NULL, &err), 0);
+	assert_false(c.chosen);
+	assert_non_null(strstr(c.nearest, "no torch build is on offer"));
+	ml_torch_choice_release(&c);
+}
+
 static void test_bad_specifier_is_an_error(void **state)
 {
 	(void)state;
@@ -432,6 +446,7 @@ int main(void)
 	        cmocka_unit_test(test_facts_are_learnt_in_rank_order_and_only_as_needed),
 	        cmocka_unit_test(test_the_variant_index_base_and_backends_are_data),
 	        cmocka_unit_test(test_resolution_is_pinned_to_the_choice_and_its_index),
+	        cmocka_unit_test(test_nothing_on_offer_is_said),
 	        cmocka_unit_test(test_bad_specifier_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
