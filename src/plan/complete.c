@@ -27,23 +27,6 @@ bool ml_plan_is_complete(const ml_plan *p)
 	return !p->needs_resolution && p->n_unknown == 0 && p->n_unsized == 0;
 }
 
-void ml_project_listing_release(ml_project_listing *l)
-{
-	if (!l)
-		return;
-	for (size_t i = 0; i < l->n_files; i++) {
-		free(l->files[i].filename);
-		free(l->files[i].url);
-		free(l->files[i].sha256);
-	}
-	free(l->files);
-	l->files = NULL;
-	l->n_files = 0;
-	l->project_seen = false;
-	l->rc = 0;
-	l->err = (ml_err)ML_ERR_INIT;
-}
-
 /* Sends a note of kind through pv, printf-style. */
 static void note(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
