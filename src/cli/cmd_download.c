@@ -224,6 +224,8 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 	a->o.offline = ctx->offline;
 	a->o.on_event = on_event;
 	a->o.event_data = &ui;
+	if (ml_cli_index_no_torch(&a->ix, &ml_cmd_download, err))
+		return ML_EUSAGE;
 	ml_cli_index_flags(&a->ix, &a->o.index);
 	ml_install_download_result r;
 	int rc = ml_install_download(&r, &a->o, err);

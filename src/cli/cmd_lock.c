@@ -91,6 +91,8 @@ static int run(ml_ctx *ctx, void *args, ml_err *err)
 	a->o.pythons = a->pythons;
 	a->o.platforms = a->platforms;
 	a->o.on_event = on_event;
+	if (ml_cli_index_no_torch(&a->ix, &ml_cmd_lock, err))
+		return ML_EUSAGE;
 	ml_cli_index_flags(&a->ix, &a->o.index);
 	ml_install_lock_result r;
 	int rc = ml_install_lock(&r, &a->o, err);

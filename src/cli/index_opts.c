@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "cli.h"
 #include "index_opts.h"
 
 int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err)
@@ -72,4 +73,16 @@ void ml_cli_index_flags(const ml_cli_index *ix, ml_index_flags *out)
 	f.torch_index_url = ix->torch_index_url;
 	f.torch_backend = ix->torch_backend;
 	*out = f;
+}
+
+int ml_cli_index_no_torch(const ml_cli_index *ix, const ml_command *c, ml_err *err)
+{
+	if (!ix->torch_backend && !ix->torch_index_url)
+		return 0;
+	return ml_cli_usage(c, err,
+	                    "'mlsetup %s' chooses no torch build, so %s would change nothing: "
+	                    "it is for plan and install (a requirements file that leaves torch "
+	                    "open); pin torch in the file instead (torch==2.10.0+cu126 and its "
+	                    "index)",
+	                    c->name, ix->torch_backend ? "--torch-backend" : "--torch-index-url");
 }

@@ -10,6 +10,8 @@
 
 #define ML_CLI_INDEX_MAX 16
 
+struct ml_command;
+
 enum {
 	ML_OPT_INDEX_URL = 'i',
 	ML_OPT_FIND_LINKS = 'f',
@@ -64,6 +66,12 @@ typedef struct ml_cli_index {
 /* Records an index option. Returns 1 when opt was one, 0 when it was not,
  * -1 (err set, ML_EUSAGE) when a list option was given too often. */
 int ml_cli_index_option(ml_cli_index *ix, int opt, const char *arg, ml_err *err);
+
+/* For the commands that choose no torch build (lock, download, bundle):
+ * ML_EUSAGE (usage of c, err set) when --torch-backend or
+ * --torch-index-url was given, so that neither is silently ignored; else
+ * 0. */
+int ml_cli_index_no_torch(const ml_cli_index *ix, const struct ml_command *c, ml_err *err);
 
 /* Fills *out (borrowing ix's strings) for ml_index_config_resolve(). */
 void ml_cli_index_flags(const ml_cli_index *ix, ml_index_flags *out);

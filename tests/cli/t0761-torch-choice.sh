@@ -147,7 +147,11 @@ test_expect_success 'requirements as arguments: plan torch chooses as for a file
 	test_must_fail ls "${TMPDIR:-/tmp}"/mlsetup-args.* 2>/dev/null
 '
 
-test_expect_success 'a bad --torch-backend is a usage error' '
+test_expect_success 'a bad --torch-backend is a usage error; lock, download and bundle refuse the torch options' '
+	expect_exit 2 "$MLSETUP" lock proj/requirements.txt -o x.txt --torch-backend cu126 2>err &&
+	grep -q "mlsetup lock. chooses no torch build" err &&
+	expect_exit 2 "$MLSETUP" download --manifest proj/requirements.txt -d d --torch-index-url none &&
+	expect_exit 2 "$MLSETUP" bundle --manifest requirements.txt -o b --torch-backend cpu &&
 	expect_exit 2 "$MLSETUP" plan --manifest proj/requirements.txt --torch-backend cuda &&
 	true
 '
