@@ -169,10 +169,12 @@ typedef struct ml_install_opts {
 	                            * requirements file of those lines (src/install/
 	                            * args.c); not with manifest or project */
 	size_t n_requirements;
-	const char *gpus;          /* ml_install_plan only: plan for these GPUs ("sm_70,
-	                            * sm_120", "none"; ml_plan_set_gpus) instead of the
-	                            * detected ones; NULL: this machine's */
-	const char *driver;        /* ml_install_plan only: and this driver version */
+	const char *gpus;          /* plan (and install) for these GPUs ("sm_70,sm_120",
+	                            * "none"; ml_plan_set_gpus) instead of the detected
+	                            * ones: selection, the torch choice and the audit
+	                            * judge them; install then runs no GPU check (they
+	                            * are not here) and says so. NULL: this machine's */
+	const char *driver;        /* and this driver version; NULL: this machine's */
 	ml_index_flags index;      /* the command line's index options (borrowed) */
 	/* How to fetch: jobs (parallel downloads and, here, wheel installs;
 	 * <= 0: the fetch default and one per CPU), retries, timeouts. Its

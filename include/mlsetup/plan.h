@@ -802,7 +802,7 @@ int ml_plan_set_platform(ml_machine *m, const char *platform, ml_err *err);
  * for another machine (`plan --gpu sm_70,sm_120 --driver 550.54.15`):
  * gpus, when not NULL, replaces m's GPUs by the compute capabilities it
  * lists (comma-separated "sm_XY" or "X.Y", ml_cuda_device_parse(); "none"
- * for no GPU), each named "GPU sm_XY (--gpu)"; driver, when not NULL,
+ * for no GPU), each named "GPU given with --gpu"; driver, when not NULL,
  * replaces the driver version, and its CUDA version is the driver table's
  * for its branch (ml_driver_cuda_version()). Returns 0, ML_EUSAGE for a
  * list or version it cannot read (m unchanged), or ML_ENOMEM. */

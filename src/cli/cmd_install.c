@@ -39,6 +39,8 @@ enum {
 	OPT_PY_PREFERENCE,
 	OPT_PROJECT,
 	OPT_CHECKOUT,
+	OPT_GPU,
+	OPT_DRIVER,
 };
 
 struct install_args {
@@ -82,6 +84,12 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_CHECKOUT:
 		o->checkout = arg;
+		break;
+	case OPT_GPU:
+		o->gpus = arg;
+		break;
+	case OPT_DRIVER:
+		o->driver = arg;
 		break;
 	case OPT_TARGET:
 		o->target = arg;
@@ -147,6 +155,8 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"reinstall", no_argument, NULL, OPT_REINSTALL},
 	        {"require-hashes", no_argument, NULL, OPT_REQUIRE_HASHES},
 	        {"python-preference", required_argument, NULL, OPT_PY_PREFERENCE},
+	        {"gpu", required_argument, NULL, OPT_GPU},
+	        {"driver", required_argument, NULL, OPT_DRIVER},
 	        ML_VERIFY_LONGOPTS,
 	        ML_CLI_INDEX_LONGOPTS,
 	        ML_CLI_FETCH_LONGOPTS,
@@ -282,6 +292,9 @@ const ml_command ml_cmd_install = {
         "  --no-wait               fail at once when another install holds the target\n"
         "  --no-verify             skip the import check after building\n"
         "  --require-gpu           fail (exit 5) when no NVIDIA GPU is found\n"
+        "  --gpu SM,... [--driver VERSION]  build for these GPUs instead of this machine's\n"
+        "                          (a login node for its compute nodes): chosen and audited\n"
+        "                          for them; their GPU checks run there (mlsetup verify)\n"
         "  --compile-bytecode      compile .pyc files after installing\n"
         "  --link METHOD           auto (default), reflink, hardlink or copy\n"
         "  --reinstall             rebuild the target even when it already is this plan\n"

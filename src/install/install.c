@@ -120,7 +120,12 @@ static bool plan_has(const ml_plan *p, const char *name)
 static int check_env(mli_run *r, ml_err *err)
 {
 	int rc = check_imports(r, err);
-	if (!rc && plan_has(r->res->plan, "torch"))
+	if (!rc && plan_has(r->res->plan, "torch") && r->o->gpus)
+		mli_say(&r->ev, ML_EV_WARNING,
+		        "the GPU checks are for the GPUs given with --gpu (%s), which are not "
+		        "this machine's: run 'mlsetup verify --target %s' where they are",
+		        r->o->gpus, r->res->target);
+	else if (!rc && plan_has(r->res->plan, "torch"))
 		rc = check_gpu(r, err);
 	return rc;
 }

@@ -22,10 +22,6 @@ int mli_detect(mli_run *r, ml_err *err)
 		rc = ml_err_set(err, ML_EUSAGE,
 		                "install builds for this machine: --platform "
 		                "is for planning only");
-	if (!rc && (o->gpus || o->driver) && !r->planning)
-		rc = ml_err_set(err, ML_EUSAGE,
-		                "install builds for this machine: --gpu and --driver are for "
-		                "planning only");
 	if (!rc && o->platform)
 		rc = ml_plan_set_platform(res->machine, o->platform, err);
 	if (!rc && (o->gpus || o->driver))

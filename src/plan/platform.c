@@ -90,7 +90,7 @@ int ml_plan_set_gpus(ml_machine *m, const char *gpus, const char *driver, ml_err
 			g->index = (int)n++;
 			g->cc_major = a.major;
 			g->cc_minor = a.minor;
-			snprintf(g->name, sizeof(g->name), "GPU %s (--gpu)", one);
+			snprintf(g->name, sizeof(g->name), "GPU given with --gpu");
 			ml_strlcpy(g->architecture, ml_cc_architecture(a.major, a.minor),
 			           sizeof(g->architecture));
 			ml_strlcpy(g->source, "--gpu", sizeof(g->source));

@@ -117,4 +117,21 @@ test_expect_success 'verify on a directory that is no environment: exit 1 with a
 	expect_exit 1 "$MLSETUP" verify --smoke-size 8 --alloc-mib 1 --sysroot "$SYSROOTS/empty" --target "$TRASH/nothing" 2>err &&
 	grep -q "no environment at" err && grep -q "hint:" err
 '
+test_expect_success '--gpu: a machine without a GPU builds for other GPUs, audited for them' '
+	expect_exit 5 inst --manifest cuda.txt --gpu sm_120 --driver 595.45.04 \
+		--target "$TRASH/gg1" 2>err &&
+	grep -q "GPU given with --gpu (sm_120) cannot run the CUDA code" err &&
+	test ! -e "$TRASH/gg1" &&
+	inst --manifest cuda.txt --gpu sm_86 --driver 550.54.15 --target "$TRASH/gg2" >out 2>err &&
+	test -d "$TRASH/gg2/lib" &&
+	json "$TRASH/gg2/mlsetup-report.json" "d[\"machine\"][\"gpus\"][0][\"sm\"]" >sm &&
+	expect_eq sm_86 "$(cat sm)"
+'
+
+test_expect_success '--gpu: the GPU checks are left to the machines that have them, and said so' '
+	inst --manifest torch.txt --gpu sm_86 --target "$TRASH/gg3" >out 2>err &&
+	grep -q "the GPU checks are for the GPUs given with --gpu (sm_86)" err &&
+	grep -q "mlsetup verify --target" err
+'
+
 test_done
