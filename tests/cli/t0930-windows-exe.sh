@@ -6,7 +6,8 @@
 # in that prefix's System32, an RTX 5090 on driver 572.83 plans the
 # Blackwell manifest and an RTX 3090 on 551.61 the CUDA 12.4 one; a
 # nvml.dll in the current directory is never loaded (DLL planting);
-# download fetches a manifest's wheels from the loopback mirror.
+# download fetches a manifest's wheels from the loopback mirror; a torch
+# left open is chosen for the simulated RTX 5090 (the +cu128 build).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/winelib.sh"
 . "$top/tests/mirror/testlib.sh"
@@ -93,6 +94,19 @@ test_expect_success 'audit: a real PE DLL with an nvcc fatbin, read by mlsetup.e
 	expect_eq "[\"sm_80\", \"sm_120\"]" "$(json out.json "d[\"files\"][0][\"sass\"]")" &&
 	expect_eq "[\"compute_120\"]" "$(json out.json "d[\"files\"][0][\"ptx\"]")" &&
 	expect_exit 5 win "" audit --arch sm_90 real_pe.dll
+'
+
+# The torch choice under wine: the loopback index in PyTorch's layout
+# (tests/fixtures/make_torch_layout.py), whose default-index Windows torch
+# is CPU-only; an RTX 5090 on 572.83 (CUDA 12.8) must get the +cu128 build.
+torch_layout tl
+test_expect_success 'Windows, RTX 5090 + 572: plan torch chooses the +cu128 build, never the CPU-only one' '
+	win "$FIXTURES/gpus/win-rtx5090-572.json" plan --json --python 3.12 \
+		--cache-dir "$TRASH/tcache" --index-url "$tl_url" --torch-index-url "$tl_torch_url" \
+		torch &&
+	expect_eq "9.0.0+cu128" "$(json out.json "d[\"torch_choice\"][\"version\"]")" &&
+	json out.json "[r[\"reason\"] for r in d[\"torch_choice\"][\"rejected\"] if r[\"version\"] == \"9.0.0\"][0]" >why &&
+	grep -q "CPU-only build" why
 '
 
 test_done
