@@ -101,6 +101,8 @@ test_expect_success 'audit: a real PE DLL with an nvcc fatbin, read by mlsetup.e
 # is CPU-only; an RTX 5090 on 572.83 (CUDA 12.8) must get the +cu128 build.
 torch_layout tl
 test_expect_success 'Windows, RTX 5090 + 572: plan torch chooses the +cu128 build, never the CPU-only one' '
+	cp "$WIN/nvml.dll" "$WIN/nvcuda.dll" "$SYS32/" &&
+	test_when_finished "rm -f \"$SYS32/nvml.dll\" \"$SYS32/nvcuda.dll\"" &&
 	win "$FIXTURES/gpus/win-rtx5090-572.json" plan --json --python 3.12 \
 		--cache-dir "$TRASH/tcache" --index-url "$tl_url" --torch-index-url "$tl_torch_url" \
 		torch &&
