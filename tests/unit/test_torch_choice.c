@@ -405,6 +405,39 @@ static void test_resolution_is_pinned_to_the_choice_and_its_index(void **state)
 	assert_null(args);
 }
 
+/* linux-aarch64: the table's variant builds (the package index's aarch64
+ * torch has no entry there): a GH200 (9.0) on driver 575 (CUDA 12.9)
+ * cannot start CUDA 13 builds, so it gets the newest +cu126; Thor (11.0)
+ * on 595 gets a CUDA 13 build, the only ones with sm_110. */
+static void test_aarch64_gh200_and_thor(void **state)
+{
+	(void)state;
+	box b;
+	machine(&b, "575.51.03");
+	snprintf(b.m.os.arch, sizeof(b.m.os.arch), "aarch64");
+	gpu(&b, "NVIDIA GH200 480GB", 9, 0);
+	ml_torch_offers offers;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_torch_table_offers(&offers, "linux-aarch64", NULL, DEFAULT_INDEX,
+	                                       TORCH_INDEX, &err),
+	                 0);
+	ml_torch_choice c;
+	assert_int_equal(ml_torch_choose(&c, offers.offers, offers.n, &b.m, NULL, &err), 0);
+	assert_string_equal(c.version, "2.15.0+cu126");
+	assert_non_null(strstr(c.rejected[0].reason, "needs a driver for CUDA 13"));
+	ml_torch_choice_release(&c);
+	machine(&b, "595.45.04");
+	snprintf(b.m.os.arch, sizeof(b.m.os.arch), "aarch64");
+	gpu(&b, "NVIDIA Jetson AGX Thor", 11, 0);
+	assert_int_equal(ml_torch_choose(&c, offers.offers, offers.n, &b.m, NULL, &err), 0);
+	assert_true(c.chosen);
+	assert_string_equal(c.build.version, "2.15.0");
+	assert_true(strncmp(c.backend, "cu13", 4) == 0);
+	assert_non_null(strstr(c.reason, "sm_110"));
+	ml_torch_choice_release(&c);
+	ml_torch_offers_release(&offers);
+}
+
 static void test_nothing_on_offer_is_said(void **state)
 {
 	(void)state;
@@ -446,6 +479,7 @@ int main(void)
 	        cmocka_unit_test(test_facts_are_learnt_in_rank_order_and_only_as_needed),
 	        cmocka_unit_test(test_the_variant_index_base_and_backends_are_data),
 	        cmocka_unit_test(test_resolution_is_pinned_to_the_choice_and_its_index),
+	        cmocka_unit_test(test_aarch64_gh200_and_thor),
 	        cmocka_unit_test(test_nothing_on_offer_is_said),
 	        cmocka_unit_test(test_bad_specifier_is_an_error),
 	};
