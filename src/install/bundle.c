@@ -253,8 +253,7 @@ static int download(bundle *b, plan_run *r, const char *path, const char *files)
  * path, credentials or index URLs. Returns 0 or what ml_install_lock()
  * returns (ML_EFAIL: pip could not resolve it for a target, or a package
  * has no wheel for it). */
-static int lock_manifest(bundle *b, size_t m, const ml_manifest *mf, const char *xy,
-                         ml_err *err)
+static int lock_manifest(bundle *b, size_t m, const ml_manifest *mf, const char *xy, ml_err *err)
 {
 	const ml_install_bundle_opts *o = b->o;
 	const char *given = b->manifests[m];
@@ -272,7 +271,8 @@ static int lock_manifest(bundle *b, size_t m, const ml_manifest *mf, const char 
 	        mf->embedded ? ml_embedded_find(mf->embedded_name ? mf->embedded_name : mf->name)
 	                     : NULL;
 	if (mf->embedded && !ef)
-		return ml_err_set(err, ML_EFAIL, "no shipped manifest '%s' in this build", mf->name);
+		return ml_err_set(err, ML_EFAIL, "no shipped manifest '%s' in this build",
+		                  mf->name);
 	if (ef && (e = ml_fs_write_file(in, ef->data, ef->size, 0644, false, false)) != 0)
 		return ml_err_set(err, ML_EIO, "cannot write '%s': %s", in, strerror(-e));
 	const char *const *pys = o->n_pythons ? o->pythons : &xy;
@@ -484,7 +484,8 @@ static int copy_manifests(bundle *b, cJSON *list, ml_err *err)
 		const ml_manifest *mf = r->dl.plan->selection->manifest;
 		char *text = NULL;
 		size_t len = 0;
-		const ml_embedded_file *f = mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
+		const ml_embedded_file *f =
+		        mf->embedded ? ml_embedded_find(mf->embedded_name) : NULL;
 		int rc = 0;
 		if (mf->embedded && !f)
 			return ml_err_set(err, ML_ENOENT, "manifest '%s' is not in this build",

@@ -52,6 +52,9 @@ typedef struct mli_run {
 	ml_env_layout env;
 	bool env_ready;
 	bool planning;          /* ml_install_plan: change nothing outside the cache */
+	bool warnings_deferred; /* mli_select left the selection's warnings to
+	                         * mli_resolve: the file is resolved (and its torch
+	                         * build perhaps chosen) first, which may change them */
 	/* A project (o->project or several o->manifests): o points at proj_opts,
 	 * the caller's options with the target (and, once chosen, the manifest)
 	 * filled in. */
@@ -131,6 +134,10 @@ int mli_detect(mli_run *r, ml_err *err);
  * and remedy. Sends the PLAN event and the selection's warnings, and the
  * plan's when it is complete (else mli_resolve() says them). */
 int mli_select(mli_run *r, ml_err *err);
+
+/* Says the selection's warnings mli_select() deferred (warnings_deferred),
+ * once; nothing when none were. */
+void mli_say_deferred(mli_run *r);
 
 /* project.c: finds the project src names (ml_project_source_parse) and
  * puts the directory its candidates are read from into dir (dir_sz

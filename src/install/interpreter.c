@@ -227,7 +227,7 @@ struct mli_prep {
 	bool probed;
 	pthread_t thread;
 	bool started;
-	int rc;             /* the worker's result */
+	int rc; /* the worker's result */
 	ml_err err;
 };
 
@@ -355,9 +355,9 @@ int mli_prep_finish(mli_run *r, ml_err *err)
 			rc = pr->rc && pr->err.msg[0] ? pr->rc : 0;
 			if (rc)
 				*err = pr->err;
-			else if ((rc = ml_python_unpack(pr->python, sizeof(pr->python),
-			                                pr->dl.path, pp->sha256, pr->dir,
-			                                pp->pin_name, err)) == 0)
+			else if ((rc = ml_python_unpack(pr->python, sizeof(pr->python), pr->dl.path,
+			                                pp->sha256, pr->dir, pp->pin_name, err)) ==
+			         0)
 				rc = ml_python_probe(&r->res->python, pr->python, err);
 		} else {
 			r->res->python = pr->py;

@@ -42,6 +42,8 @@ static int plan_run(ml_install_result *res, const ml_install_opts *opts, ml_err 
 		if (!rc)
 			rc = MLI_STAGE(&r, ML_STAGE_PLAN, mli_resolve(&r, python, err));
 	}
+	if (!rc)
+		mli_say_deferred(&r); /* offline, or nothing to resolve: said now */
 	ml_cache_close(r.cache);
 	ml_index_config_free(r.cfg);
 	mli_project_release(&r);

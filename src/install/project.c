@@ -261,7 +261,7 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			return unknown(c,
 			               "offline, and the table of known torch builds has no build "
 			               "for '%s' (pip would have to resolve it)",
-			               req->version ? req->version
+			               req->version        ? req->version
 			               : req->specifier[0] ? req->specifier
 			                                   : "torch, unpinned");
 		}
@@ -274,18 +274,23 @@ static int learn_torch(mli_run *r, ml_plan *p, const ml_requirement *req, ml_can
 			p = r->res->plan; /* a fallback interpreter plans again */
 			mf = p->selection->manifest;
 			if (rc)
-				return rc == ML_ENOMEM ? (err ? (void)(*err = e) : (void)0), rc
-				                       : unknown(c, "the interpreter that would resolve "
-				                                    "it could not be had: %s",
-				                                 e.msg);
+				return rc == ML_ENOMEM
+				       ? (err ? (void)(*err = e) : (void)0),
+				       rc
+				       : unknown(c,
+				                 "the interpreter that would resolve "
+				                 "it could not be had: %s",
+				                 e.msg);
 			python = r->interpreter;
 		}
 		if (!python)
-			return unknown(c,
-			               "%s: pip of the environment's interpreter must resolve it to "
-			               "learn its torch wheel; give --python PATH (or install once)",
-			               "not resolved");
-		if (!r->res->python.version[0] && (rc = ml_python_probe(&r->res->python, python, &e)))
+			return unknown(
+			        c,
+			        "%s: pip of the environment's interpreter must resolve it to "
+			        "learn its torch wheel; give --python PATH (or install once)",
+			        "not resolved");
+		if (!r->res->python.version[0] &&
+		    (rc = ml_python_probe(&r->res->python, python, &e)))
 			return failed(c, "its interpreter does not run: %s", e.msg);
 		if (!r->res->python_source[0])
 			ml_strlcpy(r->res->python_source, p->python.path ? "path" : "managed",
@@ -402,8 +407,8 @@ static int describe(ml_candidate *c, const ml_selection *s, const ml_machine *m,
 				snprintf(sm, sizeof(sm), "%.*s", (int)(close - open - 1), open + 1);
 			const char *first = c->sass && *c->sass ? c->sass : NULL;
 			const char *last = first ? strrchr(first, ' ') : NULL;
-			ml_buf_printf(&b, "%s%s: torch %s has no %s code (", b.len ? "; " : "", c->name,
-			              tv, sm[0] ? sm : "usable");
+			ml_buf_printf(&b, "%s%s: torch %s has no %s code (", b.len ? "; " : "",
+			              c->name, tv, sm[0] ? sm : "usable");
 			if (first)
 				ml_buf_printf(&b, "SASS %.*s%s%s", (int)strcspn(first, " "), first,
 				              last ? "\u2026" : "", last ? last + 1 : "");
@@ -442,8 +447,9 @@ int mli_project_choose(mli_run *r, ml_err *err)
 			break;
 		}
 		if (chosen) {
-			c->reason = ml_asprintf("%s: not considered: %s comes first and fits", c->name,
-			                        base_name(chosen->selection->manifest->name));
+			c->reason =
+			        ml_asprintf("%s: not considered: %s comes first and fits", c->name,
+			                    base_name(chosen->selection->manifest->name));
 			if (!c->reason)
 				rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 			continue;
@@ -530,7 +536,8 @@ int mli_project_choose(mli_run *r, ml_err *err)
 		s->manifest = NULL;
 		ml_buf why = ML_BUF_INIT;
 		for (size_t k = 0; k < r->n_cands; k++)
-			ml_buf_printf(&why, "%s%s", k ? "; " : "", cands[k].reason ? cands[k].reason : "");
+			ml_buf_printf(&why, "%s%s", k ? "; " : "",
+			              cands[k].reason ? cands[k].reason : "");
 		snprintf(s->problem, sizeof(s->problem), "no candidate of the project fits: %s",
 		         ml_buf_cstr(&why));
 		ml_buf_release(&why);

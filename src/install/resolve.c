@@ -124,6 +124,8 @@ int mli_resolve(mli_run *r, const char *python, ml_err *err)
 	mli_provider_for(&pv, &x, r);
 	ml_plan_completion done;
 	int rc = ml_plan_complete(p, res->machine, &pv, &co, &done, err);
+	if (!rc)
+		mli_say_deferred(r);
 	if (rc || done.unresolved)
 		return rc;
 	if (done.lock_reused)

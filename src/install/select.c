@@ -67,10 +67,21 @@ int mli_select(mli_run *r, ml_err *err)
 	}
 	ml_install_event ev = {.kind = ML_EV_PLAN, .plan = res->plan, .text = choice_reason(s)};
 	mli_emit(&r->ev, &ev);
-	for (size_t i = 0; i < s->n_warnings; i++)
+	/* a file still to be resolved may learn its torch build first: its
+	 * selection is judged again then, and says its warnings (resolve.c) */
+	r->warnings_deferred = res->plan->needs_resolution && !s->manifest->embedded;
+	for (size_t i = 0; !r->warnings_deferred && i < s->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
 	/* a plan to be completed says its warnings once it is (resolve.c) */
 	for (size_t i = 0; ml_plan_is_complete(res->plan) && i < res->plan->n_warnings; i++)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
 	return 0;
+}
+
+void mli_say_deferred(mli_run *r)
+{
+	const ml_selection *s = r->res->plan ? r->res->plan->selection : NULL;
+	for (size_t i = 0; s && r->warnings_deferred && i < s->n_warnings; i++)
+		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
+	r->warnings_deferred = false;
 }
