@@ -94,6 +94,8 @@ win() {
 	wine "$EXE" "$@" >out.raw 2>err
 	rc=$?
 	tr -d '\r' <out.raw >out.json
+	# a failure says why (wine's own messages included), for the log
+	[ $rc -eq 0 ] || { echo "win $*: exit $rc" && cat err; } >&2
 	return $rc
 }
 
@@ -220,7 +222,8 @@ test_expect_success 'Other devices: NVIDIA audio (0403), no class code, AMD 3D: 
 	win detect --json &&
 	expect_eq "[]" "$(json out.json "d[\"gpus\"]")" &&
 	pci_detail >detail &&
-	grep -qx "0 NVIDIA display devices among [0-9]* adapters*" detail
+	{ grep -qx "0 NVIDIA display devices among [0-9]* adapters*" detail ||
+		{ cat detail >&2 && false; }; }
 '
 
 ADAPTERS="$UNKNOWN|||$DISPLAY_CLASS|030000
