@@ -64,14 +64,27 @@ BUS2='PCI bus 2, device 0, function 0'
 adapter() {
 	k="$ENUM\\${1#*\\}\\4&1f3b2c&0&0008"
 	ven=$(printf '%s' "$1" | cut -d'&' -f1)
-	wine reg add "$k" /v HardwareID /t REG_MULTI_SZ /f \
-		/d "$1\\0$(printf '%s' "$1" | cut -d'&' -f1-2)" >/dev/null &&
-	wine reg add "$k" /v ClassGUID /t REG_SZ /d "${4:-$DISPLAY_CLASS}" /f >/dev/null &&
-	{ [ -z "${5:-}" ] || wine reg add "$k" /v CompatibleIDs /t REG_MULTI_SZ /f /d \
-		"$ven&CC_$5\\0$ven&CC_${5%??}\\0$ven\\0PCI\\CC_$5\\0PCI\\CC_${5%??}" >/dev/null; } &&
-	{ [ -z "${2:-}" ] ||
-		wine reg add "$k" /v LocationInformation /t REG_SZ /d "$2" /f >/dev/null; } &&
-	{ [ -z "${3:-}" ] || wine reg add "$k" /v Service /t REG_SZ /d "$3" /f >/dev/null; }
+	reg_add "$k" /v HardwareID /t REG_MULTI_SZ /f \
+		/d "$1\\0$(printf '%s' "$1" | cut -d'&' -f1-2)" &&
+	reg_add "$k" /v ClassGUID /t REG_SZ /d "${4:-$DISPLAY_CLASS}" /f &&
+	{ [ -z "${5:-}" ] || reg_add "$k" /v CompatibleIDs /t REG_MULTI_SZ /f /d \
+		"$ven&CC_$5\\0$ven&CC_${5%??}\\0$ven\\0PCI\\CC_$5\\0PCI\\CC_${5%??}"; } &&
+	{ [ -z "${2:-}" ] || reg_add "$k" /v LocationInformation /t REG_SZ /d "$2" /f; } &&
+	{ [ -z "${3:-}" ] || reg_add "$k" /v Service /t REG_SZ /d "$3" /f; }
+}
+
+# reg_add ARGS...: `wine reg add ARGS`, tried up to three times, the last
+# failure's message shown. Test 8 failed twice in about twenty runs
+# without saying which command; writing the fake adapters was the one
+# step that could fail silently, so it is retried and says why.
+reg_add() {
+	for try in 1 2 3; do
+		wine reg add "$@" >/dev/null 2>"$TRASH/reg.err" && return 0
+		sleep 1
+	done
+	echo "wine reg add $*: failed 3 times:" >&2
+	cat "$TRASH/reg.err" >&2
+	return 1
 }
 
 # no_adapters: removes every fake adapter of this file.
@@ -90,7 +103,7 @@ win() {
 	no_adapters
 	printf '%s\n' "$ADAPTERS" | while IFS='|' read -r hw loc svc cls cc; do
 		[ -z "$hw" ] || adapter "$hw" "$loc" "$svc" "$cls" "$cc" || exit 1
-	done || return 1
+	done || { echo "win: the fake adapters could not be written" >&2 && return 1; }
 	wine "$EXE" "$@" >out.raw 2>err
 	rc=$?
 	tr -d '\r' <out.raw >out.json
@@ -220,7 +233,7 @@ $RTX3090|$BUS2||$OTHER_CLASS|
 $RADEON|PCI bus 3, device 0, function 0||$OTHER_CLASS|030200"
 test_expect_success 'Other devices: NVIDIA audio (0403), no class code, AMD 3D: no GPU' '
 	win detect --json &&
-	expect_eq "[]" "$(json out.json "d[\"gpus\"]")" &&
+	{ expect_eq "[]" "$(json out.json "d[\"gpus\"]")" || { cat out.json >&2 && false; }; } &&
 	pci_detail >detail &&
 	{ grep -qx "0 NVIDIA display devices among [0-9]* adapters*" detail ||
 		{ cat detail >&2 && false; }; }
