@@ -77,11 +77,3 @@ int mli_select(mli_run *r, ml_err *err)
 		mli_say(&r->ev, ML_EV_WARNING, "%s", res->plan->warnings[i]);
 	return 0;
 }
-
-void mli_say_deferred(mli_run *r)
-{
-	const ml_selection *s = r->res->plan ? r->res->plan->selection : NULL;
-	for (size_t i = 0; s && r->warnings_deferred && i < s->n_warnings; i++)
-		mli_say(&r->ev, ML_EV_WARNING, "%s", s->warnings[i]);
-	r->warnings_deferred = false;
-}
