@@ -14,8 +14,12 @@
 
 #include "internal.h"
 
-int mli_args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, size_t path_sz,
-                  const ml_install_opts *o, ml_err *err)
+static void args_close(char *dir);
+
+/* Checks o's requirements and writes them as DIR/requirements.txt; fills
+ * *own as o with that file as its manifest. */
+static int args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, size_t path_sz,
+                     const ml_install_opts *o, ml_err *err)
 {
 	dir[0] = '\0';
 	if (o->manifest || o->project || o->n_manifests)
@@ -67,7 +71,7 @@ int mli_args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, si
 	}
 	ml_buf_release(&text);
 	if (rc) {
-		mli_args_close(dir);
+		args_close(dir);
 		return rc;
 	}
 	*own = *o;
@@ -77,10 +81,27 @@ int mli_args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, si
 	return 0;
 }
 
-void mli_args_close(char *dir)
+static void args_close(char *dir)
 {
 	if (dir && dir[0]) {
 		ml_fs_rm_tree(dir);
 		dir[0] = '\0';
 	}
+}
+
+int mli_args_run(ml_install_result *res, const ml_install_opts *o,
+                 int (*run)(ml_install_result *, const ml_install_opts *, ml_err *), ml_err *err)
+{
+	if (!o->n_requirements)
+		return run(res, o, err);
+	ml_install_opts own;
+	char dir[4096], path[4096];
+	int rc = args_open(&own, dir, sizeof(dir), path, sizeof(path), o, err);
+	if (rc) {
+		memset(res, 0, sizeof(*res));
+		return rc;
+	}
+	rc = run(res, &own, err);
+	args_close(dir);
+	return rc;
 }

@@ -379,16 +379,5 @@ void ml_install_result_release(ml_install_result *res)
 
 int ml_install(ml_install_result *res, const ml_install_opts *opts, ml_err *err)
 {
-	if (!opts->n_requirements)
-		return install_run(res, opts, err);
-	ml_install_opts own;
-	char dir[4096], path[4096];
-	int rc = mli_args_open(&own, dir, sizeof(dir), path, sizeof(path), opts, err);
-	if (rc) {
-		memset(res, 0, sizeof(*res));
-		return rc;
-	}
-	rc = install_run(res, &own, err);
-	mli_args_close(dir);
-	return rc;
+	return mli_args_run(res, opts, install_run, err);
 }

@@ -295,16 +295,13 @@ int mli_save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err);
 
 /* --- requirements given as arguments (args.c) ------------------------------- */
 
-/* When o names requirements as arguments: checks each (one PEP 508
- * requirement; ML_EUSAGE naming it otherwise, or when --manifest or
- * --project is given too), writes them as requirements.txt into a new
- * temporary directory dir (dir_sz bytes), its path into path, and fills
- * *own as o with that file as its manifest. Returns 0 or ML_EUSAGE,
- * ML_EIO, ML_ENOMEM (dir removed). */
-int mli_args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path, size_t path_sz,
-                  const ml_install_opts *o, ml_err *err);
-
-/* Removes dir (from mli_args_open()) when it is set; "" then. */
-void mli_args_close(char *dir);
+/* Runs run(res, o, err), or, when o names requirements as arguments, run
+ * with a copy of o whose manifest is a requirements file of them: each is
+ * checked (one PEP 508 requirement; ML_EUSAGE naming it otherwise, or
+ * when --manifest or --project is given too) and written into a new
+ * temporary directory, removed when run returns. Returns what run
+ * returns, or ML_EUSAGE, ML_EIO, ML_ENOMEM (*res zeroed, nothing run). */
+int mli_args_run(ml_install_result *res, const ml_install_opts *o,
+                 int (*run)(ml_install_result *, const ml_install_opts *, ml_err *), ml_err *err);
 
 #endif

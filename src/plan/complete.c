@@ -13,7 +13,6 @@
  * wheel, fetched and audited through the provider. Plan decides what to
  * ask and what the answers mean; the provider only answers.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +24,6 @@
 bool ml_plan_is_complete(const ml_plan *p)
 {
 	return !p->needs_resolution && p->n_unknown == 0 && p->n_unsized == 0;
-}
-
-/* Sends a note of kind through pv, printf-style. */
-static void note(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void note(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
-{
-	if (!pv->note)
-		return;
-	char text[1400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	pv->note(kind, text, pv->note_data);
 }
 
 static bool is_remote(const char *url)
@@ -222,9 +206,9 @@ static int lookup_hashes(ml_plan *p, const ml_plan_provider *pv, ml_err *err)
 		ls[n++].name = a->name;
 	}
 	if (!rc) {
-		note(pv, ML_PLAN_NOTE_STEP,
-		     "asking the indexes which files the %zu hashed requirement%s name%s", n,
-		     n == 1 ? "" : "s", n == 1 ? "s" : "");
+		ml_plan_note(pv, ML_PLAN_NOTE_STEP,
+		             "asking the indexes which files the %zu hashed requirement%s name%s",
+		             n, n == 1 ? "" : "s", n == 1 ? "s" : "");
 		rc = pv->list_files(ls, n, pv->data, err);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -358,10 +342,11 @@ static int reuse_lock(ml_plan *p, const ml_plan_provider *pv, const char *path, 
 	ml_manifest *lk = NULL;
 	ml_err e = ML_ERR_INIT;
 	if (ml_manifest_open(&lk, path, &e) != 0) {
-		note(pv, ML_PLAN_NOTE_WARNING,
-		     "the lock of the first install of '%s', %s, does not read (%s): resolving it "
-		     "again",
-		     mf->name, path, e.msg);
+		ml_plan_note(pv, ML_PLAN_NOTE_WARNING,
+		             "the lock of the first install of '%s', %s, does not read (%s): "
+		             "resolving it "
+		             "again",
+		             mf->name, path, e.msg);
 		return 0;
 	}
 	const char *requested = NULL;
@@ -411,10 +396,11 @@ static int reuse_lock(ml_plan *p, const ml_plan_provider *pv, const char *path, 
 	if (rc)
 		return rc;
 	*reused = true;
-	note(pv, ML_PLAN_NOTE_STEP,
-	     "'%s' (%s): the lock of its first install, %s, pins every file; each is checked "
-	     "against the hashes trusted then (delete the lock to resolve it again)",
-	     mf->name, mf->embedded_name ? mf->embedded_name : mf->name, path);
+	ml_plan_note(
+	        pv, ML_PLAN_NOTE_STEP,
+	        "'%s' (%s): the lock of its first install, %s, pins every file; each is checked "
+	        "against the hashes trusted then (delete the lock to resolve it again)",
+	        mf->name, mf->embedded_name ? mf->embedded_name : mf->name, path);
 	return 0;
 }
 
@@ -429,11 +415,11 @@ int ml_plan_complete(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv
 	if (rc) {
 		/* nothing to resolve for: the choice says why */
 	} else if (p->needs_resolution && !o->python) {
-		note(pv, ML_PLAN_NOTE_WARNING,
-		     "'%s' does not pin hashes: its files are known once pip of the "
-		     "environment's interpreter resolves it, which install does after "
-		     "fetching the interpreter (or give --python PATH)",
-		     p->selection->manifest->name);
+		ml_plan_note(pv, ML_PLAN_NOTE_WARNING,
+		             "'%s' does not pin hashes: its files are known once pip of the "
+		             "environment's interpreter resolves it, which install does after "
+		             "fetching the interpreter (or give --python PATH)",
+		             p->selection->manifest->name);
 		done.unresolved = true;
 	} else if (p->needs_resolution) {
 		rc = reuse_lock(p, pv, o->resolved_lock, &done.lock_reused, err);
@@ -506,10 +492,11 @@ static int failed(ml_candidate *c, const char *what, const char *detail)
 int ml_candidate_audit_torch(ml_candidate *c, ml_plan *p, const ml_artifact *a,
                              const ml_plan_provider *pv, ml_err *err)
 {
-	note(pv, ML_PLAN_NOTE_STEP,
-	     "auditing %s of %s: torch builds not in mlsetup's table are judged by the code "
-	     "their wheel carries",
-	     a->filename, c->name);
+	ml_plan_note(
+	        pv, ML_PLAN_NOTE_STEP,
+	        "auditing %s of %s: torch builds not in mlsetup's table are judged by the code "
+	        "their wheel carries",
+	        a->filename, c->name);
 	char path[4096];
 	ml_err e = ML_ERR_INIT;
 	int rc = pv->fetch_file(path, sizeof(path), a, pv->data, &e);

@@ -132,6 +132,16 @@ int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err);
 /* Removes the temporary directory. */
 void ml_pip_run_end(ml_pip_run *r);
 
+/* Sends a note of kind through pv (printf-style; cut at 1400 bytes);
+ * nothing when pv has no note callback (listing.c). */
+void ml_plan_note(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Writes "<base>/<backend>/" into dst (sz bytes, cut to fit): the PEP 503
+ * index of one backend's torch builds, base's trailing slashes dropped
+ * (torch_choice.c). */
+void ml_torch_variant_url(char *dst, size_t sz, const char *base, const char *backend);
+
 /* --- a torch build for a file that leaves torch open (torch_plan.c) --- */
 
 /* Step 0 of ml_plan_complete() (plan.h): chooses p->torch_choice when p's

@@ -473,8 +473,7 @@ void ml_torch_choice_release(ml_torch_choice *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Joins base and backend into "<base>/<backend>/" in dst. */
-static void variant_url(char *dst, size_t sz, const char *base, const char *backend)
+void ml_torch_variant_url(char *dst, size_t sz, const char *base, const char *backend)
 {
 	size_t l = strlen(base);
 	while (l && base[l - 1] == '/')
@@ -517,7 +516,7 @@ int ml_torch_table_offers(ml_torch_offers *out, const char *platform, const char
 		o->index = b->index;
 		if (b->index == ML_TORCH_INDEX_VARIANT) {
 			char url[1024];
-			variant_url(url, sizeof(url), torch_index, b->backend);
+			ml_torch_variant_url(url, sizeof(url), torch_index, b->backend);
 			if (!(out->urls[out->n] = strdup(url))) {
 				ml_torch_offers_release(out);
 				return ml_err_set(err, ML_ENOMEM, "out of memory");

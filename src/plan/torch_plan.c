@@ -14,7 +14,6 @@
  * Never chosen: shipped manifests, hash-pinned torch, a local label or a
  * direct URL (the user's word), and files that name their own indexes.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +38,6 @@ typedef struct pick_run {
 	                          * allocation: offers point at them) */
 	size_t n_learnt;
 } pick_run;
-
-static void say(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void say(const ml_plan_provider *pv, ml_plan_note_kind kind, const char *fmt, ...)
-{
-	if (!pv->note)
-		return;
-	char text[1400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	pv->note(kind, text, pv->note_data);
-}
 
 /* The requirement that leaves torch open in reqs, or NULL (none, or one
  * whose build the user chose: hashes, a local label, a URL). */
@@ -85,8 +70,8 @@ static int learn(const ml_torch_build **out, const ml_torch_offer *o, void *data
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
 	r->learnt = v;
-	say(r->pv, ML_PLAN_NOTE_STEP, "auditing %s to learn which GPUs its CUDA code runs on",
-	    f->filename);
+	ml_plan_note(r->pv, ML_PLAN_NOTE_STEP,
+	             "auditing %s to learn which GPUs its CUDA code runs on", f->filename);
 	ml_artifact a = {.name = "torch",
 	                 .version = (char *)o->version,
 	                 .filename = f->filename,
@@ -161,15 +146,6 @@ static int take_files(offer_file **files, size_t *n, const ml_project_listing *q
 	return 0;
 }
 
-/* "<base>/<backend>/" into dst. */
-static void backend_url(char *dst, size_t sz, const char *base, const char *backend)
-{
-	size_t l = strlen(base);
-	while (l && base[l - 1] == '/')
-		l--;
-	snprintf(dst, sz, "%.*s/%s/", (int)l, base, backend);
-}
-
 /* Lists torch on the run's sources (q[0]) and on each backend's index
  * (q[1..n)); the first backend alone first, so an unreachable host is
  * asked once. Sets *variants_ok false when that host cannot be reached. */
@@ -182,10 +158,11 @@ static int list_all(pick_run *r, ml_project_listing *q, size_t n, bool *variants
 		return rc;
 	if (q[1].rc && q[1].rc != ML_ENOENT) {
 		*variants_ok = false;
-		say(r->pv, ML_PLAN_NOTE_WARNING,
-		    "PyTorch's indexes cannot be reached (%s): choosing among the builds of "
-		    "this run's own indexes",
-		    q[1].err.msg);
+		ml_plan_note(
+		        r->pv, ML_PLAN_NOTE_WARNING,
+		        "PyTorch's indexes cannot be reached (%s): choosing among the builds of "
+		        "this run's own indexes",
+		        q[1].err.msg);
 		return 0;
 	}
 	return n > 2 ? r->pv->list_files(q + 2, n - 2, r->pv->data, err) : 0;
@@ -218,7 +195,7 @@ static int choose(pick_run *r, const ml_requirement *req, const ml_plan_complete
 	for (size_t i = 0; !rc && i < nq; i++) {
 		q[i].name = "torch";
 		if (i) {
-			backend_url(urls[i], sizeof(urls[i]), base, backends[i - 1]);
+			ml_torch_variant_url(urls[i], sizeof(urls[i]), base, backends[i - 1]);
 			q[i].index_url = urls[i];
 		}
 	}
@@ -230,11 +207,12 @@ static int choose(pick_run *r, const ml_requirement *req, const ml_plan_complete
 		rc = ml_tags_for(&tags, &n_tags, &t, err);
 	bool variants_ok = false;
 	if (!rc) {
-		say(r->pv, ML_PLAN_NOTE_STEP,
-		    "'%s' leaves torch open (%s%s): choosing the build for this machine's GPUs "
-		    "among the indexes' builds",
-		    p->selection->manifest->name, req->name,
-		    req->specifier && *req->specifier ? req->specifier : "");
+		ml_plan_note(
+		        r->pv, ML_PLAN_NOTE_STEP,
+		        "'%s' leaves torch open (%s%s): choosing the build for this machine's GPUs "
+		        "among the indexes' builds",
+		        p->selection->manifest->name, req->name,
+		        req->specifier && *req->specifier ? req->specifier : "");
 		rc = list_all(r, q, nq, &variants_ok, err);
 	}
 	for (size_t i = 0; !rc && i < nq; i++)
@@ -308,10 +286,11 @@ int ml_plan_torch_choose(ml_plan *p, const ml_machine *m, const ml_plan_provider
 		return 0;
 	const ml_requirements *rs = mf->reqs;
 	if (rs->index_url || rs->n_extra || rs->n_find_links || rs->no_index) {
-		say(pv, ML_PLAN_NOTE_STEP,
-		    "'%s' names its own indexes: torch comes from them as written (no build "
-		    "is chosen)",
-		    mf->name);
+		ml_plan_note(
+		        pv, ML_PLAN_NOTE_STEP,
+		        "'%s' names its own indexes: torch comes from them as written (no build "
+		        "is chosen)",
+		        mf->name);
 		return 0;
 	}
 	pick_run r = {.p = p, .m = m, .pv = pv};
@@ -324,7 +303,8 @@ int ml_plan_torch_choose(ml_plan *p, const ml_machine *m, const ml_plan_provider
 		return rc;
 	ml_torch_choice *c = p->torch_choice;
 	if (c->chosen && c->runs) {
-		say(pv, c->compat ? ML_PLAN_NOTE_WARNING : ML_PLAN_NOTE_STEP, "%s", c->reason);
+		ml_plan_note(pv, c->compat ? ML_PLAN_NOTE_WARNING : ML_PLAN_NOTE_STEP, "%s",
+		             c->reason);
 		/* the manifest's torch is now that build: its facts are known */
 		int rc2 = ml_manifest_set_torch_build(p->selection->manifest, &c->build, err);
 		return rc2 ? rc2 : rejudge(p, m, err);
