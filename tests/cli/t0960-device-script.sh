@@ -44,9 +44,9 @@ test_expect_success 'two simulated GPUs: detect agrees, SAXPY on both, audits ra
 	expect_eq "given: MLSETUP=$MLSETUP" "$(json r.json "d[\"mlsetup\"][\"how\"]")" &&
 	json r.json "d[\"mlsetup\"][\"version\"]" | grep -q "^mlsetup " &&
 	expect_eq "[\"NVIDIA GeForce RTX 3090\", \"NVIDIA GeForce RTX 5090\"]" "$(json r.json "d[\"host\"][\"gpus\"]")" &&
-	expect_eq "nvidia-smi detect torch-import saxpy audit-cuda-libs audit-cuda-libs-arch audit-torch audit-torch-arch audit-fixtures" \
+	expect_eq "nvidia-smi detect torch-import saxpy audit-cuda-libs audit-cuda-libs-arch audit-torch audit-torch-arch audit-fixtures torch-choice" \
 		"$(json r.json "\" \".join(s[\"name\"] for s in d[\"steps\"])")" &&
-	expect_eq "pass pass pass pass pass pass pass pass pass" \
+	expect_eq "pass pass pass pass pass pass pass pass pass pass" \
 		"$(json r.json "\" \".join(s[\"status\"] for s in d[\"steps\"])")" &&
 	expect_eq "[\"$MLSETUP\", \"detect\", \"--json\"]" "$(step r.json detect command)" &&
 	expect_eq 0 "$(step r.json detect exit_code)" &&
@@ -64,6 +64,8 @@ test_expect_success 'two simulated GPUs: detect agrees, SAXPY on both, audits ra
 	expect_eq 1 "$(json r.json "d[\"steps\"][6][\"fields\"][\"libraries_with_cuda\"]")" &&
 	expect_eq "[]" "$(json r.json "d[\"steps\"][8][\"fields\"][\"mismatches\"]")" &&
 	test "$(json r.json "d[\"steps\"][8][\"fields\"][\"answers_checked\"]")" -ge 19 &&
+	expect_eq "8.5.0 8.5.0" "$(json r.json "\" \".join([d[\"steps\"][9][\"fields\"][\"version\"], d[\"steps\"][9][\"fields\"][\"expected\"][0]])")" &&
+	expect_eq "--torch-index-url" "$(json r.json "d[\"steps\"][9][\"command\"][-2]")" &&
 	grep -q "device-check: ok in" out
 '
 test_expect_success 'nvidia-smi reports another compute capability: detect fails, exit 1' '
@@ -105,6 +107,16 @@ test_expect_success 'an H100, no argument: the result is $OUT/device-result.json
 	expect_eq true "$(json o/device-result.json "d[\"ok\"]")" &&
 	expect_eq "[\"NVIDIA H100 80GB HBM3\"]" "$(json o/device-result.json "d[\"host\"][\"gpus\"]")" &&
 	expect_eq "--arch sm_90" "$(step o/device-result.json audit-torch-arch command | python3 -c "import json,sys; print(\" \".join(json.load(sys.stdin)[3:5]))")" &&
-	test "$(step o/device-result.json audit-fixtures fields | python3 -c "import json,sys; print(json.load(sys.stdin)[\"answers_checked\"])")" -ge 19
+	test "$(step o/device-result.json audit-fixtures fields | python3 -c "import json,sys; print(json.load(sys.stdin)[\"answers_checked\"])")" -ge 19 &&
+	expect_eq pass "$(step o/device-result.json torch-choice status)" &&
+	step o/device-result.json torch-choice reason | grep -q "^torch 9.0.0+cu126 (cu126) for sm_90 with driver 570"
+'
+test_expect_success 'the judge works the choice out itself: a driver nvidia-smi says is newer fails torch-choice' '
+	python3 -c "import json,sys; d = json.load(open(sys.argv[1])); d[\"driver\"] = \"595.45.04\"; json.dump(d, open(\"smi595.json\", \"w\"))" \
+		"$FIXTURES/gpus/h100-570.json" &&
+	expect_exit 1 device h100-570.json "$TRASH/smi595.json" r.json >out 2>err &&
+	expect_eq fail "$(step r.json torch-choice status)" &&
+	step r.json torch-choice reason | grep -q "chose 9.0.0+cu126, the rule gives 9.0.0" &&
+	expect_eq "[\"9.0.0\", \"default\", \"13.0\"]" "$(json r.json "json.dumps([s for s in d[\"steps\"] if s[\"name\"] == \"torch-choice\"][0][\"fields\"][\"expected\"])")"
 '
 test_done

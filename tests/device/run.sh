@@ -250,11 +250,46 @@ if [ -n "$bin" ]; then
 	else
 		run_step audit-fixtures 120 "$bin" audit --json "$top"/tests/fixtures/fatbin/*.so
 	fi
+
+	# 7. The torch choice for these GPUs and this driver: plan a loose
+	# `torch` against the synthetic builds of make_torch_layout.py, served
+	# on loopback in PyTorch's index layout (a default index plus whl/cu126,
+	# whl/cu128, whl/cu130, whl/cpu), as t0761 does with simulated GPUs.
+	tl=$work/layout
+	mkdir -p "$tl" "$work/proj"
+	printf 'torch\n' >"$work/proj/requirements.txt"
+	if python3 "$top/tests/fixtures/make_torch_layout.py" "$tl/wheels" >/dev/null 2>"$work/layout.err" &&
+		python3 "$top/tests/mirror/torch_layout.py" "$tl/wheels" "$tl" >"$tl/layout.txt" 2>>"$work/layout.err"; then
+		python3 "$top/tests/mirror/server.py" --root "$tl" --port-file "$tl/port" \
+			2>"$tl/server.log" &
+		spid=$!
+		i=0
+		while [ ! -s "$tl/port" ] && [ $i -lt 100 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		port=$(cat "$tl/port" 2>/dev/null)
+		if [ -n "$port" ]; then
+			# Hermetic: pip reads no configuration of this machine.
+			PIP_CONFIG_FILE=/dev/null
+			export PIP_CONFIG_FILE
+			unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
+			run_step torch-choice 120 "$bin" plan --json \
+				--python 3.12 --manifest "$work/proj/requirements.txt" \
+				--cache-dir "$work/cache" --index-url "http://127.0.0.1:$port/simple/" \
+				--torch-index-url "http://127.0.0.1:$port/whl/"
+		else
+			fail_step torch-choice "the loopback index did not start: $(tail -n 1 "$tl/server.log")"
+		fi
+		kill "$spid" 2>/dev/null
+	else
+		fail_step torch-choice "the synthetic torch layout was not made: $(tail -n 1 "$work/layout.err")"
+	fi
 fi
 
 # The judge: reads every step's files and writes the result.
 DC_WORK=$work DC_RESULT=$result DC_BIN=$bin DC_HOW=$how DC_TOP=$top \
-	DC_BUDGET=$budget DC_START=$t_start DC_ARCHS=${archs:-} python3 - <<'EOF'
+	DC_BUDGET=$budget DC_START=$t_start DC_ARCHS=${archs:-} DC_DRIVER=${driver:-} python3 - <<'EOF'
 import csv
 import datetime
 import fnmatch
@@ -550,7 +585,77 @@ def judge_fixtures(s):
         if unexpected else "")
 
 
-JUDGES = {"nvidia-smi": judge_smi, "detect": judge_detect, "torch-import": judge_torch,
+# The Linux builds of tests/fixtures/make_torch_layout.py: (version, index,
+# CUDA, the SASS in its libtorch_cuda.so as cuobjdump -lelf lists it; no
+# PTX). The minimum drivers are NVIDIA's (manifests/drivers.json): any
+# 12.x build runs from 525.60.13 by minor-version compatibility when the
+# GPU has SASS, a 13.x build needs the CUDA 13 floor 580.65.06.
+LAYOUT = [("9.0.0", "default", "13.0", (75, 80, 86, 90, 100, 120)),
+          ("8.5.0", "default", "12.8", (70, 75, 80, 86, 90, 100, 120)),
+          ("9.0.0+cu126", "cu126", "12.6", (50, 60, 70, 75, 80, 86, 90)),
+          ("8.5.0+cu126", "cu126", "12.6", (50, 60, 70, 75, 80, 86, 90)),
+          ("9.0.0+cu130", "cu130", "13.0", (75, 80, 86, 90, 100, 120)),
+          ("8.5.0+cu128", "cu128", "12.8", (70, 75, 80, 86, 90, 100, 120))]
+FLOOR = {"12": (525, 60, 13), "13": (580, 65, 6)}
+
+
+def driver_tuple(v):
+    try:
+        return tuple(int(x) for x in (v or "").split("."))
+    except ValueError:
+        return ()
+
+
+def expected_choice(sms, driver):
+    """The build the rule must pick, worked out here without mlsetup: the
+    newest version with SASS for every GPU (same major, minor at most the
+    GPU's) and a driver at the CUDA major's floor; the default index first,
+    then the highest CUDA."""
+    def runs(build):
+        _, _, cuda, sass = build
+        if driver_tuple(driver) < FLOOR[cuda.split(".")[0]]:
+            return False
+        return all(any(a // 10 == sm // 10 and a % 10 <= sm % 10 for a in sass) for sm in sms)
+    ok = [b for b in LAYOUT if runs(b)]
+    if not ok:
+        return None
+    key = lambda b: (tuple(int(x) for x in b[0].split("+")[0].split(".")),
+                     b[1] == "default", tuple(int(x) for x in b[2].split(".")))
+    return max(ok, key=key)
+
+
+def judge_choice(s):
+    d = load_json("torch-choice")
+    if d is None or not d.get("torch_choice"):
+        return "fail", "plan exited %s without a torch_choice: %s" % (
+            s["exit_code"], tail(read("torch-choice", "err"), 300))
+    tc = d["torch_choice"]
+    sms = [int(a[3:]) for a in ARCHS if a.startswith("sm_") and a[3:].isdigit()]
+    driver = smi_driver or os.environ.get("DC_DRIVER")
+    want = expected_choice(sms, driver)
+    s["fields"] = {k: tc.get(k) for k in ("version", "backend", "index_url", "reason",
+                                          "rejected")}
+    s["fields"]["expected"] = list(want[:3]) if want else None
+    s["fields"]["expected_from"] = ("the layout's builds (make_torch_layout.py) and NVIDIA's "
+                                    "driver floors, worked out by this judge")
+    if want is None:
+        return "skip", "no synthetic build runs on %s with driver %s: nothing to compare" % (
+            ",".join(ARCHS), driver)
+    problems = []
+    if tc.get("version") != want[0]:
+        problems.append("chose %s, the rule gives %s" % (tc.get("version"), want[0]))
+    on_default = "/whl/" not in (tc.get("index_url") or "")
+    if on_default != (want[1] == "default"):
+        problems.append("from %s, the rule gives the %s index" % (tc.get("index_url"), want[1]))
+    if s["exit_code"] != 0:
+        problems.append("plan exited %s" % s["exit_code"])
+    if problems:
+        return "fail", "; ".join(problems)
+    return "pass", "torch %s (%s) for %s with driver %s: %s" % (
+        tc.get("version"), tc.get("backend"), ",".join(ARCHS), driver, tc.get("reason"))
+
+
+JUDGES = {"torch-choice": judge_choice, "nvidia-smi": judge_smi, "detect": judge_detect, "torch-import": judge_torch,
           "saxpy": judge_saxpy, "audit-cuda-libs": judge_audit("audit-cuda-libs"),
           "audit-cuda-libs-arch": judge_audit("audit-cuda-libs-arch", "audit-cuda-libs"),
           "audit-torch": judge_audit("audit-torch"),
