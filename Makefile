@@ -82,7 +82,7 @@ HDRS    := $(wildcard include/mlsetup/*.h src/*/*.h platform/*.h)
 EMBED_FILES := $(sort $(wildcard manifests/*.txt manifests/windows/*.txt)) manifests/python.json \
 	manifests/selection.json \
 	manifests/drivers.json manifests/torch-builds.json manifests/cuda-libraries.json \
-	manifests/torch-index.json
+	manifests/torch-index.json manifests/resolver.json
 GEN_SRC := build/gen/embedded.c
 LIB_SRC += $(GEN_SRC)
 

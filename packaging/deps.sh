@@ -55,3 +55,27 @@ else
 	echo "  Fedora/RHEL names:   $RPM_PKGS"
 	exit 1
 fi
+
+# The uv wheel manifests/resolver.json pins for this machine, for the test
+# of uv as the resolver (tests/cli/t0725-uv-resolver.sh serves it on its
+# loopback index), kept outside the tree so that `make clean` keeps it.
+# From the package index through pip; without it that test is skipped.
+top=$(cd "$(dirname "$0")/.." && pwd)
+uvdir=${XDG_CACHE_HOME:-$HOME/.cache}/mlsetup-tests/wheels
+uvspec=$(python3 - "$top/manifests/resolver.json" "$(uname -m)" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["uv"]
+w = d["wheels"].get("linux-" + sys.argv[2])
+if w:
+    print("%s %s uv==%s" % (w["filename"], w["platform_tag"], d["version"]))
+PY
+)
+if [ -n "$uvspec" ]; then
+	set -- $uvspec
+	if [ ! -f "$uvdir/$1" ]; then
+		mkdir -p "$uvdir"
+		python3 -m pip download -q --no-deps --only-binary=:all: --platform "$2" \
+			--dest "$uvdir" "$3" ||
+			echo "deps.sh: could not download $3 (t0725 will be skipped)" >&2
+	fi
+fi

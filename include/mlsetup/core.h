@@ -160,6 +160,13 @@ int ml_fs_mkdirs(const char *path, unsigned mode);
 int ml_fs_rm_tree_at(int dirfd, const char *name);
 int ml_fs_rm_tree(const char *path);
 
+/* Makes a new private temporary directory "mlsetup-<what>.XXXXXX" in
+ * $TMPDIR, else %TEMP% on Windows (GetTempPath's first choice), else /tmp
+ * (mkdtemp(3)) and writes its path into dir (dir_sz bytes). Returns 0, or
+ * ML_EIO (err names the parent directory and why); dir is "" then. The
+ * caller removes it (ml_fs_rm_tree). */
+int ml_fs_mktempdir(char *dir, size_t dir_sz, const char *what, ml_err *err);
+
 /* Removes, as ml_fs_rm_tree_at() does, every entry of directory dir whose
  * name starts with prefix (the leftovers of crashed runs); "." and ".."
  * never match. Returns how many entries it removed completely; a missing

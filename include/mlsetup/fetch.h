@@ -549,7 +549,19 @@ struct ml_resolve_request;
 int ml_fetch_list_projects(struct ml_project_listing *q, size_t n, const ml_index_config *cfg,
                            ml_cache *c, const ml_fetch_opts *o, ml_err *err);
 
-/* Resolves rq's requirements file with the pip of rq->python, told the
+/* uv, the resolver preferred where it can be had (src/install/uvtool.c
+ * finds or fetches it). */
+typedef struct ml_uv_tool {
+	const char *path;      /* the uv executable; NULL: pip resolves */
+	const char *version;   /* "0.13.9" */
+	const char *cache_dir; /* uv's cache (in mlsetup's), or NULL: uv's own */
+} ml_uv_tool;
+
+/* With uv (uv->path set): ml_uv_resolve() first, told the same sources
+ * and extra arguments, with a STEP note naming uv's version; a failure
+ * other than ML_ENOMEM becomes a STEP note ("uv 0.13.9 did not
+ * resolve ...: pip resolves it") and pip resolves as below. Otherwise, or
+ * then: resolves rq's requirements file with the pip of rq->python, told the
  * sources of cfg (ml_index_config_pip_args(); cfg may be NULL: pip's
  * own): ml_pip_probe(), a STEP note through rq->note naming pip's version
  * and the target, ml_pip_resolve() (with --break-system-packages for an
@@ -559,7 +571,8 @@ int ml_fetch_list_projects(struct ml_project_listing *q, size_t n, const ml_inde
  * what ml_pip_probe() and ml_pip_resolve() return (ML_ENOENT without pip,
  * ML_EFAIL, ML_EPARSE, ML_EIO, ML_ENOMEM). */
 int ml_fetch_resolve_requirements(struct ml_resolution *out, const struct ml_resolve_request *rq,
-                                  const ml_index_config *cfg, ml_err *err);
+                                  const ml_index_config *cfg, const ml_uv_tool *uv,
+                                  ml_err *err);
 
 /* --- a manifest's index sources (src/fetch/sources.c) ----------------------- */
 

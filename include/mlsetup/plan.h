@@ -135,6 +135,8 @@ bool ml_arch_runs_on(const ml_cuda_arch *code, size_t n, int dev_major, int dev_
 
 /* What an interpreter offers for resolving. */
 typedef struct ml_pip_info {
+	char tool[8]; /* the resolver that answered: "pip", or "uv" (src/plan/uv.c);
+	               * "" reads as "pip" */
 	bool has_pip;
 	char version[64];        /* pip's version, "" without pip */
 	bool externally_managed; /* PEP 668: EXTERNALLY-MANAGED in its stdlib */
@@ -179,6 +181,42 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 
 /* Frees picks[0..n). Accepts NULL. */
 void ml_pip_picks_free(ml_pip_pick *picks, size_t n);
+
+/* --- uv's resolver, preferred where it can be had (src/plan/uv.c) ------- */
+
+typedef struct ml_uv_resolve_opts {
+	const char *uv;          /* the uv executable */
+	const char *cache_dir;   /* uv's cache (--cache-dir), or NULL: uv's own */
+	const char *python;      /* the environment's interpreter: resolved for its
+	                          * markers and tags (uv's --python) */
+	const char *input_path;  /* as ml_pip_resolve_opts */
+	const char *input_text;  /* as ml_pip_resolve_opts */
+	char *const *index_args; /* pip's index options (ml_index_config_pip_args),
+	                          * then extra arguments as ml_resolve_request's
+	                          * extra_args: options with their values, and
+	                          * requirements ("torch==2.10.0+cu126") */
+	size_t n_index_args;
+	char *const *tags; /* the interpreter's PEP 425 tags, best first (ml_tags_for):
+	                    * each package's wheel is the best one of these */
+	size_t n_tags;
+	const char *target_desc; /* "CPython 3.12.8 on linux-x86_64", for messages */
+} ml_uv_resolve_opts;
+
+/* Resolves o->input_path (and the extra requirements) with uv's resolver
+ * for o->python, wheels only, the way pip's would: `uv pip compile
+ * --no-config --no-python-downloads --python PY --only-binary :all:
+ * --index-strategy unsafe-best-match --format pylock.toml` (PEP 751) in
+ * a temporary directory it removes; pip's --trusted-host becomes uv's
+ * --allow-insecure-host. The lock is read with ml_pylock_parse(), and each
+ * package's pick is its wheel with the best rank in o->tags
+ * (ml_wheel_tag_rank), with the lock's sha256; requested is set for the
+ * names the input files list (ml_requirements_load_tree, -r included).
+ * Fills *out (*n_out picks; free with ml_pip_picks_free()). Returns 0;
+ * ML_EUNSUPPORTED for an option uv is not given here (--cert: pip
+ * resolves instead); ML_EFAIL when uv fails (err holds the end of its
+ * output) or a package has no wheel for these tags; ML_EPARSE; ML_EIO;
+ * ML_ENOMEM. */
+int ml_uv_resolve(ml_pip_pick **out, size_t *n_out, const ml_uv_resolve_opts *o, ml_err *err);
 
 /* --- known torch builds (src/plan/torch.c) --------------------------------- */
 
@@ -639,6 +677,7 @@ typedef struct ml_plan {
 	size_t n_unsized;           /* files named but of unknown size (size -1) */
 	bool needs_resolution;      /* the manifest pins no hashes: pip resolves it for
 	                             * the interpreter (files empty until then) */
+	ml_pip_info resolver;       /* who resolved it (tool "" until then): uv or pip */
 	uint64_t total_bytes;       /* size of all known files */
 	uint64_t download_bytes;    /* of those, not yet in the cache */
 	uint64_t disk_needed_bytes; /* estimate: downloads + unpacked environment */
@@ -966,6 +1005,10 @@ typedef struct ml_resolve_request {
 	 * ml_plan_torch_resolve_args()). */
 	char *const *extra_args;
 	size_t n_extra_args;
+	/* The interpreter and platform resolved for, for a resolver that
+	 * lists several wheels per package (uv): each pick is the best for
+	 * these PEP 425 tags (ml_tags_for). */
+	ml_tag_target target;
 } ml_resolve_request;
 
 /* A resolver's answer. */

@@ -161,9 +161,10 @@ static void print_human(const ml_plan *p, const ml_machine *m, const char *resol
 		       "byte against the hashes it holds, trusted on first use)",
 		       b, r, resolved_lock, s->manifest->name);
 	else if (resolved_lock && resolved_lock[0])
-		ml_say("%slock%s      %s ('%s' does not pin hashes: pip resolved it, and install "
+		ml_say("%slock%s      %s ('%s' does not pin hashes: %s %s resolved it, and install "
 		       "checks every byte against this)",
-		       b, r, resolved_lock, s->manifest->name);
+		       b, r, resolved_lock, s->manifest->name,
+		       p->resolver.tool[0] ? p->resolver.tool : "pip", p->resolver.version);
 	for (size_t i = 0; i < p->n_files; i++) {
 		const ml_artifact *a = &p->files[i];
 		if (a->filename)

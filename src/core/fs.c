@@ -74,6 +74,26 @@ int ml_fs_rm_tree(const char *path)
 	return ml_fs_rm_tree_at(AT_FDCWD, path);
 }
 
+int ml_fs_mktempdir(char *dir, size_t dir_sz, const char *what, ml_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+#ifdef _WIN32
+	if (!tmp || !*tmp)
+		tmp = getenv("TEMP");
+#endif
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	int rc = 0;
+	if ((size_t)snprintf(dir, dir_sz, "%s/mlsetup-%s.XXXXXX", tmp, what) >= dir_sz)
+		rc = ml_err_set(err, ML_EIO, "temporary directory name too long: '%s'", tmp);
+	else if (!mkdtemp(dir))
+		rc = ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s: %s", tmp,
+		                strerror(errno));
+	if (rc && dir_sz)
+		dir[0] = '\0';
+	return rc;
+}
+
 int ml_fs_rm_prefixed(const char *base, const char *prefix)
 {
 	DIR *d = opendir(base);

@@ -126,14 +126,45 @@ static void hash_local(ml_pip_pick *p)
 		p->sha256[0] = '\0';
 }
 
-int ml_fetch_resolve_requirements(ml_resolution *out, const ml_resolve_request *rq,
-                                  const ml_index_config *cfg, ml_err *err)
+/* uv's resolution of rq (ml_uv_resolve), said first. */
+static int resolve_uv(ml_resolution *out, const ml_resolve_request *rq, const ml_uv_tool *uv,
+                      char *const *args, size_t n_args, ml_err *err)
 {
-	memset(out, 0, sizeof(*out));
-	ml_pip_info pi;
-	int rc = ml_pip_probe(&pi, rq->python, err);
+	char **tags = NULL;
+	size_t n_tags = 0;
+	int rc = ml_tags_for(&tags, &n_tags, &rq->target, err);
 	if (rc)
 		return rc;
+	if (rq->note) {
+		char text[1400];
+		snprintf(text, sizeof(text), "resolving '%s' with uv %s for %s", rq->manifest,
+		         uv->version, rq->target_desc);
+		rq->note(ML_PLAN_NOTE_STEP, text, rq->note_data);
+	}
+	ml_uv_resolve_opts uo = {.uv = uv->path,
+	                         .cache_dir = uv->cache_dir,
+	                         .python = rq->python,
+	                         .input_path = rq->input_path,
+	                         .input_text = rq->input_text,
+	                         .index_args = args,
+	                         .n_index_args = n_args,
+	                         .tags = tags,
+	                         .n_tags = n_tags,
+	                         .target_desc = rq->target_desc};
+	rc = ml_uv_resolve(&out->picks, &out->n_picks, &uo, err);
+	ml_tags_free(tags, n_tags);
+	if (!rc) {
+		ml_strlcpy(out->resolver.tool, "uv", sizeof(out->resolver.tool));
+		ml_strlcpy(out->resolver.version, uv->version, sizeof(out->resolver.version));
+	}
+	return rc;
+}
+
+int ml_fetch_resolve_requirements(ml_resolution *out, const ml_resolve_request *rq,
+                                  const ml_index_config *cfg, const ml_uv_tool *uv,
+                                  ml_err *err)
+{
+	memset(out, 0, sizeof(*out));
 	size_t cap = 8 + 2 * (cfg ? cfg->n_extra + cfg->n_find_links + cfg->n_trusted : 0) +
 	             rq->n_extra_args;
 	char **args = calloc(cap, sizeof(*args));
@@ -142,6 +173,34 @@ int ml_fetch_resolve_requirements(ml_resolution *out, const ml_resolve_request *
 	size_t n_args = cfg ? ml_index_config_pip_args(args, cap, cfg) : 0;
 	for (size_t i = 0; i < rq->n_extra_args && n_args < cap; i++)
 		args[n_args++] = rq->extra_args[i];
+	int rc = 0;
+	if (uv && uv->path) {
+		ml_err ue = ML_ERR_INIT;
+		rc = resolve_uv(out, rq, uv, args, n_args, &ue);
+		if (!rc) {
+			free(args);
+			return 0;
+		}
+		if (rc == ML_ENOMEM) {
+			free(args);
+			*err = ue;
+			return rc;
+		}
+		if (rq->note) {
+			char text[2000];
+			snprintf(text, sizeof(text), "uv %s did not resolve '%s' (%s): pip resolves it",
+			         uv->version, rq->manifest, ue.msg);
+			rq->note(ML_PLAN_NOTE_STEP, text, rq->note_data);
+		}
+		memset(out, 0, sizeof(*out));
+	}
+	ml_pip_info pi;
+	rc = ml_pip_probe(&pi, rq->python, err);
+	if (rc) {
+		free(args);
+		return rc;
+	}
+	ml_strlcpy(pi.tool, "pip", sizeof(pi.tool));
 	if (rq->note) {
 		char text[1400];
 		snprintf(text, sizeof(text), "resolving '%s' with pip %s for %s%s", rq->manifest,

@@ -48,20 +48,8 @@ static int args_open(ml_install_opts *own, char *dir, size_t dir_sz, char *path,
 		if (!rc && (ml_buf_puts(&text, a) || ml_buf_puts(&text, "\n")))
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 	}
-	const char *tmp = getenv("TMPDIR");
-#ifdef _WIN32
-	if (!tmp || !*tmp)
-		tmp = getenv("TEMP");
-#endif
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (!rc && (size_t)snprintf(dir, dir_sz, "%s/mlsetup-args.XXXXXX", tmp) >= dir_sz)
-		rc = ml_err_set(err, ML_EIO, "temporary directory name too long: '%s'", tmp);
-	if (!rc && !mkdtemp(dir)) {
-		dir[0] = '\0';
-		rc = ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s: %s", tmp,
-		                strerror(errno));
-	}
+	if (!rc)
+		rc = ml_fs_mktempdir(dir, dir_sz, "args", err);
 	if (!rc && (size_t)snprintf(path, path_sz, "%s/requirements.txt", dir) >= path_sz)
 		rc = ml_err_set(err, ML_EIO, "temporary path too long: '%s'", dir);
 	if (!rc) {

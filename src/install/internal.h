@@ -193,16 +193,36 @@ void mli_project_release(mli_run *r);
  * verify's audit of a torch wheel (ml_torch_build_from_wheel), and notes
  * sent to ev as STEP and WARNING events. mli_provider_init() fills pv
  * and x (pv's data); both must outlive pv's use. */
+/* uv for a provider's resolutions, looked for once (uvtool.c). */
+typedef struct mli_uv {
+	bool tried;         /* looked for already */
+	ml_uv_tool tool;    /* tool.path NULL: pip resolves */
+	char path[4608];    /* the executable */
+	char version[32];   /* "0.13.9" */
+	char cache_dir[4200]; /* <cache>/uv */
+} mli_uv;
+
 typedef struct mli_provider {
 	const ml_index_config *cfg; /* may be NULL: no sources */
 	ml_cache *cache;
 	ml_fetch_opts fo;
 	mli_events *ev;
 	double *seconds; /* a run's stage seconds, or NULL */
+	mli_uv uv;       /* the resolver, found on the first resolution */
 } mli_provider;
 
 void mli_provider_init(ml_plan_provider *pv, mli_provider *x, const ml_index_config *cfg,
                        ml_cache *c, const ml_fetch_opts *fo, mli_events *ev, double *seconds);
+
+/* uv for x's resolutions (uvtool.c), looked for on the first call only:
+ * MLSETUP_RESOLVER=pip: none; MLSETUP_UV=PATH: that uv (its --version
+ * asked); else the wheel pinned in resolver.json for this platform,
+ * unpacked in x's cache, fetched there first by python's pip from x's
+ * indexes when it is not there yet (said as a STEP), checked by size,
+ * sha256 and RECORD. NULL, with a STEP said once, when uv cannot be
+ * had (offline, no cache, no pin, the download or check failed): pip
+ * resolves. The tool lives in x. */
+const ml_uv_tool *mli_uv_tool(mli_provider *x, const char *python);
 
 /* mli_provider_init() for run r: its configuration, cache, fetch
  * options, events and stage seconds. */

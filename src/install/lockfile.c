@@ -141,19 +141,20 @@ int mli_save_resolution(mli_run *r, const ml_pip_info *pi, ml_err *err)
 	target_desc(desc, sizeof(desc), &res->python, res->machine);
 	if (mf->embedded) { /* the shipped Windows manifests: trust on first use */
 		mli_say(&r->ev, ML_EV_WARNING,
-		        "'%s' (%s) pins versions without hashes: pip %s of %s resolved it for "
+		        "'%s' (%s) pins versions without hashes: %s %s of %s resolved it for "
 		        "%s, and the hashes the indexes gave were trusted on first use; every "
 		        "file is checked against them, and the lock is kept in %s%s%s",
-		        mf->name, mf->embedded_name, pi->version, res->python.executable, desc,
+		        mf->name, mf->embedded_name, pi->tool[0] ? pi->tool : "pip", pi->version,
+		        res->python.executable, desc,
 		        res->target[0] ? res->target : "",
 		        res->target[0] ? "/pylock.toml once installed, and in " : "",
 		        res->resolved_lock);
 		return 0;
 	}
 	mli_say(&r->ev, ML_EV_WARNING,
-	        "'%s' does not pin hashes: pip %s of %s%s resolved it for %s; every file is "
+	        "'%s' does not pin hashes: %s %s of %s%s resolved it for %s; every file is "
 	        "checked against that resolution, saved as the lock %s%s",
-	        mf->name, pi->version, res->python.executable,
+	        mf->name, pi->tool[0] ? pi->tool : "pip", pi->version, res->python.executable,
 	        pi->externally_managed ? " (externally managed, PEP 668: "
 	                                 "--break-system-packages for the dry run only)"
 	                               : "",

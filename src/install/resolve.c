@@ -30,7 +30,7 @@ static int file_sizes(int64_t *sizes, char *const *urls, size_t n, void *data, m
 static int resolve(ml_resolution *out, const ml_resolve_request *rq, void *data, ml_err *err)
 {
 	mli_provider *x = data;
-	return ml_fetch_resolve_requirements(out, rq, x->cfg, err);
+	return ml_fetch_resolve_requirements(out, rq, x->cfg, mli_uv_tool(x, rq->python), err);
 }
 
 /* Begins a span of the fetch stage, when x times them. */
@@ -82,7 +82,12 @@ static void note(ml_plan_note_kind kind, const char *text, void *data)
 void mli_provider_init(ml_plan_provider *pv, mli_provider *x, const ml_index_config *cfg,
                        ml_cache *c, const ml_fetch_opts *fo, mli_events *ev, double *seconds)
 {
-	*x = (mli_provider){cfg, c, *fo, ev, seconds};
+	memset(x, 0, sizeof(*x));
+	x->cfg = cfg;
+	x->cache = c;
+	x->fo = *fo;
+	x->ev = ev;
+	x->seconds = seconds;
 	*pv = (ml_plan_provider){.list_files = list_files,
 	                         .file_sizes = file_sizes,
 	                         .resolve = resolve,

@@ -304,6 +304,10 @@ static int resolve(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
 	                         .target_desc = desc,
 	                         .note = pv->note,
 	                         .note_data = pv->note_data};
+	int maj = 0, min = 0, gmaj = 0, gmin = 0;
+	sscanf(o->python_version ? o->python_version : "", "%d.%d", &maj, &min);
+	sscanf(m->os.libc_version, "%d.%d", &gmaj, &gmin);
+	rq.target = (ml_tag_target){m->os.name, m->os.arch, m->os.libc_kind, gmaj, gmin, maj, min};
 	char **extra = NULL;
 	size_t n_extra = 0;
 	if (ml_plan_torch_resolve_args(&extra, &n_extra, p))
@@ -322,6 +326,7 @@ static int resolve(ml_plan *p, const ml_machine *m, const ml_plan_provider *pv,
 	if (!rc) {
 		done->resolved = true;
 		done->resolver = res.resolver;
+		p->resolver = res.resolver;
 	}
 	return rc;
 }

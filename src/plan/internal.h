@@ -115,9 +115,14 @@ typedef struct ml_pip_run {
 	bool overflow; /* an argument did not fit */
 } ml_pip_run;
 
-/* Makes the temporary directory ($TMPDIR, else %TEMP% on Windows, else
- * /tmp; named "mlsetup-<what>.XXXXXX") and the fixed part of argv, run
- * with python. Returns 0 or ML_EIO (err says which directory). */
+/* Makes the temporary directory of a resolver's run ($TMPDIR, else %TEMP%
+ * on Windows, else /tmp; named "mlsetup-<what>.XXXXXX") and the paths in
+ * it, with an empty argv (uv.c fills it). Returns 0 or ML_EIO (err says
+ * which directory). */
+int ml_resolver_run_begin(ml_pip_run *r, const char *what, ml_err *err);
+
+/* ml_resolver_run_begin() and the fixed part of pip's argv, run with
+ * python. Returns 0 or ML_EIO. */
 int ml_pip_run_begin(ml_pip_run *r, const char *python, const char *what, ml_err *err);
 
 /* Appends one argument (not copied: it must live until the run); one that

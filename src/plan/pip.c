@@ -152,26 +152,23 @@ static int read_report(ml_pip_pick **out, size_t *n_out, const char *path, ml_er
 
 /* --- one pip dry run (shared with lock.c) ------------------------------------ */
 
-int ml_pip_run_begin(ml_pip_run *r, const char *python, const char *what, ml_err *err)
+int ml_resolver_run_begin(ml_pip_run *r, const char *what, ml_err *err)
 {
 	memset(r, 0, sizeof *r);
-	const char *tmp = getenv("TMPDIR");
-#ifdef _WIN32
-	if (!tmp || !*tmp)
-		tmp = getenv("TEMP"); /* GetTempPath's first choice */
-#endif
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (snprintf(r->dir, sizeof r->dir, "%s/mlsetup-%s.XXXXXX", tmp, what) >=
-	    (int)sizeof r->dir)
-		return ml_err_set(err, ML_EIO, "temporary directory name too long: '%s'", tmp);
-	if (!mkdtemp(r->dir)) {
-		r->dir[0] = '\0';
-		return ml_err_set(err, ML_EIO, "cannot create a temporary directory in %s", tmp);
-	}
+	int rc = ml_fs_mktempdir(r->dir, sizeof r->dir, what, err);
+	if (rc)
+		return rc;
 	snprintf(r->target, sizeof r->target, "%s/target", r->dir);
 	snprintf(r->report, sizeof r->report, "%s/report.json", r->dir);
 	snprintf(r->input, sizeof r->input, "%s/requirements.txt", r->dir);
+	return 0;
+}
+
+int ml_pip_run_begin(ml_pip_run *r, const char *python, const char *what, ml_err *err)
+{
+	int rc = ml_resolver_run_begin(r, what, err);
+	if (rc)
+		return rc;
 	const char *fixed[] = {python,
 	                       "-m",
 	                       "pip",

@@ -134,6 +134,12 @@ cJSON *ml_plan_to_json(const ml_plan *p, const ml_machine *m)
 		                        "<target>/pylock.toml");
 	if (p->selection->manifest)
 		cJSON_AddBoolToObject(root, "resolved", p->selection->manifest->resolved);
+	/* the resolver that answered: uv where it could be had, else pip */
+	if (p->resolver.tool[0]) {
+		cJSON *rv = cJSON_AddObjectToObject(root, "resolver");
+		cJSON_AddStringToObject(rv, "tool", p->resolver.tool);
+		cJSON_AddStringToObject(rv, "version", p->resolver.version);
+	}
 	/* the torch build chosen for a file that leaves torch open */
 	if (p->torch_choice)
 		cJSON_AddItemToObject(root, "torch_choice",

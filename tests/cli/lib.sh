@@ -41,6 +41,11 @@ unset MLSETUP_FAKE_NVIDIA
 # machine for torch builds (PyTorch's own indexes are the default); a test
 # of the choice names the loopback index with --torch-index-url.
 export MLSETUP_TORCH_INDEX_URL=none
+# Hermetic: files without hashes are resolved by pip, as a machine without
+# uv resolves them; t0725 unsets it to test uv as the resolver (its wheel,
+# fetched once into the cache from the run's index, there the loopback one).
+export MLSETUP_RESOLVER=pip
+unset MLSETUP_UV
 export NO_COLOR=1
 test_count=0
 test_failed=0

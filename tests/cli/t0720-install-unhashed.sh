@@ -23,30 +23,6 @@ export PIP_NO_CACHE_DIR PIP_NO_INPUT PIP_DISABLE_PIP_VERSION_CHECK
 install_setup
 mirror_start extra
 
-# dep_wheel NAME DIST VERSION [REQUIREMENT...]: a pure wheel in NAME/files
-# whose METADATA has each REQUIREMENT as Requires-Dist.
-dep_wheel() {
-	python3 - "$TRASH/$1/files" "$2" "$3" py3-none-any "$@" <<-'EOF'
-	import base64, hashlib, os, sys, zipfile
-	out, dist, ver, tag = sys.argv[1:5]
-	reqs = sys.argv[8:]
-	di = "%s-%s.dist-info" % (dist, ver)
-	rows = []
-	def add(z, arc, data):
-	    z.writestr(zipfile.ZipInfo(arc, (2024, 1, 1, 0, 0, 0)), data)
-	    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-	    rows.append("%s,sha256=%s,%d" % (arc, h, len(data)))
-	with zipfile.ZipFile(os.path.join(out, "%s-%s-%s.whl" % (dist, ver, tag)), "w") as z:
-	    add(z, dist + "/__init__.py", ("VERSION = %r\n" % ver).encode())
-	    md = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (dist, ver)
-	    md += "".join("Requires-Dist: %s\n" % r for r in reqs)
-	    add(z, di + "/METADATA", md.encode())
-	    add(z, di + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: mlsetup-tests\n"
-	                           "Root-Is-Purelib: true\nTag: %s\n" % tag).encode())
-	    rows.append(di + "/RECORD,,")
-	    z.writestr(zipfile.ZipInfo(di + "/RECORD", (2024, 1, 1, 0, 0, 0)), "\n".join(rows) + "\n")
-	EOF
-}
 # appkg needs verpkg (1.0 and 2.0 on the index) and purepkg; needsnew
 # needs verpkg >= 2; gpupkg 2.8.0 is on the index, 2.8.0+cu128 only on
 # the extra index; winlib is for Windows only.
