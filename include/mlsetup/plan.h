@@ -154,6 +154,8 @@ typedef struct ml_pip_pick {
 	char *version;   /* as pip reports it (local versions kept: "2.8.0+cu128") */
 	char *url;       /* download_info.url: the exact file */
 	char sha256[65]; /* archive_info's sha256, "" when pip gives none */
+	int64_t size;    /* bytes, where the resolver gives them (uv's lock); 0:
+	                  * unknown (pip), asked of the server later */
 	bool requested;  /* named by the requirements file (or its -r includes) */
 } ml_pip_pick;
 

@@ -283,7 +283,8 @@ int ml_manifest_set_resolution(ml_manifest *mf, const ml_pip_pick *picks, size_t
 		if (!url)
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 		if (!rc)
-			rc = ml_manifest_add_file(mf, p->sha256, -1, fname, url, err);
+			rc = ml_manifest_add_file(mf, p->sha256, p->size > 0 ? p->size : -1, fname,
+			                          url, err);
 		free(url);
 		if (!rc && p->requested)
 			rc = ml_buf_printf(&requested, "%s%s", requested.len ? " " : "", norm)

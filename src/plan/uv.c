@@ -105,6 +105,7 @@ static int read_lock(ml_pip_pick **out, size_t *n_out, const char *path, const m
 		p->version = strdup(pkg->version);
 		p->url = strdup(w->url);
 		ml_strlcpy(p->sha256, w->sha256, sizeof(p->sha256));
+		p->size = w->size > 0 ? w->size : 0;
 		p->requested = named(names, pkg->normalized);
 		if (!p->name || !p->version || !p->url)
 			rc = ml_err_set(err, ML_ENOMEM, "out of memory");
