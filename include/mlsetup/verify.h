@@ -412,8 +412,11 @@ typedef struct ml_import_check {
 } ml_import_check;
 
 /* Imports every top-level module of each distribution with the
- * environment's interpreter (<env_root>/bin/python, one process, each
- * import timed). A distribution's modules are the names in its
+ * environment's interpreter (<env_root>/bin/python), in one process per
+ * core at once (MLSETUP_IMPORT_JOBS=N sets how many; each distribution's
+ * modules in one process; torch and the distributions whose METADATA
+ * requires it in one, so its libraries load once; the others shared out
+ * by module count), each import timed. A distribution's modules are the names in its
  * top_level.txt, else the first path components of its RECORD rows
  * (packages and top-level .py files); private names ("_x"), test suites,
  * docs and examples are left out. site-packages is
@@ -422,6 +425,22 @@ typedef struct ml_import_check {
  * Caller owns *out; free with ml_import_check_free(). */
 int ml_verify_imports(ml_import_check **out, const char *env_root, const char *python_xy,
                       const ml_import_dist *dists, size_t n, ml_err *err);
+
+/* An import check under way (ml_verify_imports_start). */
+typedef struct ml_import_run ml_import_run;
+
+/* ml_verify_imports() in two halves, so that other checks can run while
+ * the interpreters import: _start collects the modules and starts jobs
+ * worker processes (0: one per core; MLSETUP_IMPORT_JOBS overrides both),
+ * each on a thread of its own, and returns at once with
+ * *out set (0), or ML_ENOMEM; _finish waits for them and sets *out as
+ * ml_verify_imports() does (0, or ML_ENOMEM), and frees run either way;
+ * _abandon waits for them and frees run and what they found (accepts
+ * NULL). Every run is finished or abandoned exactly once. */
+int ml_verify_imports_start(ml_import_run **out, const char *env_root, const char *python_xy,
+                            const ml_import_dist *dists, size_t n, unsigned jobs, ml_err *err);
+int ml_verify_imports_finish(ml_import_check **out, ml_import_run *run, ml_err *err);
+void ml_verify_imports_abandon(ml_import_run *run);
 
 /* The outcome of an import check: 0; ML_EFAIL when a module of a requested
  * distribution failed to import ("N top-level modules of the requested

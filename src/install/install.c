@@ -42,22 +42,44 @@ static bool already_up_to_date(const mli_run *r)
 	return same;
 }
 
-/* Every top-level module of the installed distributions imports. */
-static int check_imports(mli_run *r, ml_err *err)
+static bool plan_has(const ml_plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_files; i++)
+		if (strcmp(p->files[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Starts the import check of every top-level module of the installed
+ * distributions (ml_verify_imports_start): its interpreters run while the
+ * GPU checks do. */
+static int start_imports(mli_run *r, ml_import_run **run, ml_err *err)
 {
 	ml_install_result *res = r->res;
 	const ml_plan *p = res->plan;
-	ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "imports"};
-	mli_emit(&r->ev, &ev);
 	ml_import_dist *dists = calloc(p->n_files ? p->n_files : 1, sizeof(*dists));
 	if (!dists)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
 	for (size_t i = 0; i < p->n_files; i++)
 		dists[i] = (ml_import_dist){res->wheels[i].name, res->wheels[i].dist_info,
 		                            p->files[i].requested};
-	int rc = ml_verify_imports(&res->imports, res->target, res->python.xy, dists, p->n_files,
-	                           err);
+	/* one core is the GPU checks' while the imports run */
+	int cores = ml_os_cpu_count();
+	unsigned jobs = plan_has(p, "torch") && !r->o->gpus && cores > 1 ? (unsigned)cores - 1 : 0;
+	int rc = ml_verify_imports_start(run, res->target, res->python.xy, dists, p->n_files, jobs,
+	                                 err);
 	free(dists);
+	return rc;
+}
+
+/* Every top-level module of the installed distributions imports: waits
+ * for the check start_imports() began and says what failed. */
+static int check_imports(mli_run *r, ml_import_run *run, ml_err *err)
+{
+	ml_install_result *res = r->res;
+	ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "imports"};
+	mli_emit(&r->ev, &ev);
+	int rc = ml_verify_imports_finish(&res->imports, run, err);
 	if (rc)
 		return rc;
 	const ml_import_check *c = res->imports;
@@ -107,26 +129,34 @@ static int check_gpu(mli_run *r, ml_err *err)
 	return rc;
 }
 
-static bool plan_has(const ml_plan *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_files; i++)
-		if (strcmp(p->files[i].name, name) == 0)
-			return true;
-	return false;
-}
 
 /* The checks of the new environment, one span of the verify stage: every
- * package imports, then, when the plan has torch, the GPU checks. */
+ * package imports and, when the plan has torch, the GPU checks. The
+ * import check's interpreters start first and run while the GPU checks
+ * do (both mostly load libraries: every core is used); an import failure
+ * is still the answer when both fail, as when they ran one after the
+ * other. */
 static int check_env(mli_run *r, ml_err *err)
 {
-	int rc = check_imports(r, err);
-	if (!rc && plan_has(r->res->plan, "torch") && r->o->gpus)
+	ml_import_run *run = NULL;
+	int rc = start_imports(r, &run, err);
+	if (rc)
+		return rc;
+	bool torch = plan_has(r->res->plan, "torch");
+	int gpu_rc = 0;
+	ml_err gpu_err = ML_ERR_INIT;
+	if (torch && !r->o->gpus)
+		gpu_rc = check_gpu(r, &gpu_err);
+	rc = check_imports(r, run, err);
+	if (!rc && torch && r->o->gpus)
 		mli_say(&r->ev, ML_EV_WARNING,
 		        "the GPU checks are for the GPUs given with --gpu (%s), which are not "
 		        "this machine's: run 'mlsetup verify --target %s' where they are",
 		        r->o->gpus, r->res->target);
-	else if (!rc && plan_has(r->res->plan, "torch"))
-		rc = check_gpu(r, err);
+	if (!rc && gpu_rc) {
+		*err = gpu_err;
+		rc = gpu_rc;
+	}
 	return rc;
 }
 
