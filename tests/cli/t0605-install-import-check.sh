@@ -1,0 +1,110 @@
+#!/bin/sh
+# install's import check (src/verify/imports.c): every top-level module of
+# every installed distribution is imported by the environment's own
+# interpreter, in several interpreters at once (one per core, or
+# MLSETUP_IMPORT_JOBS), each distribution's modules in one of them, torch
+# and what requires it together. Whatever the number of interpreters, the
+# answers are the same: a requested package that does not import fails
+# the install (exit 1) naming the module and its distribution, a
+# dependency that does not import is only said, and every module is in the
+# report once.
+. "$(dirname "$0")/lib.sh"
+. "$top/tests/mirror/testlib.sh"
+. "$(dirname "$0")/installlib.sh"
+
+have_syspy || test_skip_all "$SYSPY_MISSING"
+"$SYSPY" -c 'import pip' 2>/dev/null || test_skip_all "the test CPython $SYSPY has no pip (its pip resolves)"
+PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_NO_CACHE_DIR PIP_NO_INPUT PIP_DISABLE_PIP_VERSION_CHECK
+install_setup
+
+# code_wheel DIST CODE [REQUIREMENT]: a wheel (version 1.0, or 9.0.0 for
+# torch) whose module is CODE.
+code_wheel() {
+	v=1.0
+	[ "$1" = torch ] && v=9.0.0
+	dep_wheel web "$1" "$v" ${3:+"$3"} &&
+		python3 - "$TRASH/web/files/$1-$v-py3-none-any.whl" "$1" "$2" "$v" <<-'EOF'
+	import base64, hashlib, sys, zipfile
+	path, dist, code, v = sys.argv[1:5]
+	src = zipfile.ZipFile(path)
+	items = {n: src.read(n) for n in src.namelist()}
+	src.close()
+	items[dist + "/__init__.py"] = code.encode()
+	di = "%s-%s.dist-info" % (dist, v)
+	rows = []
+	for n, data in items.items():
+	    if n != di + "/RECORD":
+	        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+	        rows.append("%s,sha256=%s,%d" % (n, h, len(data)))
+	rows.append(di + "/RECORD,,")
+	items[di + "/RECORD"] = ("\n".join(rows) + "\n").encode()
+	with zipfile.ZipFile(path, "w") as z:
+	    for n, data in items.items():
+	        z.writestr(zipfile.ZipInfo(n, (2024, 1, 1, 0, 0, 0)), data)
+	EOF
+}
+# torch (a stand-in: no code of the real one) and a package that requires
+# it, five plain packages, a requested package that does not import and a
+# dependency that does not import. Each importable module writes its name
+# and its interpreter's pid to $IMPORT_LOG.
+logcode='import os
+if os.environ.get("IMPORT_LOG"):
+    open(os.environ["IMPORT_LOG"], "a").write("%s %d\n" % (__name__, os.getpid()))
+'
+code_wheel torch "$logcode"
+code_wheel usestorch "$logcode" "torch>=9"
+for p in pa pb pc pd pe; do
+	code_wheel "$p" "$logcode"
+done
+code_wheel brokenreq 'raise ImportError("brokenreq is broken")'
+code_wheel brokendep 'raise ImportError("brokendep is broken")'
+dep_wheel web needsbroken 1.0 brokendep
+
+# imports_with JOBS REQUIREMENT... : install them with JOBS interpreters
+# into $TRASH/e-JOBS-<first>; prints the report's modules and answers.
+imports_with() {
+	j=$1
+	shift
+	printf -- "--index-url %s\n" "$web_url" >"req-$j.txt" &&
+		printf "%s\n" "$@" >>"req-$j.txt" &&
+		MLSETUP_IMPORT_JOBS=$j inst --python "$SYSPY" --manifest "req-$j.txt" \
+			--target "$TRASH/e-$j-$1" >"out-$j" 2>"err-$j"
+	rc=$?
+	[ -f "$TRASH/e-$j-$1/mlsetup-report.json" ] &&
+		json "$TRASH/e-$j-$1/mlsetup-report.json" \
+			"\" \".join(sorted(\"%s:%s:%s\" % (m[\"distribution\"], m[\"module\"], m[\"ok\"]) for m in d[\"verification\"][\"imports\"]))"
+	return $rc
+}
+
+test_expect_success 'one interpreter or four: every module imports once, the same answers' '
+	imports_with 1 usestorch pa pb pc pd pe needsbroken >one &&
+	imports_with 4 usestorch pa pb pc pd pe needsbroken >four &&
+	expect_eq "$(cat one)" "$(cat four)" &&
+	expect_eq "brokendep:brokendep:False needsbroken:needsbroken:True pa:pa:True pb:pb:True pc:pc:True pd:pd:True pe:pe:True torch:torch:True usestorch:usestorch:True" "$(cat four)" &&
+	test_must_fail grep -q "brokendep is broken" err-4 &&
+	expect_eq 1 "$(json "$TRASH/e-4-usestorch/mlsetup-report.json" "d[\"verification\"][\"failed_other\"]")"
+'
+
+test_expect_success 'a requested package that does not import fails the install, named with its module' '
+	expect_exit 1 imports_with 3 brokenreq pa pb >three &&
+	grep -q "warning: .import brokenreq. (brokenreq) failed: ImportError: brokenreq is broken" err-3 &&
+	grep -q "brokenreq:brokenreq:False" three &&
+	grep -q "pa:pa:True" three
+'
+
+# (torch is imported once more by the GPU checks, in a process of their own;
+# three interpreters import: usestorch's, with torch, and the two that the
+# plain packages share)
+test_expect_success 'torch and what requires it share one interpreter; the rest run beside it' '
+	IMPORT_LOG="$TRASH/log" MLSETUP_IMPORT_JOBS=3 inst --python "$SYSPY" --manifest req-4.txt \
+		--target "$TRASH/e-tr" >out 2>err &&
+	tp=$(sed -n "s/^usestorch //p" log) &&
+	grep -q "^torch $tp$" log &&
+	for p in pa pb pc pd pe; do
+		test_must_fail grep -q "^$p $tp$" log || exit 1
+	done &&
+	expect_eq 3 "$(grep -v "^torch " log | cut -d" " -f2 | sort -u | wc -l)"
+'
+
+test_done
