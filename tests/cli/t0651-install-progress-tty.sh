@@ -100,14 +100,15 @@ test_expect_success 'terminal: machine and manifest first, a live verify step, e
 	wait_for 300 test -f "$TRASH/install.rc" &&
 	expect_eq exit=0 "$(cat "$TRASH/install.rc")" &&
 	screen inst >final.txt &&
-	# While blocked, the finished steps were lines above the live one.
-	grep -q "^  pass  importing every package (" blocked.txt &&
+	# While blocked, the finished steps were lines above the live one (the
+	# import check runs beside the GPU checks and is said after them).
 	grep -q "^  pass  SAXPY on GPU 0 (" blocked.txt &&
 	grep -q "^  pass  importing torch (" blocked.txt &&
 	grep -q "^  pass  2 of 2 wheels unpacked and linked (" blocked.txt &&
 	# At the end: the verdict and the summary, no live line left behind,
 	# and the machine line came first.
 	grep -q "^  pass  fp32 matmul on GPU 0 (" final.txt &&
+	grep -q "^  pass  importing every package (" final.txt &&
 	grep -q "^verdict   pass" final.txt &&
 	grep -q "^environment  $TRASH/tty-env" final.txt &&
 	! grep -q "\.\.\. [0-9]*\.[0-9] s" final.txt &&
