@@ -12,6 +12,21 @@
  * partial file away. Redirects are followed here, hop by hop, so every
  * target passes the same transport policy as the first URL. Failures are
  * described by ml_http_fail(), the one table shared with http.c.
+ *
+ * Segments: one TCP connection carries about its window over the round
+ * trip, so on a long path the largest files (torch, cuDNN) set the
+ * install's length. A file of at least SEG_MIN_BYTES is asked for in
+ * SEG_COUNT ranges on as many HTTP/1.1 connections: the job's own
+ * transfer takes the first range, hashing as it goes; once the server
+ * has answered it with 206 and a validator, a segment transfer per other
+ * range (Range + If-Range, on the URL the redirects led to) writes its
+ * bytes at their offset in the same .part file. When every range is in,
+ * the rest of the file is hashed from the .part file and the size and
+ * sha256 are checked over the assembled bytes as for any file. Anything
+ * unexpected from a segment (a 200, another Content-Range, three failed
+ * tries) ends the segments: the job's own transfer then fetches the rest
+ * as without them. MLSETUP_SEGMENTS=N sets the ranges per file (1: none),
+ * MLSETUP_SEGMENT_MIN_BYTES the threshold.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +66,33 @@ typedef enum job_state {
 	JOB_FAILED,
 } job_state;
 
+#define SEG_MIN_BYTES (64LL << 20) /* files at least this large are segmented */
+#define SEG_COUNT     4            /* ranges per segmented file, the job's own included */
+#define SEG_TRIES     3            /* requests per segment before the job goes on alone */
+
+/* What CURLOPT_PRIVATE points at: a job or a segment, told by kind. */
+enum { KIND_JOB = 1, KIND_SEGMENT = 2 };
+
+struct job;
+
+/* One range of a segmented file, fetched beside the job's own transfer. */
+typedef struct segment {
+	int kind; /* KIND_SEGMENT */
+	struct job *j;
+	CURL *h;
+	struct curl_slist *headers;
+	uint64_t off, end; /* the range [off, end) */
+	uint64_t got;      /* bytes of it written at off */
+	long status;
+	char *content_range;
+	bool began, bad, done;
+	int tries;
+	char errbuf[CURL_ERROR_SIZE];
+} segment;
+
 /* One file's progress through the engine. */
 typedef struct job {
+	int kind; /* KIND_JOB */
 	ml_download *d;
 	job_state st;
 	double not_before; /* monotonic seconds: next lock try / retry */
@@ -91,6 +131,16 @@ typedef struct job {
 	ml_err integrity_err; /* the first integrity failure, kept for the end */
 	ml_err last_err;
 	int last_code;
+
+	/* segments (see the top of the file) */
+	uint64_t seg_from; /* while segmented: the job's own range ends here; else 0 */
+	segment *segs;
+	size_t n_segs;
+	bool seg_started; /* the segment transfers were started */
+	bool seg_wait;    /* the job's own range is in: waiting for the segments */
+	bool seg_off;     /* segments ended for this file (unsupported or failed) */
+	bool seg_ready;   /* a callback saw the 206 the segments wait for */
+	bool seg_kill;    /* a callback saw that the segments must end */
 } job;
 
 typedef struct engine {
@@ -109,6 +159,8 @@ typedef struct engine {
 	size_t rate_i;
 	ml_fetch_active *active;
 	bool swept; /* the one look for cached files is done */
+	int seg_count;     /* ranges per segmented file (1: no segments) */
+	long long seg_min; /* the smallest file segmented, bytes */
 } engine;
 
 /* --- small helpers ---------------------------------------------------------------- */
@@ -391,7 +443,13 @@ static bool begin_body(job *j)
 			j->restart = true;
 			return false;
 		}
+		if (j->seg_from && !j->seg_started)
+			j->seg_ready = true; /* the server serves ranges: start the others */
 	} else {
+		if (j->seg_from) { /* no ranges after all: this body is the whole file */
+			j->seg_from = 0;
+			j->seg_kill = true;
+		}
 		if (j->have > 0)
 			j->ignored_range = true;
 		if (j->have > 0 && part_reset(j) != 0) {
@@ -432,7 +490,10 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	/* never past the expected size; a file of unknown size never past
 	 * the cap, so an endless body cannot fill the disk */
 	bool known = j->expect >= 0;
-	uint64_t room = (uint64_t)(known ? j->expect : j->cap) - j->have;
+	uint64_t room = (uint64_t)(j->seg_from ? (int64_t)j->seg_from
+	                                      : known ? j->expect
+	                                              : j->cap) -
+	                j->have;
 	size_t take = n < room ? n : (size_t)room;
 	size_t off = 0;
 	while (off < take) {
@@ -517,7 +578,10 @@ static void transfer_end(engine *e, job *j)
 	free_response_fields(j);
 }
 
-/* Starts one request for j at j->cur_url, resuming from j->have. */
+static int segs_plan(engine *e, job *j);
+
+/* Starts one request for j at j->cur_url, resuming from j->have (up to
+ * j->seg_from, the end of its own range, while the file is segmented). */
 static int start_request(engine *e, job *j, ml_err *err)
 {
 	if (j->fd < 0) {
@@ -538,9 +602,18 @@ static int start_request(engine *e, job *j, ml_err *err)
 	j->errbuf[0] = '\0';
 	ml_err_clear(&j->cb_err);
 	j->sent_range = false;
-	if (j->have > 0) {
+	if (j->have == 0 && !j->seg_from && !j->seg_off && e->seg_count > 1 && j->d->size > 0 &&
+	    j->d->size >= e->seg_min && j->expect == j->d->size && !is_file_url(j->cur_url) &&
+	    segs_plan(e, j) != 0)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	if (j->have > 0 || j->seg_from) {
 		char range[64];
-		snprintf(range, sizeof(range), "Range: bytes=%llu-", (unsigned long long)j->have);
+		if (j->seg_from)
+			snprintf(range, sizeof(range), "Range: bytes=%llu-%llu",
+			         (unsigned long long)j->have, (unsigned long long)j->seg_from - 1);
+		else
+			snprintf(range, sizeof(range), "Range: bytes=%llu-",
+			         (unsigned long long)j->have);
 		struct curl_slist *l = curl_slist_append(j->headers, range);
 		if (!l)
 			return ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -555,7 +628,9 @@ static int start_request(engine *e, job *j, ml_err *err)
 		}
 		j->sent_range = true;
 	}
-	if (!(j->h = curl_easy_init()) || handle_setup(e, j) != 0) {
+	if (!(j->h = curl_easy_init()) || handle_setup(e, j) != 0 ||
+	    (j->seg_from &&
+	     curl_easy_setopt(j->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK)) {
 		transfer_end(e, j);
 		return ml_err_set(err, ML_EFAIL, "cannot set up a libcurl transfer");
 	}
@@ -571,8 +646,11 @@ static int start_request(engine *e, job *j, ml_err *err)
 /* Moves j to its next usable source and starts it, or fails j. */
 static void next_source(engine *e, job *j, bool first);
 
+static void segs_stop(engine *e, job *j);
+
 static void job_fail(engine *e, job *j)
 {
+	segs_stop(e, j);
 	part_discard(j);
 	ml_cache_unlock(j->lock);
 	j->lock = NULL;
@@ -661,6 +739,8 @@ static void request_failed(engine *e, job *j, int code, const ml_err *why, bool 
 
 static void next_source(engine *e, job *j, bool first)
 {
+	segs_stop(e, j); /* a new source: its ranges are asked anew */
+	j->seg_off = false;
 	if (!first)
 		j->url_idx++;
 	if (j->have > 0 || j->fd >= 0)
@@ -757,6 +837,259 @@ static double retry_after_s(const char *v)
 	return d > 0 ? d : 0;
 }
 
+/* --- segments ---------------------------------------------------------------------------- */
+
+/* Splits j's file into e->seg_count ranges: the job's own is the first
+ * (j->seg_from marks its end), a segment for each other. 0 or -1 (out of
+ * memory). */
+static int segs_plan(engine *e, job *j)
+{
+	uint64_t size = (uint64_t)j->d->size;
+	size_t k = (size_t)e->seg_count;
+	j->segs = calloc(k - 1, sizeof(*j->segs));
+	if (!j->segs)
+		return -1;
+	j->n_segs = k - 1;
+	j->seg_from = size / k;
+	for (size_t i = 1; i < k; i++) {
+		segment *g = &j->segs[i - 1];
+		g->kind = KIND_SEGMENT;
+		g->j = j;
+		g->off = size * i / k;
+		g->end = i + 1 == k ? size : size * (i + 1) / k;
+	}
+	return 0;
+}
+
+static void seg_end(engine *e, segment *g)
+{
+	if (g->h) {
+		curl_multi_remove_handle(e->multi, g->h);
+		curl_easy_cleanup(g->h);
+		g->h = NULL;
+	}
+	curl_slist_free_all(g->headers);
+	g->headers = NULL;
+	free(g->content_range);
+	g->content_range = NULL;
+}
+
+/* Ends j's segments for good: the job's own transfer fetches the rest. */
+static void segs_stop(engine *e, job *j)
+{
+	for (size_t i = 0; i < j->n_segs; i++)
+		seg_end(e, &j->segs[i]);
+	free(j->segs);
+	j->segs = NULL;
+	j->n_segs = 0;
+	j->seg_from = 0;
+	j->seg_started = j->seg_ready = j->seg_kill = false;
+	j->seg_off = true;
+}
+
+static size_t seg_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	segment *g = userdata;
+	size_t n = size * nmemb;
+	if (n >= 5 && strncmp(ptr, "HTTP/", 5) == 0) {
+		const char *sp = memchr(ptr, ' ', n);
+		g->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		free(g->content_range);
+		g->content_range = NULL;
+	} else if (n > 14 && strncasecmp(ptr, "Content-Range:", 14) == 0) {
+		size_t l = n - 14;
+		const char *v = ptr + 14;
+		while (l && (*v == ' ' || *v == '\t'))
+			v++, l--;
+		while (l && (v[l - 1] == '\r' || v[l - 1] == '\n' || v[l - 1] == ' '))
+			l--;
+		free(g->content_range);
+		g->content_range = strndup(v, l);
+	}
+	return n;
+}
+
+/* A segment's body: only a 206 for exactly the bytes asked, of a file of
+ * the expected size, is written (at its offset); anything else ends the
+ * transfer and marks the segment bad. */
+static size_t seg_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	segment *g = userdata;
+	job *j = g->j;
+	size_t n = size * nmemb;
+	if (!g->began) {
+		g->began = true;
+		long long a, b, t;
+		if (g->status != 206 || !mlf_content_range_parse(g->content_range, &a, &b, &t) ||
+		    (uint64_t)a != g->off + g->got || (uint64_t)b + 1 != g->end ||
+		    t != j->d->size) {
+			g->bad = true;
+			return 0;
+		}
+	}
+	uint64_t room = g->end - g->off - g->got;
+	size_t take = n < room ? n : (size_t)room;
+	size_t w = 0;
+	while (w < take) {
+		ssize_t r = pwrite(j->fd, ptr + w, take - w, (off_t)(g->off + g->got + w));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			g->bad = true;
+			return 0;
+		}
+		w += (size_t)r;
+	}
+	g->got += take;
+	j->d->bytes += n;
+	return take < n ? 0 : n;
+}
+
+/* Starts (or resumes) segment g: its range from what it has, If-Range the
+ * validator of the job's own 206, on the URL that answered it, HTTP/1.1
+ * (a connection of its own). 0, or -1 when libcurl refuses. */
+static int seg_start(engine *e, segment *g)
+{
+	job *j = g->j;
+	char range[96];
+	snprintf(range, sizeof(range), "Range: bytes=%llu-%llu",
+	         (unsigned long long)(g->off + g->got), (unsigned long long)g->end - 1);
+	g->headers = curl_slist_append(NULL, range);
+	if (g->headers && j->validator) {
+		char *ir = ml_asprintf("If-Range: %s", j->validator);
+		struct curl_slist *l = ir ? curl_slist_append(g->headers, ir) : NULL;
+		free(ir);
+		if (!l)
+			return -1;
+		g->headers = l;
+	}
+	g->began = g->bad = false;
+	g->status = 0;
+	g->errbuf[0] = '\0';
+	CURL *h = g->h = curl_easy_init();
+	if (!g->headers || !h)
+		return -1;
+	CURLcode c = (CURLcode)mlf_http_configure(h, &e->o->http, g->errbuf);
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (c == CURLE_OK)                                                                 \
+			c = curl_easy_setopt(h, opt, val);                                         \
+	} while (0)
+	SET(CURLOPT_URL, j->cur_url);
+	SET(CURLOPT_PRIVATE, g);
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_BUFFERSIZE, BUFFER_BYTES);
+	SET(CURLOPT_HTTPHEADER, g->headers);
+	SET(CURLOPT_WRITEFUNCTION, seg_body);
+	SET(CURLOPT_WRITEDATA, g);
+	SET(CURLOPT_HEADERFUNCTION, seg_header);
+	SET(CURLOPT_HEADERDATA, g);
+	if (e->share)
+		SET(CURLOPT_SHARE, e->share);
+#undef SET
+	if (c != CURLE_OK || curl_multi_add_handle(e->multi, h) != CURLM_OK)
+		return -1;
+	g->tries++;
+	return 0;
+}
+
+static void segs_assemble(engine *e, job *j);
+
+/* The engine loop's look at j's segments after a round of transfers:
+ * starts them once the job's own 206 came, ends them when told. */
+static void segs_tend(engine *e, job *j)
+{
+	if (j->seg_kill) {
+		segs_stop(e, j);
+		return;
+	}
+	if (!j->seg_ready || j->seg_started || !j->segs)
+		return;
+	j->seg_ready = false;
+	j->seg_started = true;
+	for (size_t i = 0; i < j->n_segs; i++)
+		if (seg_start(e, &j->segs[i]) != 0) {
+			notef(e, "cannot start the segments of %s: fetching it on one connection",
+			      j->d->name);
+			segs_stop(e, j);
+			return;
+		}
+}
+
+/* A segment's transfer finished. */
+static void seg_done(engine *e, segment *g, CURLcode code)
+{
+	job *j = g->j;
+	long status = 0;
+	curl_easy_getinfo(g->h, CURLINFO_RESPONSE_CODE, &status);
+	bool bad = g->bad;
+	seg_end(e, g);
+	if (code == CURLE_OK && !bad && g->got == g->end - g->off) {
+		g->done = true;
+	} else if (!bad && status != 200 && g->tries < SEG_TRIES && seg_start(e, g) == 0) {
+		return; /* resumed from what it has */
+	} else {
+		char shown[1024];
+		ml_url_redact(shown, sizeof(shown), j->cur_url);
+		notef(e, "'%s' did not serve the byte ranges of %s as asked (HTTP %ld%s%s): "
+		      "fetching the rest on one connection",
+		      shown, j->d->name, status, g->errbuf[0] ? ", " : "", g->errbuf);
+		bool waiting = j->seg_wait;
+		segs_stop(e, j);
+		if (waiting) { /* the job's own range is in: it fetches the rest */
+			j->seg_wait = false;
+			ml_err why = ML_ERR_INIT;
+			int rc = start_request(e, j, &why);
+			if (rc) {
+				j->last_code = rc;
+				j->last_err = why;
+				job_fail(e, j);
+			}
+		}
+		return;
+	}
+	if (j->seg_wait) {
+		for (size_t i = 0; i < j->n_segs; i++)
+			if (!j->segs[i].done)
+				return;
+		segs_assemble(e, j);
+	}
+}
+
+/* Every range is in: hashes the file past the job's own range from the
+ * .part file, then checks and commits it as any file (finish_file). */
+static void segs_assemble(engine *e, job *j)
+{
+	uint64_t at = j->seg_from, size = (uint64_t)j->d->size;
+	char *buf = malloc(BUFFER_BYTES * 4);
+	bool ok = buf != NULL;
+	while (ok && at < size) {
+		size_t want = size - at < (uint64_t)BUFFER_BYTES * 4 ? (size_t)(size - at)
+		                                                      : (size_t)BUFFER_BYTES * 4;
+		ssize_t r = pread(j->fd, buf, want, (off_t)at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		ok = r > 0 && ml_sha256_update(j->md, buf, (size_t)r) == 0;
+		at += ok ? (uint64_t)r : 0;
+	}
+	free(buf);
+	for (size_t i = 0; i < j->n_segs; i++)
+		seg_end(e, &j->segs[i]);
+	free(j->segs);
+	j->segs = NULL;
+	j->n_segs = 0;
+	j->seg_from = 0;
+	j->seg_wait = false;
+	if (!ok) {
+		j->last_code = ML_EIO;
+		ml_err_set(&j->last_err, ML_EIO, "cannot read back '%s' to hash it", j->part);
+		job_fail(e, j);
+		return;
+	}
+	j->have = size;
+	finish_file(e, j);
+}
+
 /* A transfer finished (CURLMSG_DONE). */
 static void transfer_done(engine *e, job *j, CURLcode code)
 {
@@ -787,8 +1120,21 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 	} else if (j->integrity) {
 		request_failed(e, j, ML_EINTEGRITY, &why, false, 0);
 	} else if (j->restart) {
-		part_reset(j); /* the next request starts from byte 0 */
+		segs_stop(e, j); /* the file starts over: on one connection */
+		part_reset(j);   /* the next request starts from byte 0 */
 		request_failed(e, j, ML_ENET, &why, true, 0.0);
+	} else if (j->seg_from && code == CURLE_OK && !j->discard && status == 206 &&
+	           j->have == j->seg_from) {
+		/* the job's own range is in; the file is done when the segments are */
+		j->seg_wait = true;
+		j->st = JOB_ACTIVE;
+		bool all = j->seg_started;
+		for (size_t i = 0; all && i < j->n_segs; i++)
+			all = j->segs[i].done;
+		if (all)
+			segs_assemble(e, j);
+		else if (!j->seg_started) /* the 206 came, the segments did not start */
+			j->seg_ready = true;
 	} else if (j->cut || (code == CURLE_OK && !j->discard &&
 	                      (j->expect < 0 || j->have == (uint64_t)j->expect) &&
 	                      (status == 0 || (status >= 200 && status < 300)))) {
@@ -818,6 +1164,8 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 			}
 		}
 	} else if (code == CURLE_OK && status >= 400) {
+		if (j->seg_from) /* perhaps the ranges: the next request asks for it all */
+			segs_stop(e, j);
 		ml_http_failure f;
 		int rc = ml_http_fail(&why, &f, CURLE_OK, status, j->cur_url, NULL);
 		request_failed(e, j, rc, &why, f.retryable, f.retryable ? ra : 0);
@@ -969,6 +1317,7 @@ static void engine_release(engine *e)
 	for (size_t i = 0; i < e->n; i++) {
 		job *j = &e->jobs[i];
 		transfer_end(e, j);
+		segs_stop(e, j);
 		part_discard(j);
 		ml_cache_unlock(j->lock);
 		ml_sha256_free(j->md);
@@ -1030,6 +1379,15 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 	e.n = n;
 	e.jobs_max = o->jobs > 0 ? o->jobs : ML_FETCH_JOBS;
 	e.retries = o->retries >= 0 ? o->retries : ML_FETCH_RETRIES;
+	const char *sc = getenv("MLSETUP_SEGMENTS"), *sm = getenv("MLSETUP_SEGMENT_MIN_BYTES");
+	e.seg_count = sc && *sc ? atoi(sc) : SEG_COUNT;
+	if (e.seg_count < 1)
+		e.seg_count = 1;
+	if (e.seg_count > 16)
+		e.seg_count = 16;
+	e.seg_min = sm && *sm ? atoll(sm) : SEG_MIN_BYTES;
+	if (e.seg_min < 1)
+		e.seg_min = 1;
 	e.jobs = calloc(n, sizeof(*e.jobs));
 	e.order = calloc(n, sizeof(*e.order));
 	e.active = calloc(n, sizeof(*e.active));
@@ -1047,6 +1405,7 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 	curl_multi_setopt(e.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)e.jobs_max);
 	for (size_t i = 0; i < n; i++) {
 		job *j = &e.jobs[i];
+		j->kind = KIND_JOB;
 		j->d = &items[i];
 		j->fd = -1;
 		e.order[i] = j;
@@ -1108,9 +1467,14 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 			finished = true;
 			char *priv = NULL;
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
-			if (priv)
-				transfer_done(&e, (job *)priv, m->data.result);
+			if (priv && *(int *)(void *)priv == KIND_SEGMENT)
+				seg_done(&e, (segment *)(void *)priv, m->data.result);
+			else if (priv)
+				transfer_done(&e, (job *)(void *)priv, m->data.result);
 		}
+		for (size_t i = 0; i < n; i++)
+			if (e.jobs[i].seg_ready || e.jobs[i].seg_kill)
+				segs_tend(&e, &e.jobs[i]);
 		uint64_t total = 0;
 		for (size_t i = 0; i < n; i++)
 			total += e.jobs[i].d->bytes;

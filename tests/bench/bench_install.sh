@@ -18,6 +18,10 @@
 #   OUT=FILE               where the tables go (default
 #                          tests/bench/results-install.md)
 #   W=DIR CORPUS=DIR UV=PATH PY=PATH MLSETUP=PATH
+#   TOOLS="mlsetup uv"     the tools to run (default: mlsetup uv pip)
+#   RATE=BYTES             every connection paced at RATE bytes/s by the
+#                          mirror (slow:RATE on every file), as a long path
+#                          or a CDN's per-connection limit would
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/bench/lib.sh"
@@ -43,6 +47,13 @@ bench_serve "$W/root" "$CORPUS"
 
 # Manifests: the full one, and subsets (small, medium): bench_manifests.
 bench_manifests "$W" "$CORPUS"
+TOOLS=${TOOLS:-mlsetup uv pip}
+if [ -n "${RATE:-}" ]; then
+	python3 - "$W/root/files" "$RATE" >"$W/root/faults.json" <<'PY'
+import json, os, sys
+print(json.dumps({f: "slow:%s" % sys.argv[2] for f in os.listdir(sys.argv[1])}))
+PY
+fi
 
 bench_uv
 bench_on_exit() { rm -rf "$W/cache-mlsetup" "$W/cache-uv" "$W/cache-pip" "$W"/env-*; }
@@ -52,7 +63,8 @@ TIMES="$W/times" STAGES="$W/stages"
 : >"$STAGES"
 ROUND=1
 while [ $ROUND -le "$RUNS" ]; do
-	for tool in $(bench_order $ROUND mlsetup uv pip); do
+	# shellcheck disable=SC2086 # TOOLS is a word list
+	for tool in $(bench_order $ROUND $TOOLS); do
 		rm -rf "$W/cache-$tool" "$W/env-$tool"
 		bench_run "$tool" cold "$W/$SET.txt" "$W/env-$tool"
 		rm -rf "$W/env-$tool-2"
@@ -75,7 +87,7 @@ done
 rm -rf "$W/env-s" "$W/cache-mlsetup"
 
 {
-	echo "## install: mlsetup vs pip vs uv ($SET corpus, medians of $RUNS runs, one session)"
+	echo "## install: $TOOLS ($SET corpus, medians of $RUNS runs, one session${RATE:+, every connection paced at $((RATE / 1048576)) MiB/s})"
 	echo
 	bench_report "$TIMES" "$SET" "$STAGES" "## mlsetup by stage and corpus (cold, medians)"
 } >"$OUTMD"
