@@ -536,45 +536,60 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 /* --- requests -------------------------------------------------------------------------- */
 
 /* The policy (mlf_http_configure, from o->http) and what a download adds:
- * its URL, HTTP/2, large buffers, headers and callbacks. No
- * Accept-Encoding: the bytes are hashed as the server stores them. */
-static int handle_setup(engine *e, job *j)
+ * its URL, HTTP/2 (or HTTP/1.1 with h1: a connection of its own), large
+ * buffers, headers and callbacks, priv as CURLOPT_PRIVATE. No
+ * Accept-Encoding: the bytes are hashed as the server stores them. Shared
+ * by a job's transfers and its segments'. */
+static int easy_setup(engine *e, CURL *h, const char *url, void *priv, bool h1,
+                      struct curl_slist *headers, curl_write_callback body,
+                      curl_write_callback header, void *data, char *errbuf)
 {
-	CURL *h = j->h;
-	CURLcode c = (CURLcode)mlf_http_configure(h, &e->o->http, j->errbuf);
+	CURLcode c = (CURLcode)mlf_http_configure(h, &e->o->http, errbuf);
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
 		if (c == CURLE_OK)                                                                 \
 			c = curl_easy_setopt(h, opt, val);                                         \
 	} while (0)
-	SET(CURLOPT_URL, j->cur_url);
-	SET(CURLOPT_PRIVATE, j);
-	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	SET(CURLOPT_URL, url);
+	SET(CURLOPT_PRIVATE, priv);
+	SET(CURLOPT_HTTP_VERSION, h1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
 	/* HTTP/2 comes only through TLS (ALPN): there, wait for the first
 	 * connection to a host and multiplex over it; over plain http/1.1
 	 * waiting would put every transfer on one connection */
-	SET(CURLOPT_PIPEWAIT, strncasecmp(j->cur_url, "https:", 6) == 0 ? 1L : 0L);
+	SET(CURLOPT_PIPEWAIT, !h1 && strncasecmp(url, "https:", 6) == 0 ? 1L : 0L);
 	SET(CURLOPT_BUFFERSIZE, BUFFER_BYTES);
-	SET(CURLOPT_HTTPHEADER, j->headers);
-	SET(CURLOPT_WRITEFUNCTION, on_body);
-	SET(CURLOPT_WRITEDATA, j);
-	SET(CURLOPT_HEADERFUNCTION, on_header);
-	SET(CURLOPT_HEADERDATA, j);
+	SET(CURLOPT_HTTPHEADER, headers);
+	SET(CURLOPT_WRITEFUNCTION, body);
+	SET(CURLOPT_WRITEDATA, data);
+	SET(CURLOPT_HEADERFUNCTION, header);
+	SET(CURLOPT_HEADERDATA, data);
 	if (e->share)
 		SET(CURLOPT_SHARE, e->share);
 #undef SET
 	return c == CURLE_OK ? 0 : -1;
 }
 
+/* Removes and frees a transfer's handle and its header list. */
+static void easy_end(engine *e, CURL **h, struct curl_slist **headers)
+{
+	if (*h) {
+		curl_multi_remove_handle(e->multi, *h);
+		curl_easy_cleanup(*h);
+		*h = NULL;
+	}
+	curl_slist_free_all(*headers);
+	*headers = NULL;
+}
+
+static int handle_setup(engine *e, job *j)
+{
+	return easy_setup(e, j->h, j->cur_url, j, j->seg_from != 0, j->headers, on_body, on_header,
+	                  j, j->errbuf);
+}
+
 static void transfer_end(engine *e, job *j)
 {
-	if (j->h) {
-		curl_multi_remove_handle(e->multi, j->h);
-		curl_easy_cleanup(j->h);
-		j->h = NULL;
-	}
-	curl_slist_free_all(j->headers);
-	j->headers = NULL;
+	easy_end(e, &j->h, &j->headers);
 	free_response_fields(j);
 }
 
@@ -628,9 +643,7 @@ static int start_request(engine *e, job *j, ml_err *err)
 		}
 		j->sent_range = true;
 	}
-	if (!(j->h = curl_easy_init()) || handle_setup(e, j) != 0 ||
-	    (j->seg_from &&
-	     curl_easy_setopt(j->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK)) {
+	if (!(j->h = curl_easy_init()) || handle_setup(e, j) != 0) {
 		transfer_end(e, j);
 		return ml_err_set(err, ML_EFAIL, "cannot set up a libcurl transfer");
 	}
@@ -863,13 +876,7 @@ static int segs_plan(engine *e, job *j)
 
 static void seg_end(engine *e, segment *g)
 {
-	if (g->h) {
-		curl_multi_remove_handle(e->multi, g->h);
-		curl_easy_cleanup(g->h);
-		g->h = NULL;
-	}
-	curl_slist_free_all(g->headers);
-	g->headers = NULL;
+	easy_end(e, &g->h, &g->headers);
 	free(g->content_range);
 	g->content_range = NULL;
 }
@@ -969,25 +976,9 @@ static int seg_start(engine *e, segment *g)
 	CURL *h = g->h = curl_easy_init();
 	if (!g->headers || !h)
 		return -1;
-	CURLcode c = (CURLcode)mlf_http_configure(h, &e->o->http, g->errbuf);
-#define SET(opt, val)                                                                              \
-	do {                                                                                       \
-		if (c == CURLE_OK)                                                                 \
-			c = curl_easy_setopt(h, opt, val);                                         \
-	} while (0)
-	SET(CURLOPT_URL, j->cur_url);
-	SET(CURLOPT_PRIVATE, g);
-	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	SET(CURLOPT_BUFFERSIZE, BUFFER_BYTES);
-	SET(CURLOPT_HTTPHEADER, g->headers);
-	SET(CURLOPT_WRITEFUNCTION, seg_body);
-	SET(CURLOPT_WRITEDATA, g);
-	SET(CURLOPT_HEADERFUNCTION, seg_header);
-	SET(CURLOPT_HEADERDATA, g);
-	if (e->share)
-		SET(CURLOPT_SHARE, e->share);
-#undef SET
-	if (c != CURLE_OK || curl_multi_add_handle(e->multi, h) != CURLM_OK)
+	int c = easy_setup(e, h, j->cur_url, g, true, g->headers, seg_body, seg_header, g,
+	                   g->errbuf);
+	if (c != 0 || curl_multi_add_handle(e->multi, h) != CURLM_OK)
 		return -1;
 	g->tries++;
 	return 0;
