@@ -61,7 +61,7 @@ fi
 # loopback index), kept outside the tree so that `make clean` keeps it.
 # From the package index through pip; without it that test is skipped.
 top=$(cd "$(dirname "$0")/.." && pwd)
-uvdir=${XDG_CACHE_HOME:-$HOME/.cache}/mlsetup-tests/wheels
+uvdir=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mlsetup-tests/wheels
 uvspec=$(python3 - "$top/manifests/resolver.json" "$(uname -m)" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["uv"]

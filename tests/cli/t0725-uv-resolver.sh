@@ -15,7 +15,7 @@ have_syspy || test_skip_all "$SYSPY_MISSING"
 [ "$(uname -m)" = x86_64 ] || test_skip_all "the uv wheel of this test is pinned for x86_64"
 UVWHEEL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["uv"]["wheels"]["linux-x86_64"]["filename"])' \
 	"$top/manifests/resolver.json")
-UVDIR=${MLSETUP_TEST_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/mlsetup-tests/wheels}
+UVDIR=${MLSETUP_TEST_WHEELS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mlsetup-tests/wheels}
 [ -f "$UVDIR/$UVWHEEL" ] ||
 	test_skip_all "no $UVWHEEL in $UVDIR (packaging/deps.sh downloads it from the package index)"
 unset MLSETUP_RESOLVER
