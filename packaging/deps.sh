@@ -34,18 +34,18 @@ if command -v apt-get >/dev/null 2>&1; then
 	done
 	if [ -z "$missing" ]; then
 		echo "deps.sh: all packages already installed"
-		exit 0
+	else
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		# shellcheck disable=SC2086
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+		case " $missing " in
+		*" nginx "*)
+			if command -v systemctl >/dev/null 2>&1; then
+				as_root systemctl disable --now nginx >/dev/null 2>&1 || true
+			fi
+			;;
+		esac
 	fi
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	# shellcheck disable=SC2086
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
-	case " $missing " in
-	*" nginx "*)
-		if command -v systemctl >/dev/null 2>&1; then
-			as_root systemctl disable --now nginx >/dev/null 2>&1 || true
-		fi
-		;;
-	esac
 elif command -v dnf >/dev/null 2>&1; then
 	# shellcheck disable=SC2086
 	as_root dnf install -y $RPM_PKGS
