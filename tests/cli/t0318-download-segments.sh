@@ -10,11 +10,13 @@
 . "$top/tests/mirror/testlib.sh"
 
 mirror_start web
+mirror_start other
 make_wheel web alpha 1.0 2000000
 make_wheel web small 1.0 200000
 make_manifest "$TRASH/m.txt" "$web_url" "$TRASH/web/files" alpha small
 A=$(wheel_file alpha 1.0)
 S=$(wheel_file small 1.0)
+cp "$TRASH/web/files/$A" "$TRASH/other/files/"
 MLSETUP_SEGMENT_MIN_BYTES=1000000
 export MLSETUP_SEGMENT_MIN_BYTES
 
@@ -84,6 +86,17 @@ test_expect_success 'Range answered with HTTP 500: asked again whole, right hash
 	faults web "{\"$A\": \"range_status:500\"}" &&
 	dl -r m.txt -d out 2>err &&
 	same_file out/$A web/files/$A &&
+	no_parts
+'
+
+test_expect_success 'a redirect: every range goes to where it led' '
+	rm -rf cache out &&
+	faults other "{}" &&
+	faults web "{\"$A\": \"redirect:http://127.0.0.1:$other_port/files/$A\"}" &&
+	dl -r m.txt -d out 2>err &&
+	same_file out/$A web/files/$A &&
+	expect_eq 1 "$(requests web /files/$A)" &&
+	expect_eq 4 "$(requests other "/files/$A range")" &&
 	no_parts
 '
 
