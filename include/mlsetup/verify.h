@@ -399,6 +399,8 @@ typedef struct ml_import_result {
 	char *module;       /* top-level import name */
 	char *distribution; /* the distribution it came from */
 	bool requested;
+	bool with_torch; /* its distribution is torch or requires it: imported in
+	                  * torch's interpreter */
 	bool ok;
 	char *error; /* "ModuleNotFoundError: ...", or "no result"; NULL when ok */
 } ml_import_result;

@@ -881,8 +881,9 @@ static void seg_end(engine *e, segment *g)
 	g->content_range = NULL;
 }
 
-/* Ends j's segments for good: the job's own transfer fetches the rest. */
-static void segs_stop(engine *e, job *j)
+/* Ends and frees j's segments and their state: the file is one range
+ * again (done, or for the job's own transfer to finish). */
+static void segs_free(engine *e, job *j)
 {
 	for (size_t i = 0; i < j->n_segs; i++)
 		seg_end(e, &j->segs[i]);
@@ -890,7 +891,13 @@ static void segs_stop(engine *e, job *j)
 	j->segs = NULL;
 	j->n_segs = 0;
 	j->seg_from = 0;
-	j->seg_started = j->seg_ready = j->seg_kill = false;
+	j->seg_started = j->seg_ready = j->seg_kill = j->seg_wait = false;
+}
+
+/* Ends j's segments for good: the job's own transfer fetches the rest. */
+static void segs_stop(engine *e, job *j)
+{
+	segs_free(e, j);
 	j->seg_off = true;
 }
 
@@ -1028,7 +1035,6 @@ static void seg_done(engine *e, segment *g, CURLcode code)
 		bool waiting = j->seg_wait;
 		segs_stop(e, j);
 		if (waiting) { /* the job's own range is in: it fetches the rest */
-			j->seg_wait = false;
 			ml_err why = ML_ERR_INIT;
 			int rc = start_request(e, j, &why);
 			if (rc) {
@@ -1064,13 +1070,7 @@ static void segs_assemble(engine *e, job *j)
 		at += ok ? (uint64_t)r : 0;
 	}
 	free(buf);
-	for (size_t i = 0; i < j->n_segs; i++)
-		seg_end(e, &j->segs[i]);
-	free(j->segs);
-	j->segs = NULL;
-	j->n_segs = 0;
-	j->seg_from = 0;
-	j->seg_wait = false;
+	segs_free(e, j);
 	if (!ok) {
 		j->last_code = ML_EIO;
 		ml_err_set(&j->last_err, ML_EIO, "cannot read back '%s' to hash it", j->part);

@@ -87,8 +87,7 @@ static int exe_path(mli_uv *u, const char *root, const uv_pin *pin, ml_err *err)
 /* Fetches the pinned wheel with python's pip into a temporary directory,
  * checks its size, and unpacks it into the cache (which checks its
  * sha256 and RECORD). */
-static int fetch(mli_uv *u, mli_provider *x, const char *python, const uv_pin *pin,
-                 ml_err *err)
+static int fetch(mli_provider *x, const char *python, const uv_pin *pin, ml_err *err)
 {
 	const char *root = ml_cache_root(x->cache);
 	char dir[4096], req[64], wheel[4400];
@@ -163,7 +162,7 @@ static int find(mli_uv *u, mli_provider *x, const char *python, ml_err *err)
 	int rc = load_pin(&pin, err);
 	const char *root = ml_cache_root(x->cache);
 	if (!rc && !ml_wheel_unpacked_ready(root, pin.sha256))
-		rc = fetch(u, x, python, &pin, err);
+		rc = fetch(x, python, &pin, err);
 	if (!rc)
 		rc = exe_path(u, root, &pin, err);
 	if (!rc)

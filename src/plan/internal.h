@@ -134,6 +134,13 @@ void ml_pip_run_arg(ml_pip_run *r, const char *arg);
  * many arguments), or ml_os_run_output()'s errors. */
 int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err);
 
+/* A resolver (tool: "pip", "uv") that exited non-zero on input for target:
+ * sets err to "TOOL could not resolve 'INPUT' for TARGET:" and the last
+ * 1500 bytes of its output (may be NULL), with the hint to fix the
+ * requirements or the index options. Returns ML_EFAIL. */
+int ml_resolver_failed(ml_err *err, const char *tool, const char *input, const char *target,
+                       const char *output);
+
 /* Removes the temporary directory. */
 void ml_pip_run_end(ml_pip_run *r);
 

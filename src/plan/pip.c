@@ -204,6 +204,20 @@ int ml_pip_run_exec(ml_pip_run *r, char **output, int *status, ml_err *err)
 	return ml_os_run_output(output, status, r->argv, 1024 * 1024, 30 * 60, err);
 }
 
+int ml_resolver_failed(ml_err *err, const char *tool, const char *input, const char *target,
+                       const char *output)
+{
+	size_t len = output ? strlen(output) : 0;
+	const char *tailp = len > 1500 ? output + len - 1500 : output ? output : "";
+	ml_err_set(err, ML_EFAIL, "%s could not resolve '%s' for %s:\n%s", tool, input, target,
+	           tailp);
+	ml_err_hint(err,
+	            "fix the requirements or the index options (%s's own message is above); "
+	            "mlsetup installs wheels only (--only-binary :all:)",
+	            tool);
+	return ML_EFAIL;
+}
+
 void ml_pip_run_end(ml_pip_run *r)
 {
 	if (r->dir[0])
@@ -237,14 +251,9 @@ int ml_pip_resolve(ml_pip_pick **out, size_t *n_out, const ml_pip_resolve_opts *
 	char *output = NULL;
 	int status = 0;
 	rc = ml_pip_run_exec(&r, &output, &status, err);
-	if (!rc && status != 0) {
-		size_t len = strlen(output);
-		const char *tailp = len > 1500 ? output + len - 1500 : output;
-		rc = ml_err_set(err, ML_EFAIL, "pip could not resolve '%s' for %s:\n%s",
-		                o->input_path, o->target_desc ? o->target_desc : o->python, tailp);
-		ml_err_hint(err, "fix the requirements or the index options (pip's own message is "
-		                 "above); mlsetup installs wheels only (--only-binary :all:)");
-	}
+	if (!rc && status != 0)
+		rc = ml_resolver_failed(err, "pip", o->input_path,
+		                        o->target_desc ? o->target_desc : o->python, output);
 	free(output);
 	if (!rc)
 		rc = read_report(out, n_out, r.report, err);

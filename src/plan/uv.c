@@ -126,7 +126,10 @@ int ml_uv_resolve(ml_pip_pick **out, size_t *n_out, const ml_uv_resolve_opts *o,
 	int rc = ml_resolver_run_begin(&r, "uv", err);
 	if (rc)
 		return rc;
-	char extra[4200], lock[4200], cache[4200];
+	char extra[4200], lock[4200];
+#ifndef _WIN32
+	char cert_env[4200]; /* "SSL_CERT_FILE=..." for env(1); lives until the run */
+#endif
 	snprintf(extra, sizeof extra, "%s/extra.txt", r.dir);
 	/* uv insists on this name for a pylock.toml it writes */
 	snprintf(lock, sizeof lock, "%s/pylock.toml", r.dir);
@@ -144,7 +147,6 @@ int ml_uv_resolve(ml_pip_pick **out, size_t *n_out, const ml_uv_resolve_opts *o,
 		rc = ml_err_set(err, ML_EUNSUPPORTED,
 		                "a --cert for the index is given to pip, not to uv");
 #else
-		static char cert_env[4200]; /* lives until the run: one resolution at a time */
 		snprintf(cert_env, sizeof cert_env, "SSL_CERT_FILE=%s", cert);
 		ml_pip_run_arg(&r, "/usr/bin/env");
 		ml_pip_run_arg(&r, cert_env);
@@ -162,9 +164,9 @@ int ml_uv_resolve(ml_pip_pick **out, size_t *n_out, const ml_uv_resolve_opts *o,
 	                       lock};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		ml_pip_run_arg(&r, fixed[i]);
-	if (o->cache_dir && snprintf(cache, sizeof cache, "%s", o->cache_dir) < (int)sizeof cache) {
+	if (o->cache_dir) {
 		ml_pip_run_arg(&r, "--cache-dir");
-		ml_pip_run_arg(&r, cache);
+		ml_pip_run_arg(&r, o->cache_dir);
 	}
 	/* pip's options as uv takes them; bare requirements go to a file of
 	 * their own (uv takes requirements files, not requirements, here) */
@@ -194,12 +196,9 @@ int ml_uv_resolve(ml_pip_pick **out, size_t *n_out, const ml_uv_resolve_opts *o,
 	int status = 0;
 	if (!rc)
 		rc = ml_pip_run_exec(&r, &output, &status, err);
-	if (!rc && status != 0) {
-		size_t len = strlen(output);
-		const char *tailp = len > 1500 ? output + len - 1500 : output;
-		rc = ml_err_set(err, ML_EFAIL, "uv could not resolve '%s' for %s:\n%s",
-		                o->input_path, o->target_desc ? o->target_desc : o->python, tailp);
-	}
+	if (!rc && status != 0)
+		rc = ml_resolver_failed(err, "uv", o->input_path,
+		                        o->target_desc ? o->target_desc : o->python, output);
 	free(output);
 	if (!rc) {
 		add_names(&names, input);

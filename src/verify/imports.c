@@ -185,7 +185,6 @@ static int take_answers(ml_import_check *c, import_job *j)
 struct ml_import_run {
 	ml_import_check *c;
 	char py[4200];
-	bool *with_torch; /* per module: its distribution is torch or requires it */
 	import_job *jobs;
 	size_t nw;
 	size_t *index;
@@ -241,12 +240,12 @@ static int share_out(ml_import_run *run)
 	}
 	bool any_torch = false;
 	for (size_t i = 0; i < c->n_modules; i++)
-		any_torch |= run->with_torch[i];
+		any_torch |= c->modules[i].with_torch;
 	size_t first_free = nw > 1 && any_torch ? 1 : 0;
 	for (size_t i = 0; i < c->n_modules; i++) {
 		if (i == 0 || strcmp(c->modules[i].distribution, c->modules[i - 1].distribution)) {
 			w = first_free;
-			if (run->with_torch[i] && first_free)
+			if (c->modules[i].with_torch && first_free)
 				w = 0;
 			else
 				for (size_t k = first_free + 1; k < nw; k++)
@@ -305,7 +304,6 @@ static int start_imports(ml_import_run *run, const char *env_root, unsigned jobs
 
 static void run_free(ml_import_run *run)
 {
-	free(run->with_torch);
 	free(run->jobs);
 	free(run->index);
 	free(run->argv);
@@ -328,27 +326,14 @@ int ml_verify_imports_start(ml_import_run **out, const char *env_root, const cha
 	int rc = 0;
 	if (ml_pathf(site, sizeof(site), "%s/lib/python%s/site-packages", env_root, python_xy))
 		rc = ml_err_set(&c->run_err, ML_EFAIL, "path too long: '%s'", env_root);
-	size_t cap = 0, torch_cap = 0;
+	size_t cap = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		size_t first = c->n_modules;
 		rc = add_dist_modules(c, &cap, site, &dists[i]);
-		if (rc || c->n_modules == first)
-			continue;
-		if (torch_cap < cap) {
-			bool *v = realloc(run->with_torch, cap * sizeof(*v));
-			if (!v) {
-				rc = ML_ENOMEM;
-				break;
-			}
-			run->with_torch = v;
-			torch_cap = cap;
-		}
-		bool t = needs_torch(site, &dists[i]);
-		for (size_t k = first; k < c->n_modules; k++)
-			run->with_torch[k] = t;
+		bool t = !rc && c->n_modules > first && needs_torch(site, &dists[i]);
+		for (size_t k = first; t && k < c->n_modules; k++)
+			c->modules[k].with_torch = true;
 	}
-	if (!rc && c->n_modules && !run->with_torch)
-		rc = ML_ENOMEM;
 	if (!rc)
 		rc = start_imports(run, env_root, jobs);
 	if (rc == ML_ENOMEM) {

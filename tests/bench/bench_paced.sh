@@ -88,9 +88,8 @@ timed() {
 	shift
 	t0=$(date +%s.%N)
 	"$@" >"$W/out" 2>&1 || {
-		cat "$W/out" >&2
 		echo "$tool failed:" >&2
-		tail -5 "$W/out" >&2
+		cat "$W/out" >&2
 		exit 1
 	}
 	echo "$tool $(python3 -c "import sys,time; print(round(time.time() - float(sys.argv[1]), 2))" "$t0")" >>"$W/times"
