@@ -96,7 +96,9 @@ void ml_os_lines_feed(struct ml_os_lines *l, const char *chunk, size_t n)
 			if (l->len && l->line[l->len - 1] == '\r')
 				l->len--;
 			l->line[l->len] = '\0';
-			l->fn(l->line, l->data);
+			int restart = l->fn(l->line, l->data);
+			if (restart > 0)
+				l->restart_s = restart;
 			l->len = 0;
 		} else if (l->len + 1 < sizeof(l->line)) {
 			l->line[l->len++] = chunk[i];

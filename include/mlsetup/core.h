@@ -377,8 +377,11 @@ int ml_os_run_output(char **out, int *status, const char *const *argv, size_t ma
                      int timeout_s, ml_err *err);
 
 /* Called for each line of a child's output as it arrives: the line without
- * its newline, NUL-terminated, cut to 1023 bytes (valid during the call). */
-typedef void (*ml_os_line_fn)(const char *line, void *data);
+ * its newline, NUL-terminated, cut to 1023 bytes (valid during the call).
+ * Returns 0 to go on, or N > 0 to restart the child's deadline: it must then
+ * finish within N seconds from now (a program whose phases have limits of
+ * their own, such as the torch smoke test and the imports after it). */
+typedef int (*ml_os_line_fn)(const char *line, void *data);
 
 /* Like ml_os_run_output(), and also calls on_line(line, data) from the
  * calling thread for every line the child writes, as soon as it is read

@@ -123,6 +123,11 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 			break;
 		if (lines)
 			ml_os_lines_feed(lines, chunk, (size_t)n);
+		if (lines && lines->restart_s) { /* a new phase with its own limit */
+			timeout_s = lines->restart_s;
+			deadline = now_ms() + (long long)timeout_s * 1000;
+			lines->restart_s = 0;
+		}
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
@@ -152,7 +157,7 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 int ml_os_run_lines(char **out, int *status, const char *const *argv, size_t max_bytes,
                     int timeout_s, ml_os_line_fn on_line, void *data, ml_err *err)
 {
-	struct ml_os_lines l = {on_line, data, "", 0};
+	struct ml_os_lines l = {on_line, data, "", 0, 0};
 	return run_child(out, status, argv, max_bytes, timeout_s, true, &l, err);
 }
 

@@ -300,6 +300,11 @@ static int run_child(char **out, int *status, const char *const *argv, size_t ma
 			break;
 		if (lines)
 			ml_os_lines_feed(lines, chunk, (size_t)n);
+		if (lines && lines->restart_s) { /* a new phase with its own limit */
+			timeout_s = lines->restart_s;
+			deadline = GetTickCount64() + (ULONGLONG)timeout_s * 1000;
+			lines->restart_s = 0;
+		}
 		size_t keep = b.len >= max_bytes ? 0 : (size_t)n;
 		if (keep > max_bytes - b.len)
 			keep = max_bytes - b.len;
