@@ -227,6 +227,11 @@ typedef struct ml_framework_result {
 	size_t n_gpus;
 	char *output; /* when no JSON came back: the last 4 KiB of the
 	               * interpreter's output; NULL otherwise; owned */
+	struct cJSON *imports; /* with ml_framework_opts.imports: the answers
+	                        * the script gave after its checks, an object
+	                        * {module: {"ok": bool, "error": "Type: ..."}}
+	                        * (the form ml_verify_imports_answer takes);
+	                        * NULL when it gave none; owned */
 } ml_framework_result;
 
 typedef struct ml_framework_opts {
@@ -240,11 +245,23 @@ typedef struct ml_framework_opts {
 	 * may be NULL. */
 	ml_verify_step_fn on_step;
 	void *step_data;
+	/* Modules to import after the checks, in the same interpreter, which
+	 * has loaded torch by then: the import check's share that needs torch
+	 * (ml_verify_imports_held), so that torch's libraries load once. The
+	 * smoke test's own limit (timeout_s) ends when its result is out;
+	 * the imports then have ML_IMPORT_TIMEOUT_S. Borrowed; may be NULL. */
+	const char *const *imports;
+	size_t n_imports;
+	const char *import_claims; /* the claims directory of those imports,
+	                            * ml_verify_imports_held; NULL or "": none */
 } ml_framework_opts;
+
+/* How long one interpreter of the import check may take, seconds. */
+#define ML_IMPORT_TIMEOUT_S (30 * 60)
 
 #define ML_FRAMEWORK_OPTS_INIT                                                                     \
 	{                                                                                          \
-		0, 0, 0, NULL, NULL                                                                \
+		0, 0, 0, NULL, NULL, NULL, 0, NULL                                                 \
 	}
 
 /* The GPU check of fg called name ("bf16_matmul"), or NULL. */
@@ -438,11 +455,33 @@ typedef struct ml_import_run ml_import_run;
  * *out set (0), or ML_ENOMEM; _finish waits for them and sets *out as
  * ml_verify_imports() does (0, or ML_ENOMEM), and frees run either way;
  * _abandon waits for them and frees run and what they found (accepts
- * NULL). Every run is finished or abandoned exactly once. */
+ * NULL). Every run is finished or abandoned exactly once. With
+ * hold_torch, the modules of torch and of the distributions that require
+ * it are kept back for an interpreter that loads torch anyway (the torch
+ * smoke test): see ml_verify_imports_held and _answer. */
 int ml_verify_imports_start(ml_import_run **out, const char *env_root, const char *python_xy,
-                            const ml_import_dist *dists, size_t n, unsigned jobs, ml_err *err);
+                            const ml_import_dist *dists, size_t n, unsigned jobs,
+                            bool hold_torch, ml_err *err);
 int ml_verify_imports_finish(ml_import_check **out, ml_import_run *run, ml_err *err);
 void ml_verify_imports_abandon(ml_import_run *run);
+
+/* The list _start kept for another interpreter (hold_torch): torch's
+ * share, which no worker has, then the others, which that interpreter
+ * imports only where it claims them first in the directory *claims (a
+ * file of the module's name created with O_EXCL; "" when it imports
+ * them all), as the workers do. *names gets the names and *claims the
+ * directory (both borrowed, valid until _finish or _abandon); the count
+ * is returned; 0 (and NULLs) when nothing was kept. For
+ * ml_framework_opts.imports and .import_claims. */
+size_t ml_verify_imports_held(const ml_import_run *run, const char *const **names,
+                              const char **claims);
+
+/* That interpreter's answers: an object {module: {"ok": bool, "error":
+ * text}} (ml_framework_result.imports; NULL when it gave none). _finish
+ * takes them; what nobody answered (an interpreter crashed, or never got
+ * that far) it imports in one more interpreter of its own, so every
+ * module is answered for. Returns 0 or ML_ENOMEM. */
+int ml_verify_imports_answer(ml_import_run *run, const struct cJSON *answers);
 
 /* The outcome of an import check: 0; ML_EFAIL when a module of a requested
  * distribution failed to import ("N top-level modules of the requested

@@ -52,8 +52,9 @@ static bool plan_has(const ml_plan *p, const char *name)
 
 /* Starts the import check of every top-level module of the installed
  * distributions (ml_verify_imports_start): its interpreters run while the
- * GPU checks do. */
-static int start_imports(mli_run *r, ml_import_run **run, ml_err *err)
+ * GPU checks do. With gpu_checks, the modules that need torch are kept
+ * back for the torch smoke test to import after its checks. */
+static int start_imports(mli_run *r, ml_import_run **run, bool gpu_checks, ml_err *err)
 {
 	ml_install_result *res = r->res;
 	const ml_plan *p = res->plan;
@@ -65,9 +66,9 @@ static int start_imports(mli_run *r, ml_import_run **run, ml_err *err)
 		                            p->files[i].requested};
 	/* one core is the GPU checks' while the imports run */
 	int cores = ml_os_cpu_count();
-	unsigned jobs = plan_has(p, "torch") && !r->o->gpus && cores > 1 ? (unsigned)cores - 1 : 0;
+	unsigned jobs = gpu_checks && cores > 1 ? (unsigned)cores - 1 : 0;
 	int rc = ml_verify_imports_start(run, res->target, res->python.xy, dists, p->n_files, jobs,
-	                                 err);
+	                                 gpu_checks, err);
 	free(dists);
 	return rc;
 }
@@ -106,8 +107,10 @@ static void forward_step(const ml_verify_step *step, void *data)
 	mli_emit(data, &ev);
 }
 
-/* The GPU checks of the new environment; their verdict decides. */
-static int check_gpu(mli_run *r, ml_err *err)
+/* The GPU checks of the new environment; their verdict decides. The
+ * torch smoke test imports the import check's share that needs torch
+ * after its checks (ml_verify_imports_held): torch loads once. */
+static int check_gpu(mli_run *r, ml_import_run *run, ml_err *err)
 {
 	ml_install_result *res = r->res;
 	ml_install_event ev = {.kind = ML_EV_CHECK_BEGIN, .text = "gpu"};
@@ -120,7 +123,12 @@ static int check_gpu(mli_run *r, ml_err *err)
 	vo.framework = r->o->framework;
 	vo.on_step = forward_step;
 	vo.step_data = &r->ev;
+	vo.framework.n_imports =
+	        ml_verify_imports_held(run, &vo.framework.imports, &vo.framework.import_claims);
 	int rc = ml_verify_env(&res->gpu, res->machine, &vo, err);
+	if (res->gpu && res->gpu->framework_ran &&
+	    ml_verify_imports_answer(run, res->gpu->framework.imports) && !rc)
+		rc = ml_err_set(err, ML_ENOMEM, "out of memory");
 	if (!rc)
 		rc = ml_verification_status(res->gpu, err);
 	ev = (ml_install_event){
@@ -138,15 +146,15 @@ static int check_gpu(mli_run *r, ml_err *err)
  * other. */
 static int check_env(mli_run *r, ml_err *err)
 {
+	bool torch = plan_has(r->res->plan, "torch");
 	ml_import_run *run = NULL;
-	int rc = start_imports(r, &run, err);
+	int rc = start_imports(r, &run, torch && !r->o->gpus, err);
 	if (rc)
 		return rc;
-	bool torch = plan_has(r->res->plan, "torch");
 	int gpu_rc = 0;
 	ml_err gpu_err = ML_ERR_INIT;
 	if (torch && !r->o->gpus)
-		gpu_rc = check_gpu(r, &gpu_err);
+		gpu_rc = check_gpu(r, run, &gpu_err);
 	rc = check_imports(r, run, err);
 	if (!rc && torch && r->o->gpus)
 		mli_say(&r->ev, ML_EV_WARNING,

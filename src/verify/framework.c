@@ -27,6 +27,7 @@
 
 #define MARKER          "MLSETUP-TORCH-SMOKE-JSON: "
 #define STEP_MARKER     "MLSETUP-TORCH-SMOKE-STEP: "
+#define IMPORT_MARKER   "MLSETUP-TORCH-SMOKE-IMPORT: "
 #define MAX_OUTPUT      (16u << 20) /* bytes kept of the interpreter's output */
 #define TAIL_BYTES      4096
 #define DEFAULT_TIMEOUT 600
@@ -505,6 +506,8 @@ struct steps {
 	const ml_framework_opts *o;
 	char name[128]; /* the step begun and not ended, "" when none */
 	struct timespec t0;
+	int imports_s;   /* the imports' limit once the result is out; 0: none */
+	bool result_out; /* the result line came */
 };
 
 static double since(const struct timespec *t0)
@@ -522,11 +525,15 @@ static void step_end(struct steps *st, ml_check_status status)
 	st->name[0] = '\0';
 }
 
-static void on_line(const char *line, void *data)
+static int on_line(const char *line, void *data)
 {
 	struct steps *st = data;
+	if (strncmp(line, MARKER, strlen(MARKER)) == 0) {
+		st->result_out = true;
+		return st->imports_s; /* the checks are over: the imports' limit now */
+	}
 	if (strncmp(line, STEP_MARKER, strlen(STEP_MARKER)) != 0)
-		return;
+		return 0;
 	line += strlen(STEP_MARKER);
 	if (strncmp(line, "begin ", 6) == 0) {
 		if (st->name[0])
@@ -550,6 +557,44 @@ static void on_line(const char *line, void *data)
 				status = words[i].status;
 		step_end(st, status);
 	}
+	return 0;
+}
+
+/* The answers of the imports after the checks (IMPORT_MARKER lines, each
+ * at a line's start) into r->imports, {module: {ok, error}}; a line that
+ * is no answer is passed over. Returns 0 or ML_ENOMEM. */
+static int read_imports(ml_framework_result *r, const char *output)
+{
+	size_t ml = strlen(IMPORT_MARKER);
+	for (const char *p = output; (p = strstr(p, IMPORT_MARKER)); p += ml) {
+		if (p != output && p[-1] != '\n')
+			continue;
+		size_t len = strcspn(p + ml, "\n");
+		cJSON *a = cJSON_ParseWithLength(p + ml, len);
+		const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "module"));
+		const cJSON *ok = cJSON_GetObjectItemCaseSensitive(a, "ok");
+		if (!module || !*module || !cJSON_IsBool(ok)) {
+			cJSON_Delete(a);
+			continue;
+		}
+		if (!r->imports && !(r->imports = cJSON_CreateObject())) {
+			cJSON_Delete(a);
+			return ML_ENOMEM;
+		}
+		cJSON *one = cJSON_CreateObject();
+		const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "error"));
+		bool fine = one && cJSON_AddBoolToObject(one, "ok", cJSON_IsTrue(ok)) &&
+		            (cJSON_IsTrue(ok) || cJSON_AddStringToObject(one, "error", why ? why : "no result"));
+		cJSON_DeleteItemFromObjectCaseSensitive(r->imports, module);
+		if (fine)
+			fine = cJSON_AddItemToObject(r->imports, module, one);
+		else
+			cJSON_Delete(one);
+		cJSON_Delete(a);
+		if (!fine)
+			return ML_ENOMEM;
+	}
+	return 0;
 }
 
 /* " (in 'fp16 matmul on GPU 0')" when the script died inside a step. */
@@ -585,17 +630,43 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 	snprintf(size, sizeof(size), "%d", o.matmul_size ? o.matmul_size : DEFAULT_SIZE);
 	snprintf(mib, sizeof(mib), "%zu", o.alloc_mib ? o.alloc_mib : (size_t)DEFAULT_ALLOC);
 	int timeout = o.timeout_s ? o.timeout_s : DEFAULT_TIMEOUT;
-	const char *argv[] = {python, "-c", ml_torch_smoke_script(), "--size", size, "--alloc-mib",
-	                      mib,    NULL};
+	char limit[16];
+	snprintf(limit, sizeof(limit), "%d", ML_IMPORT_TIMEOUT_S);
+	size_t n_imports = o.imports ? o.n_imports : 0;
+	const char **argv = calloc(12 + 2 * n_imports, sizeof(*argv));
+	if (!argv)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	size_t ac = 0;
+	argv[ac++] = python;
+	argv[ac++] = "-c";
+	argv[ac++] = ml_torch_smoke_script();
+	argv[ac++] = "--size";
+	argv[ac++] = size;
+	argv[ac++] = "--alloc-mib";
+	argv[ac++] = mib;
+	if (n_imports) {
+		argv[ac++] = "--import-timeout";
+		argv[ac++] = limit;
+	}
+	if (n_imports && o.import_claims && o.import_claims[0]) {
+		argv[ac++] = "--import-claims";
+		argv[ac++] = o.import_claims;
+	}
+	for (size_t i = 0; i < n_imports; i++) {
+		argv[ac++] = "--import";
+		argv[ac++] = o.imports[i];
+	}
 
 	ml_framework_result r;
 	memset(&r, 0, sizeof(r));
 	char *output = NULL;
 	cJSON *doc = NULL;
 	ml_err rerr = ML_ERR_INIT;
-	struct steps st = {&o, "", {0, 0}};
+	/* the script's own watchdog ends the imports; this is the backstop */
+	struct steps st = {&o, "", {0, 0}, n_imports ? ML_IMPORT_TIMEOUT_S + 60 : 0, false};
 	int rc = ml_os_run_lines(&output, &r.exit_status, argv, MAX_OUTPUT, timeout, on_line, &st,
 	                         &rerr);
+	free(argv);
 	char open_step[sizeof(st.name)];
 	ml_strlcpy(open_step, st.name, sizeof(open_step));
 	if (st.name[0]) /* the script never ended it: it crashed, hung or was killed */
@@ -608,8 +679,15 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 	if (rc == ML_EFAIL) { /* killed after the timeout */
 		r.cls = ML_FW_OTHER;
 		r.exit_status = -1;
-		snprintf(r.detail, sizeof(r.detail),
-		         "the torch smoke test did not finish within %d s and was killed", timeout);
+		if (st.result_out && st.imports_s) /* its result was lost with the output */
+			snprintf(r.detail, sizeof(r.detail),
+			         "the imports after the torch smoke test did not finish within %d s "
+			         "and it was killed",
+			         st.imports_s);
+		else
+			snprintf(r.detail, sizeof(r.detail),
+			         "the torch smoke test did not finish within %d s and was killed",
+			         timeout);
 		add_step(r.detail, sizeof(r.detail), open_step);
 		r.gpu_checks_skipped = true;
 		ml_strlcpy(r.skip_reason, "timed out", sizeof(r.skip_reason));
@@ -619,8 +697,11 @@ int ml_smoke_framework(ml_framework_result *out, const char *python, const ml_fr
 	if (rc)
 		return ml_err_set(err, rc, "%s", rerr.msg);
 
-	doc = find_doc(output);
-	if (doc) {
+	rc = n_imports ? read_imports(&r, output) : 0;
+	doc = rc ? NULL : find_doc(output);
+	if (rc) {
+		/* out of memory: said below */
+	} else if (doc) {
 		rc = read_doc(&r, doc);
 	} else {
 		/* The interpreter crashed (a signal), exited early or printed
@@ -663,6 +744,7 @@ void ml_framework_result_release(ml_framework_result *r)
 		free(r->gpus[i].checks);
 	free(r->gpus);
 	free(r->output);
+	cJSON_Delete(r->imports);
 	memset(r, 0, sizeof(*r));
 }
 

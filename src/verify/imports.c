@@ -16,12 +16,20 @@
 
 #include "internal.h"
 
-#define IMPORT_TIMEOUT_S (30 * 60)
-
+/* argv: claims, then the modules; with a claims directory, a module is
+ * imported only by the interpreter that creates its file there first. */
 static const char import_script[] =
-        "import importlib, json, sys, time\n"
+        "import importlib, json, os, sys, time\n"
         "res = {}\n"
-        "for n in sys.argv[1:]:\n"
+        "claims = sys.argv[1]\n"
+        "for n in sys.argv[2:]:\n"
+        "    if claims:\n"
+        "        try:\n"
+        "            os.close(os.open(os.path.join(claims, n), os.O_CREAT | os.O_EXCL | os.O_WRONLY))\n"
+        "        except FileExistsError:\n"
+        "            continue\n"
+        "        except OSError:\n"
+        "            pass\n"
         "    t = time.time()\n"
         "    try:\n"
         "        importlib.import_module(n)\n"
@@ -113,12 +121,16 @@ static int add_dist_modules(ml_import_check *c, size_t *cap, const char *site,
 	return rc;
 }
 
-/* One worker: an interpreter importing its share of the modules. */
+/* Which interpreter a distribution's modules suit: torch and what requires
+ * it (T_HARD: they load torch, seconds of native libraries), what names
+ * torch only under an extra (T_SOFT: transformers imports torch when it is
+ * there), the rest (T_NONE). */
+enum { T_NONE, T_SOFT, T_HARD };
+
+/* One worker: an interpreter importing what it can claim of its list. */
 typedef struct import_job {
-	const char *python;
-	const char **argv; /* python -c script module... NULL */
-	size_t *index;     /* the modules' indexes in c->modules */
-	size_t n;
+	const char **argv; /* python -c script claims module... NULL */
+	size_t n;          /* modules in argv */
 	char *out;
 	int status;
 	int rc;
@@ -128,7 +140,7 @@ typedef struct import_job {
 static void *import_run(void *arg)
 {
 	import_job *j = arg;
-	j->rc = ml_os_run_capture(&j->out, &j->status, j->argv, 8 << 20, IMPORT_TIMEOUT_S,
+	j->rc = ml_os_run_capture(&j->out, &j->status, j->argv, 8 << 20, ML_IMPORT_TIMEOUT_S,
 	                          &j->err);
 	return NULL;
 }
@@ -149,171 +161,220 @@ static size_t worker_count(size_t n_dists, unsigned jobs)
 	return (size_t)n;
 }
 
-/* Records one worker's answers in c; returns ML_ENOMEM or 0. */
-static int take_answers(ml_import_check *c, import_job *j)
+/* Takes the answers in res, {module: {ok, error}}, for every module not
+ * answered yet (answered[i]); several distributions may share a name (the
+ * "nvidia" namespace): one answer is all of theirs. Returns ML_ENOMEM or 0. */
+static int take_answers(ml_import_check *c, bool *answered, const cJSON *res)
 {
-	cJSON *res = j->rc ? NULL : cJSON_Parse(j->out);
-	if (!j->rc && !res)
-		j->rc = ml_err_set(&j->err, ML_EFAIL,
-		                   "the import check printed no result (status %d)", j->status);
-	if (j->rc && !c->run_rc) {
-		c->run_rc = j->rc;
-		c->run_err = j->err;
-	}
-	for (size_t k = 0; res && k < j->n; k++) {
-		ml_import_result *r = &c->modules[j->index[k]];
+	for (size_t i = 0; res && i < c->n_modules; i++) {
+		ml_import_result *r = &c->modules[i];
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, r->module);
+		if (answered[i] || !e)
+			continue;
+		answered[i] = true;
 		r->ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "ok"));
 		if (r->ok)
 			continue;
 		const char *why =
 		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "error"));
-		if (!(r->error = strdup(why ? why : "no result"))) {
-			cJSON_Delete(res);
+		if (!(r->error = strdup(why ? why : "no result")))
 			return ML_ENOMEM;
-		}
 		if (r->requested)
 			c->failed_requested++;
 		else
 			c->failed_other++;
 	}
-	cJSON_Delete(res);
 	return 0;
 }
 
-/* A started import check (ml_verify_imports_start). */
+/* A started import check (ml_verify_imports_start). Every interpreter
+ * gets an ordered list of the modules and imports those it claims first
+ * (a file of the module's name created in claims, O_EXCL): the lists are
+ * ordered so that torch's share goes to one interpreter and the others
+ * meet in the middle of the rest, whatever each module costs. */
 struct ml_import_run {
 	ml_import_check *c;
 	char py[4200];
+	char claims[4096]; /* the claims directory, "" when none was made */
+	unsigned char *torch; /* per module: T_NONE, T_SOFT, T_HARD */
 	import_job *jobs;
 	size_t nw;
-	size_t *index;
-	const char **argv;
 	pthread_t *th;
 	bool *started;
+	const char **held; /* held: the list for the other interpreter */
+	size_t n_held;
+	cJSON *answers; /* ... and its answers (ml_verify_imports_answer) */
 };
 
-/* True when the distribution is torch or its METADATA requires torch
- * (Requires-Dist: torch ...): such distributions share one interpreter, so
- * that torch's libraries (seconds to load) are loaded once. */
-static bool needs_torch(const char *site, const ml_import_dist *dist)
+/* Reads the distribution's METADATA: T_HARD when it is torch or requires
+ * it (Requires-Dist: torch ...), T_SOFT when it names torch only under an
+ * extra, else T_NONE. */
+static int torch_use(const char *site, const ml_import_dist *dist)
 {
 	if (dist->name && !strcmp(dist->name, "torch"))
-		return true;
+		return T_HARD;
 	char path[8192];
 	char *text = NULL;
 	if (ml_pathf(path, sizeof(path), "%s/%s/METADATA", site, dist->dist_info) ||
 	    ml_os_read_file(&text, NULL, NULL, path, 16 << 20, NULL) != 0)
-		return false;
-	bool yes = false;
-	for (const char *l = text; l && *l && !yes; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		return T_NONE;
+	int use = T_NONE;
+	for (const char *l = text; l && *l && use != T_HARD;
+	     l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		if (*l == '\n' || *l == '\r')
 			break; /* the headers end at the first empty line */
 		if (strncasecmp(l, "Requires-Dist:", 14))
 			continue;
 		l += 14;
 		l += strspn(l, " \t");
-		yes = !strncasecmp(l, "torch", 5) && !strchr("abcdefghijklmnopqrstuvwxyz"
-		                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.",
-		                                              l[5]) &&
-		      !strstr(l, "extra ==") && !strstr(l, "extra==");
+		/* this line only: a marker "extra == ..." on a later one is not its */
+		char req[1024];
+		size_t len = strcspn(l, "\r\n");
+		if (len >= sizeof(req))
+			len = sizeof(req) - 1;
+		memcpy(req, l, len);
+		req[len] = '\0';
+		if (strncasecmp(req, "torch", 5) ||
+		    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.",
+		           req[5]))
+			continue;
+		use = strstr(req, "extra ==") || strstr(req, "extra==") ? T_SOFT : T_HARD;
 	}
 	free(text);
-	return yes;
+	return use;
 }
 
-/* Shares the modules out among run->nw workers and fills their argv:
- * each distribution's modules go to one worker; with two workers or more,
- * torch and what requires it to the first, every other distribution to
- * the worker with the fewest modules so far among the rest. Returns 0 or
- * ML_ENOMEM. */
-static int share_out(ml_import_run *run)
+/* Appends to list (at *n) each module of class cls, each name once,
+ * forward or backward. */
+static void list_class(const char **list, size_t *n, const ml_import_run *run, int cls,
+                       bool backward)
 {
-	ml_import_check *c = run->c;
-	size_t nw = run->nw, w = 0;
-	size_t *owner = calloc(c->n_modules ? c->n_modules : 1, sizeof(*owner));
-	size_t *count = calloc(nw, sizeof(*count));
-	if (!owner || !count) {
-		free(owner);
-		free(count);
-		return ML_ENOMEM;
+	const ml_import_check *c = run->c;
+	for (size_t k = 0; k < c->n_modules; k++) {
+		size_t i = backward ? c->n_modules - 1 - k : k;
+		if (run->torch[i] != cls)
+			continue;
+		bool dup = false;
+		for (size_t m = 0; m < *n && !dup; m++)
+			dup = strcmp(list[m], c->modules[i].module) == 0;
+		if (!dup)
+			list[(*n)++] = c->modules[i].module;
 	}
-	bool any_torch = false;
-	for (size_t i = 0; i < c->n_modules; i++)
-		any_torch |= c->modules[i].with_torch;
-	size_t first_free = nw > 1 && any_torch ? 1 : 0;
-	for (size_t i = 0; i < c->n_modules; i++) {
-		if (i == 0 || strcmp(c->modules[i].distribution, c->modules[i - 1].distribution)) {
-			w = first_free;
-			if (c->modules[i].with_torch && first_free)
-				w = 0;
-			else
-				for (size_t k = first_free + 1; k < nw; k++)
-					if (count[k] < count[w])
-						w = k;
-		}
-		owner[i] = w;
-		count[w]++;
-	}
-	/* the workers' lists, one after another in index and in argv (each
-	 * argv: python -c script modules... NULL) */
-	size_t at = 0;
-	for (size_t k = 0; k < nw; k++) {
-		import_job *j = &run->jobs[k];
-		j->index = run->index + at;
-		j->argv = run->argv + at + 4 * k;
-		j->argv[0] = run->py;
-		j->argv[1] = "-c";
-		j->argv[2] = import_script;
-		at += count[k];
-	}
-	for (size_t i = 0; i < c->n_modules; i++) {
-		import_job *j = &run->jobs[owner[i]];
-		j->index[j->n] = i;
-		j->argv[3 + j->n++] = c->modules[i].module;
-	}
-	free(owner);
-	free(count);
-	return 0;
 }
 
-/* Starts the workers: each its own thread running one interpreter. */
-static int start_imports(ml_import_run *run, const char *env_root, unsigned jobs)
+/* One interpreter's list into list (room for every module): torch's
+ * share first when first (then the extras' users, then the rest
+ * backward); else the rest forward, then the extras' users, and torch's
+ * share last only when with_hard. Returns the count. */
+static size_t make_list(const char **list, const ml_import_run *run, bool first, bool with_hard)
+{
+	size_t n = 0;
+	if (first) {
+		list_class(list, &n, run, T_HARD, false);
+		list_class(list, &n, run, T_SOFT, false);
+		list_class(list, &n, run, T_NONE, true);
+	} else {
+		list_class(list, &n, run, T_NONE, false);
+		list_class(list, &n, run, T_SOFT, false);
+		if (with_hard)
+			list_class(list, &n, run, T_HARD, false);
+	}
+	return n;
+}
+/* An interpreter's argv for a list of n names: python -c script claims
+ * names... NULL. Returns NULL when out of memory. */
+static const char **job_argv(const ml_import_run *run, const char *const *names, size_t n)
+{
+	const char **argv = calloc(n + 5, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = run->py;
+	argv[1] = "-c";
+	argv[2] = import_script;
+	argv[3] = run->claims;
+	for (size_t i = 0; i < n; i++)
+		argv[4 + i] = names[i];
+	return argv;
+}
+
+/* Makes the lists and starts the workers, each on its own thread; with
+ * hold_torch, torch's share heads the list kept for the other interpreter
+ * (run->held) and no worker's list has it. */
+static int start_imports(ml_import_run *run, const char *env_root, unsigned jobs,
+                         bool hold_torch)
 {
 	ml_import_check *c = run->c;
 	if (ml_pathf(run->py, sizeof(run->py), "%s/" ML_ENV_PYTHON_NATIVE, env_root))
 		return ml_err_set(&c->run_err, ML_EFAIL, "path too long: '%s'", env_root);
-	size_t n_dists = 0;
+	size_t n_dists = 0, n_hard = 0;
 	for (size_t i = 0; i < c->n_modules; i++)
-		if (i == 0 || strcmp(c->modules[i].distribution, c->modules[i - 1].distribution))
+		if (i == 0 || strcmp(c->modules[i].distribution, c->modules[i - 1].distribution)) {
 			n_dists++;
-	run->nw = worker_count(n_dists, jobs);
+			n_hard += run->torch[i] == T_HARD;
+		}
+	bool hold = hold_torch && n_hard;
+	run->nw = worker_count(hold ? n_dists - n_hard : n_dists, jobs);
+	if (run->nw + hold > 1) {
+		ml_err terr = ML_ERR_INIT;
+		if (ml_fs_mktempdir(run->claims, sizeof(run->claims), "imports", &terr)) {
+			run->claims[0] = '\0'; /* no claims: one interpreter does it all */
+			run->nw = 1;
+			hold = false;
+		}
+	}
+	const char **list = calloc(c->n_modules + 1, sizeof(*list));
 	run->jobs = calloc(run->nw, sizeof(*run->jobs));
-	run->index = calloc(c->n_modules ? c->n_modules : 1, sizeof(*run->index));
-	run->argv = calloc(c->n_modules + 4 * run->nw, sizeof(*run->argv));
 	run->th = calloc(run->nw, sizeof(*run->th));
 	run->started = calloc(run->nw, sizeof(*run->started));
-	if (!run->jobs || !run->index || !run->argv || !run->th || !run->started ||
-	    share_out(run))
-		return ML_ENOMEM;
-	for (size_t k = 0; k < run->nw; k++)
+	int rc = list && run->jobs && run->th && run->started ? 0 : ML_ENOMEM;
+	if (!rc && hold) {
+		run->n_held = make_list(list, run, true, false);
+		if (!(run->held = job_argv(run, list, run->n_held)))
+			rc = ML_ENOMEM;
+	}
+	for (size_t k = 0; !rc && k < run->nw; k++) {
+		import_job *j = &run->jobs[k];
+		j->n = make_list(list, run, !hold && k == 0, false);
+		if (!(j->argv = job_argv(run, list, j->n)))
+			rc = ML_ENOMEM;
+	}
+	free(list);
+	for (size_t k = 0; !rc && k < run->nw; k++)
 		run->started[k] = run->jobs[k].n &&
 		                  pthread_create(&run->th[k], NULL, import_run, &run->jobs[k]) == 0;
-	return 0;
+	return rc;
+}
+
+/* Waits for the started workers. */
+static void join_all(ml_import_run *run)
+{
+	for (size_t k = 0; run->jobs && run->started && k < run->nw; k++)
+		if (run->started[k]) {
+			pthread_join(run->th[k], NULL);
+			run->started[k] = false;
+		}
 }
 
 static void run_free(ml_import_run *run)
 {
+	if (run->claims[0])
+		ml_fs_rm_tree(run->claims);
+	for (size_t k = 0; run->jobs && k < run->nw; k++) {
+		free(run->jobs[k].argv);
+		free(run->jobs[k].out);
+	}
 	free(run->jobs);
-	free(run->index);
-	free(run->argv);
 	free(run->th);
 	free(run->started);
+	free(run->held);
+	free(run->torch);
+	cJSON_Delete(run->answers);
 	free(run);
 }
 
 int ml_verify_imports_start(ml_import_run **out, const char *env_root, const char *python_xy,
-                            const ml_import_dist *dists, size_t n, unsigned jobs, ml_err *err)
+                            const ml_import_dist *dists, size_t n, unsigned jobs,
+                            bool hold_torch, ml_err *err)
 {
 	char site[8192];
 	ml_import_run *run = calloc(1, sizeof(*run));
@@ -326,16 +387,31 @@ int ml_verify_imports_start(ml_import_run **out, const char *env_root, const cha
 	int rc = 0;
 	if (ml_pathf(site, sizeof(site), "%s/lib/python%s/site-packages", env_root, python_xy))
 		rc = ml_err_set(&c->run_err, ML_EFAIL, "path too long: '%s'", env_root);
-	size_t cap = 0;
+	size_t cap = 0, tcap = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		size_t first = c->n_modules;
 		rc = add_dist_modules(c, &cap, site, &dists[i]);
-		bool t = !rc && c->n_modules > first && needs_torch(site, &dists[i]);
-		for (size_t k = first; t && k < c->n_modules; k++)
-			c->modules[k].with_torch = true;
+		if (rc || c->n_modules == first)
+			continue;
+		if (tcap < cap) {
+			unsigned char *t = realloc(run->torch, cap);
+			if (!t) {
+				rc = ML_ENOMEM;
+				break;
+			}
+			run->torch = t;
+			tcap = cap;
+		}
+		int use = torch_use(site, &dists[i]);
+		for (size_t k = first; k < c->n_modules; k++) {
+			run->torch[k] = (unsigned char)use;
+			c->modules[k].with_torch = use == T_HARD;
+		}
 	}
+	if (!rc && !run->torch && !(run->torch = calloc(1, 1)))
+		rc = ML_ENOMEM;
 	if (!rc)
-		rc = start_imports(run, env_root, jobs);
+		rc = start_imports(run, env_root, jobs, hold_torch);
 	if (rc == ML_ENOMEM) {
 		ml_verify_imports_abandon(run);
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -346,25 +422,89 @@ int ml_verify_imports_start(ml_import_run **out, const char *env_root, const cha
 	return 0;
 }
 
+/* The modules nobody answered for (a crashed or killed interpreter, or
+ * the other interpreter never got to them): one more interpreter imports
+ * them, claiming nothing. Returns ML_ENOMEM or 0. */
+static int answer_the_rest(ml_import_check *c, ml_import_run *run, bool *answered)
+{
+	const char **names = calloc(c->n_modules + 1, sizeof(*names));
+	if (!names)
+		return ML_ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_modules; i++) {
+		bool dup = answered[i];
+		for (size_t m = 0; m < n && !dup; m++)
+			dup = strcmp(names[m], c->modules[i].module) == 0;
+		if (!dup)
+			names[n++] = c->modules[i].module;
+	}
+	int rc = 0;
+	import_job j = {0};
+	if (n) {
+		if (run->claims[0]) /* claims are for interpreters side by side */
+			ml_fs_rm_tree(run->claims);
+		run->claims[0] = '\0';
+		j.n = n;
+		j.err = (ml_err)ML_ERR_INIT;
+		if (!(j.argv = job_argv(run, names, n)))
+			rc = ML_ENOMEM;
+	}
+	if (n && !rc) {
+		import_run(&j);
+		cJSON *res = j.rc ? NULL : cJSON_Parse(j.out);
+		if (!j.rc && !res)
+			j.rc = ml_err_set(&j.err, ML_EFAIL,
+			                  "the import check printed no result (status %d)", j.status);
+		if (j.rc) {
+			c->run_rc = j.rc;
+			c->run_err = j.err;
+		}
+		rc = take_answers(c, answered, res);
+		cJSON_Delete(res);
+	}
+	free(j.argv);
+	free(j.out);
+	free(names);
+	return rc;
+}
+
 int ml_verify_imports_finish(ml_import_check **out, ml_import_run *run, ml_err *err)
 {
 	ml_import_check *c = run->c;
-	int rc = 0;
-	for (size_t k = 0; run->jobs && k < run->nw; k++) {
-		if (run->started && run->started[k])
-			pthread_join(run->th[k], NULL);
-		else if (!run->jobs[k].n)
-			continue; /* nothing to import there */
-		else if (!c->run_rc)
-			import_run(&run->jobs[k]); /* no thread: now */
-		else
-			run->jobs[k].rc = c->run_rc;
+	join_all(run);
+	bool *answered = calloc(c->n_modules ? c->n_modules : 1, sizeof(*answered));
+	int rc = answered ? 0 : ML_ENOMEM;
+	for (size_t k = 0; !rc && !c->run_rc && run->jobs && k < run->nw; k++) {
+		import_job *j = &run->jobs[k];
+		if (!j->n)
+			continue;
+		if (!j->out && !j->rc)
+			import_run(j); /* no thread could be had: now */
+		if (j->rc) { /* it could not run, or it ran out of time */
+			c->run_rc = j->rc;
+			c->run_err = j->err;
+			break;
+		}
+		cJSON *res = cJSON_Parse(j->out); /* NULL: it crashed; the rest below */
+		rc = take_answers(c, answered, res);
+		cJSON_Delete(res);
 	}
-	for (size_t k = 0; !c->run_rc && run->jobs && k < run->nw; k++)
-		if (!rc && run->jobs[k].n)
-			rc = take_answers(c, &run->jobs[k]);
-	for (size_t k = 0; run->jobs && k < run->nw; k++)
-		free(run->jobs[k].out);
+	if (!rc && !c->run_rc)
+		rc = take_answers(c, answered, run->answers);
+	if (!rc && !c->run_rc)
+		rc = answer_the_rest(c, run, answered);
+	for (size_t i = 0; !rc && !c->run_rc && i < c->n_modules; i++) {
+		ml_import_result *r = &c->modules[i];
+		if (answered[i])
+			continue;
+		if (!(r->error = strdup("no result")))
+			rc = ML_ENOMEM;
+		else if (r->requested)
+			c->failed_requested++;
+		else
+			c->failed_other++;
+	}
+	free(answered);
 	run->c = NULL;
 	run_free(run);
 	if (rc == ML_ENOMEM) {
@@ -375,15 +515,31 @@ int ml_verify_imports_finish(ml_import_check **out, ml_import_run *run, ml_err *
 	return 0;
 }
 
+size_t ml_verify_imports_held(const ml_import_run *run, const char *const **names,
+                              const char **claims)
+{
+	*names = NULL;
+	*claims = NULL;
+	if (!run || !run->held)
+		return 0;
+	*names = run->held + 4;
+	*claims = run->claims;
+	return run->n_held;
+}
+
+int ml_verify_imports_answer(ml_import_run *run, const cJSON *answers)
+{
+	if (!run || !run->held || !cJSON_IsObject(answers))
+		return 0;
+	cJSON_Delete(run->answers);
+	return (run->answers = cJSON_Duplicate(answers, true)) ? 0 : ML_ENOMEM;
+}
+
 void ml_verify_imports_abandon(ml_import_run *run)
 {
 	if (!run)
 		return;
-	for (size_t k = 0; run->jobs && run->started && k < run->nw; k++)
-		if (run->started[k])
-			pthread_join(run->th[k], NULL);
-	for (size_t k = 0; run->jobs && k < run->nw; k++)
-		free(run->jobs[k].out);
+	join_all(run);
 	ml_import_check_free(run->c);
 	run_free(run);
 }
@@ -392,7 +548,7 @@ int ml_verify_imports(ml_import_check **out, const char *env_root, const char *p
                       const ml_import_dist *dists, size_t n, ml_err *err)
 {
 	ml_import_run *run = NULL;
-	int rc = ml_verify_imports_start(&run, env_root, python_xy, dists, n, 0, err);
+	int rc = ml_verify_imports_start(&run, env_root, python_xy, dists, n, 0, false, err);
 	return rc ? rc : ml_verify_imports_finish(out, run, err);
 }
 

@@ -23,7 +23,15 @@ its type and message, and mlsetup classifies the messages ("no kernel image
 is available for execution on the device", "The NVIDIA driver on your
 system is too old", ...). The one result is printed as a single line
 "MLSETUP-TORCH-SMOKE-JSON: {...}" on standard output, after whatever torch
-itself printed. While it runs, each step is announced on standard output as
+itself printed. With `--import NAME` (repeated) it then imports those
+modules: the import check's share that needs torch first (torch's
+libraries, seconds to load, are loaded once), then, with
+`--import-claims DIR`, those it claims before the import check's other
+interpreters do (a file of the module's name created in DIR), and answers each on a line of its own,
+"MLSETUP-TORCH-SMOKE-IMPORT: {"module": NAME, "ok": true}" or with "ok":
+false and "error": "Type: message"; a watchdog ends the process after
+`--import-timeout S` seconds (default 1800), answering for the module it
+was in. While it runs, each step is announced on standard output as
 it begins and ends ("MLSETUP-TORCH-SMOKE-STEP: begin fp16 matmul on GPU 0",
 "... end pass fp16 matmul on GPU 0"), flushed at once: mlsetup reads them as
 they come to show what runs now. Only the API a stub can provide is used
@@ -38,6 +46,7 @@ import warnings
 
 MARKER = "MLSETUP-TORCH-SMOKE-JSON: "
 STEP = "MLSETUP-TORCH-SMOKE-STEP: "
+IMPORT = "MLSETUP-TORCH-SMOKE-IMPORT: "
 CPU_CHECK_SIZE = 64  # the pure-Python reference costs size**3 steps
 
 
@@ -91,7 +100,8 @@ def fail_check(check, exc):
 
 
 def parse_args(argv):
-    opts = {"size": 2048, "alloc_mib": 256}
+    opts = {"size": 2048, "alloc_mib": 256, "imports": [], "import_claims": "",
+            "import_timeout": 1800}
     i = 0
     while i < len(argv):
         if argv[i] == "--size" and i + 1 < len(argv):
@@ -99,6 +109,15 @@ def parse_args(argv):
             i += 2
         elif argv[i] == "--alloc-mib" and i + 1 < len(argv):
             opts["alloc_mib"] = max(1, int(argv[i + 1]))
+            i += 2
+        elif argv[i] == "--import" and i + 1 < len(argv):
+            opts["imports"].append(argv[i + 1])
+            i += 2
+        elif argv[i] == "--import-claims" and i + 1 < len(argv):
+            opts["import_claims"] = argv[i + 1]
+            i += 2
+        elif argv[i] == "--import-timeout" and i + 1 < len(argv):
+            opts["import_timeout"] = max(1, int(argv[i + 1]))
             i += 2
         else:
             i += 1
@@ -379,6 +398,58 @@ def finite(doc):
     return doc
 
 
+def answer(module, error):
+    """One import's answer line, written in one call so that the watchdog's
+    and the main thread's never mix."""
+    doc = {"module": module, "ok": error is None}
+    if error is not None:
+        doc["error"] = error
+    sys.stdout.flush()
+    os.write(1, ("\n" + IMPORT + json.dumps(doc) + "\n").encode("utf-8", "replace"))
+
+
+def claimed(claims, name):
+    """True when this interpreter is the first to claim the module: the
+    import check's other interpreters work through the same modules, and
+    whoever creates the module's file in the claims directory imports it."""
+    if not claims:
+        return True
+    try:
+        os.close(os.open(os.path.join(claims, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def import_modules(names, claims, limit):
+    """Imports each module it claims, after the checks, and answers for it."""
+    import importlib
+    import threading
+
+    current = [None]
+
+    def expire():
+        answer(current[0] or "", "TimeoutError: the import did not finish within %d s" % limit)
+        os._exit(0)
+
+    watchdog = threading.Timer(limit, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    for name in names:
+        if not claimed(claims, name):
+            continue
+        current[0] = name
+        try:
+            importlib.import_module(name)
+            error = None
+        except BaseException as exc:  # noqa: BLE001 - every failure is an answer
+            error = error_text(exc)
+        answer(name, error)
+    watchdog.cancel()
+
+
 def main(argv):
     opts = parse_args(argv)
     out = {
@@ -410,6 +481,8 @@ def main(argv):
     line = json.dumps(finite(out), allow_nan=False, default=str)
     sys.stdout.write("\n" + MARKER + line + "\n")
     sys.stdout.flush()
+    if opts["imports"]:
+        import_modules(opts["imports"], opts["import_claims"], opts["import_timeout"])
 
 
 if __name__ == "__main__":

@@ -650,6 +650,101 @@ static void test_a_step_the_script_never_ended_fails_and_is_named(void **state)
 	rmdir(dir);
 }
 
+/* The answer for module in r->imports: "ok", the error text, or NULL
+ * when there is none. */
+static const char *import_answer(const ml_framework_result *r, const char *module)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(r->imports, module);
+	if (!a)
+		return NULL;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "ok")))
+		return "ok";
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "error"));
+}
+
+static void test_imports_after_the_checks_are_answered_one_by_one(void **state)
+{
+	(void)state;
+	ML_LINUX_ONLY(NO_PYTHON);
+	setenv("PYTHONPATH", stub_path, 1);
+	setenv("MLSETUP_STUB_TORCH", "healthy", 1);
+	/* "json" is claimed by another interpreter already: not imported here */
+	char claims[] = "/tmp/mlsetup-claims.XXXXXX", taken[64];
+	assert_non_null(mkdtemp(claims));
+	snprintf(taken, sizeof(taken), "%s/json", claims);
+	FILE *f = fopen(taken, "w");
+	assert_non_null(f);
+	fclose(f);
+	const char *mods[] = {"torch", "no_such_module_here", "json", "csv"};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.matmul_size = 8;
+	o.alloc_mib = 1;
+	o.imports = mods;
+	o.n_imports = 4;
+	o.import_claims = claims;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_int_equal(r.cls, ML_FW_OK); /* the checks' result is untouched */
+	assert_string_equal(import_answer(&r, "torch"), "ok");
+	assert_string_equal(import_answer(&r, "csv"), "ok");
+	assert_non_null(strstr(import_answer(&r, "no_such_module_here"),
+	                       "ModuleNotFoundError: No module named 'no_such_module_here'"));
+	assert_null(import_answer(&r, "json"));
+	assert_int_equal(cJSON_GetArraySize(r.imports), 3);
+	ml_framework_result_release(&r);
+
+	/* without imports asked for, there are none */
+	o.imports = NULL;
+	o.n_imports = 0;
+	assert_int_equal(ml_smoke_framework(&r, PYTHON, &o, &err), 0);
+	assert_null(r.imports);
+	ml_framework_result_release(&r);
+	unsetenv("PYTHONPATH");
+	unsetenv("MLSETUP_STUB_TORCH");
+	char csv[64];
+	snprintf(csv, sizeof(csv), "%s/csv", claims);
+	unlink(csv);
+	unlink(taken);
+	rmdir(claims);
+}
+
+static void test_the_imports_have_a_limit_of_their_own(void **state)
+{
+	(void)state;
+	ML_LINUX_ONLY(NO_SH);
+	/* The result is out at once, the import takes 2 s: with imports asked
+	 * for, the smoke test's 1 s limit ended with its result; without, the
+	 * same script is killed. */
+	char dir[] = "/tmp/mlsetup-fw.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	fake_python(path, sizeof(path), dir,
+	            "echo 'MLSETUP-TORCH-SMOKE-JSON: {\"schema\": \"mlsetup.torch_smoke/1\", "
+	            "\"torch\": \"9.0.0\", \"checks\": [], \"gpus\": []}'\n"
+	            "sleep 2\n"
+	            "echo 'MLSETUP-TORCH-SMOKE-IMPORT: {\"module\": \"slow\", \"ok\": true}'\n");
+	const char *mods[] = {"slow"};
+	ml_framework_opts o = ML_FRAMEWORK_OPTS_INIT;
+	o.timeout_s = 1;
+	o.imports = mods;
+	o.n_imports = 1;
+	ml_framework_result r;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(r.exit_status, 0);
+	assert_string_equal(import_answer(&r, "slow"), "ok");
+	assert_string_equal(r.torch_version, "9.0.0");
+	ml_framework_result_release(&r);
+	o.n_imports = 0;
+	assert_int_equal(ml_smoke_framework(&r, path, &o, &err), 0);
+	assert_int_equal(r.exit_status, -1);
+	assert_non_null(strstr(r.detail, "did not finish within 1 s"));
+	assert_null(r.imports);
+	ml_framework_result_release(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_classifier_knows_torch_messages(void **state)
 {
 	(void)state;
@@ -926,6 +1021,8 @@ int main(void)
 	        cmocka_unit_test(test_steps_are_reported_in_order_with_their_outcome),
 	        cmocka_unit_test(test_a_step_arrives_while_the_script_still_runs),
 	        cmocka_unit_test(test_a_step_the_script_never_ended_fails_and_is_named),
+	        cmocka_unit_test(test_imports_after_the_checks_are_answered_one_by_one),
+	        cmocka_unit_test(test_the_imports_have_a_limit_of_their_own),
 	        cmocka_unit_test(test_classifier_knows_torch_messages),
 	        cmocka_unit_test(test_framework_json_carries_classes_and_timings),
 	        cmocka_unit_test(test_matmul_speed_is_tflops_per_dtype_without_the_warm_up),
