@@ -185,7 +185,10 @@ typedef struct ml_install_opts {
 	bool no_wait;          /* fail at once when another install holds the target */
 	bool no_verify;        /* skip the import check and the GPU checks */
 	bool require_gpu;      /* no NVIDIA GPU is a failure (ML_EGPU) */
-	bool compile_bytecode; /* compileall after installing */
+	bool compile_bytecode; /* compileall after installing, even with no_verify */
+	bool no_compile_bytecode; /* no compileall even though the install verifies
+	                           * (by default an install that verifies compiles
+	                           * first: its imports then read bytecode) */
 	bool force;            /* build even when the GPUs cannot run the wheels */
 	bool reinstall;        /* rebuild even when the target already is the plan */
 	bool require_hashes;   /* refuse a manifest that does not pin hashes

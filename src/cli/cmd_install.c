@@ -32,6 +32,7 @@ enum {
 	OPT_NO_VERIFY,
 	OPT_REQUIRE_GPU,
 	OPT_COMPILE,
+	OPT_NO_COMPILE,
 	OPT_LINK,
 	OPT_FORCE,
 	OPT_REINSTALL,
@@ -119,6 +120,11 @@ static int on_option(int opt, const char *arg, void *data, ml_err *err)
 		break;
 	case OPT_COMPILE:
 		o->compile_bytecode = true;
+		o->no_compile_bytecode = false;
+		break;
+	case OPT_NO_COMPILE:
+		o->no_compile_bytecode = true;
+		o->compile_bytecode = false;
 		break;
 	case OPT_FORCE:
 		o->force = true;
@@ -150,6 +156,7 @@ static int parse(ml_ctx *ctx, void *args, int argc, char **argv, ml_err *err)
 	        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
 	        {"require-gpu", no_argument, NULL, OPT_REQUIRE_GPU},
 	        {"compile-bytecode", no_argument, NULL, OPT_COMPILE},
+	        {"no-compile-bytecode", no_argument, NULL, OPT_NO_COMPILE},
 	        {"link", required_argument, NULL, OPT_LINK},
 	        {"force", no_argument, NULL, OPT_FORCE},
 	        {"reinstall", no_argument, NULL, OPT_REINSTALL},
@@ -295,7 +302,10 @@ const ml_command ml_cmd_install = {
         "  --gpu SM,... [--driver VERSION]  build for these GPUs instead of this machine's\n"
         "                          (a login node for its compute nodes): chosen and audited\n"
         "                          for them; their GPU checks run there (mlsetup verify)\n"
-        "  --compile-bytecode      compile .pyc files after installing\n"
+        "  --compile-bytecode      compile .pyc files after installing, also with --no-verify\n"
+        "                          (an install that verifies compiles them by default, on\n"
+        "                          every core, so that its import check reads bytecode)\n"
+        "  --no-compile-bytecode   do not: the import check compiles what it imports\n"
         "  --link METHOD           auto (default), reflink, hardlink or copy\n"
         "  --reinstall             rebuild the target even when it already is this plan\n"
         "  --require-hashes        refuse a manifest that does not pin hashes instead of\n"

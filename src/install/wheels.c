@@ -445,8 +445,17 @@ int mli_build_env(mli_run *r, ml_err *err)
 	free(jobs);
 	if (!rc)
 		say_copied(r, res->wheels, n);
-	if (!rc && r->o->compile_bytecode)
+	/* The import check after the build would compile what it imports,
+	 * in each of its interpreters and on its critical path; compiled here,
+	 * on every core and once, it reads bytecode (and so does the user's
+	 * first run). --no-verify compiles nothing unless asked, and
+	 * --no-compile-bytecode nothing. */
+	if (!rc && (r->o->compile_bytecode || (!r->o->no_verify && !r->o->no_compile_bytecode))) {
+		int cores = ml_os_cpu_count();
+		mli_say(&r->ev, ML_EV_STEP, "compiling bytecode on %d core%s", cores,
+		        cores == 1 ? "" : "s");
 		rc = ml_env_compile_bytecode(&env, err);
+	}
 	if (!rc)
 		rc = mli_write_pylock(r, r->stage->path, err);
 	if (!rc)

@@ -115,7 +115,8 @@ test_expect_success 'names Windows cannot create install here (the Windows rules
 
 test_expect_success 'the wheel'"'"'s own .pyc is not installed: the source runs' '
 	wheel_manifest "$TRASH/p.txt" $GOOD_WHEELS pycpkg-1.0-py3-none-any.whl &&
-	inst --manifest p.txt --target "$TRASH/envp" >out 2>err &&
+	PYTHONDONTWRITEBYTECODE=1 inst --manifest p.txt --target "$TRASH/envp" \
+		--no-compile-bytecode >out 2>err &&
 	! test -e "$TRASH/envp/$SITE/pycpkg/__pycache__" &&
 	! grep -q "\.pyc" "$TRASH/envp/$SITE/pycpkg-1.0.dist-info/RECORD" &&
 	grep -q "^pycpkg/__init__.py,sha256=" "$TRASH/envp/$SITE/pycpkg-1.0.dist-info/RECORD" &&
@@ -125,9 +126,23 @@ test_expect_success 'the wheel'"'"'s own .pyc is not installed: the source runs'
 	expect_eq bytecode "$(cd plain && "$SYSPY" -c "import pycpkg; print(pycpkg.VALUE)")"
 '
 test_expect_success 'with --compile-bytecode the .pyc is compiled from the installed source' '
-	inst --manifest p.txt --target "$TRASH/envc" --compile-bytecode >out 2>err &&
+	PYTHONDONTWRITEBYTECODE=1 inst --manifest p.txt --target "$TRASH/envc" --compile-bytecode \
+		--no-verify >out 2>err &&
 	test -n "$(ls "$TRASH/envc/$SITE/pycpkg/__pycache__/")" &&
 	expect_eq source "$("$TRASH/envc/bin/python" -c "import pycpkg; print(pycpkg.VALUE)")"
+'
+# An install that verifies compiles first (its import check then reads
+# bytecode), in the staging tree, naming the paths the files have once in
+# place; with --no-verify nothing is compiled.
+test_expect_success 'an install that verifies compiles the bytecode, for the final paths' '
+	PYTHONDONTWRITEBYTECODE=1 inst --manifest p.txt --target "$TRASH/envb" >out 2>err &&
+	pyc=$(ls "$TRASH/envb/$SITE/pycpkg/__pycache__/"__init__.*.pyc) &&
+	"$SYSPY" -c "import marshal, sys; print(marshal.loads(open(sys.argv[1], \"rb\").read()[16:]).co_filename)" \
+		"$pyc" >named &&
+	expect_eq "$TRASH/envb/$SITE/pycpkg/__init__.py" "$(cat named)" &&
+	expect_eq source "$("$TRASH/envb/bin/python" -c "import pycpkg; print(pycpkg.VALUE)")" &&
+	PYTHONDONTWRITEBYTECODE=1 inst --manifest p.txt --target "$TRASH/envnv" --no-verify >out 2>err &&
+	! test -e "$TRASH/envnv/$SITE/pycpkg/__pycache__"
 '
 test_expect_success 'a decomposed (NFD) file name installs as written and imports' '
 	wheel_manifest "$TRASH/n.txt" $GOOD_WHEELS nfdpkg-1.0-py3-none-any.whl &&
