@@ -541,12 +541,18 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 /* --- bytecode (src/env/bytecode.c) ------------------------------------------ */
 
 /* Compiles every .py file under env's site-packages to .pyc with the
- * environment's own interpreter (<root>/bin/python -m compileall -q -j 0),
- * recording the final_root paths in the .pyc files rather than the staging
- * ones (-s root -p final_root). At most 30 minutes. Returns 0, ML_ENOENT
- * (the interpreter cannot be started), ML_EFAIL (compileall failed: err
- * holds the start of its output), ML_ENOMEM. */
-int ml_env_compile_bytecode(const ml_env_layout *env, ml_err *err);
+ * environment's own interpreter (<root>/<python>): one process per core
+ * (ml_os_cpu_count, at most 64), each compiling every n-th file of the
+ * tree in sorted order with py_compile, as compileall does, recording the
+ * final_root paths in the .pyc files rather than the staging ones. A file
+ * that does not compile is no error (it runs from source, as with pip and
+ * uv): *n_failed counts them and first_failure (first_sz bytes) names the
+ * first ("pkg/x.py: SyntaxError: ..."); both may be NULL. At most 30
+ * minutes. Returns 0, ML_ENOENT (the interpreter cannot be started),
+ * ML_EFAIL (an interpreter failed or ran out of time: err says how),
+ * ML_ENOMEM. */
+int ml_env_compile_bytecode(const ml_env_layout *env, size_t *n_failed, char *first_failure,
+                            size_t first_sz, ml_err *err);
 
 /* --- atomic environments (src/env/stage.c) ----------------------------------- */
 

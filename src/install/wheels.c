@@ -454,7 +454,14 @@ int mli_build_env(mli_run *r, ml_err *err)
 		int cores = ml_os_cpu_count();
 		mli_say(&r->ev, ML_EV_STEP, "compiling bytecode on %d core%s", cores,
 		        cores == 1 ? "" : "s");
-		rc = ml_env_compile_bytecode(&env, err);
+		size_t n_bad = 0;
+		char first[512];
+		rc = ml_env_compile_bytecode(&env, &n_bad, first, sizeof(first), err);
+		if (!rc && n_bad)
+			mli_say(&r->ev, ML_EV_DETAIL,
+			        "%zu file%s did not compile to bytecode and will run from source "
+			        "(first: %s)",
+			        n_bad, n_bad == 1 ? "" : "s", first);
 	}
 	if (!rc)
 		rc = mli_write_pylock(r, r->stage->path, err);

@@ -144,6 +144,13 @@ test_expect_success 'an install that verifies compiles the bytecode, for the fin
 	PYTHONDONTWRITEBYTECODE=1 inst --manifest p.txt --target "$TRASH/envnv" --no-verify >out 2>err &&
 	! test -e "$TRASH/envnv/$SITE/pycpkg/__pycache__"
 '
+test_expect_success 'a file that does not compile to bytecode is said and runs from source' '
+	wheel_manifest "$TRASH/p2.txt" $GOOD_WHEELS py2pkg-1.0-py3-none-any.whl &&
+	PYTHONDONTWRITEBYTECODE=1 inst --manifest p2.txt --target "$TRASH/envp2" -v >out 2>err &&
+	grep -q "1 file did not compile to bytecode and will run from source (first: [^ ]*/py2pkg/legacy.py: SyntaxError: Missing parentheses .* (line 1))" err &&
+	test -n "$(ls "$TRASH/envp2/$SITE/py2pkg/__pycache__/"__init__.*.pyc)" &&
+	expect_eq fine "$("$TRASH/envp2/bin/python" -c "import py2pkg; print(py2pkg.VALUE)")"
+'
 test_expect_success 'a decomposed (NFD) file name installs as written and imports' '
 	wheel_manifest "$TRASH/n.txt" $GOOD_WHEELS nfdpkg-1.0-py3-none-any.whl &&
 	inst --manifest n.txt --target "$TRASH/envn" >out 2>err &&
