@@ -127,6 +127,11 @@ static int add_dist_modules(ml_import_check *c, size_t *cap, const char *site,
  * there), the rest (T_NONE). */
 enum { T_NONE, T_SOFT, T_HARD };
 
+/* The most the held list may add to the other interpreter's command line,
+ * bytes (Windows allows 32767 characters in all, and the smoke test's
+ * script is half of that). */
+#define HELD_ARGV_BYTES 8192
+
 /* One worker: an interpreter importing what it can claim of its list. */
 typedef struct import_job {
 	const char **argv; /* python -c script claims module... NULL */
@@ -264,9 +269,9 @@ static void list_class(const char **list, size_t *n, const ml_import_run *run, i
 
 /* One interpreter's list into list (room for every module): torch's
  * share first when first (then the extras' users, then the rest
- * backward); else the rest forward, then the extras' users, and torch's
- * share last only when with_hard. Returns the count. */
-static size_t make_list(const char **list, const ml_import_run *run, bool first, bool with_hard)
+ * backward); else the rest forward, then the extras' users. Returns the
+ * count. */
+static size_t make_list(const char **list, const ml_import_run *run, bool first)
 {
 	size_t n = 0;
 	if (first) {
@@ -276,11 +281,23 @@ static size_t make_list(const char **list, const ml_import_run *run, bool first,
 	} else {
 		list_class(list, &n, run, T_NONE, false);
 		list_class(list, &n, run, T_SOFT, false);
-		if (with_hard)
-			list_class(list, &n, run, T_HARD, false);
 	}
 	return n;
 }
+
+/* How many names of the held list fit the command line the other
+ * interpreter gets ("--import NAME" each, beside the script): at most
+ * HELD_ARGV_BYTES. The workers' lists have every module but torch's
+ * share, so what is cut off is still imported; 0 when not even torch's
+ * share (the first n_hard names) fits, and nothing is held then. */
+static size_t held_fit(const char *const *list, size_t n, size_t n_hard)
+{
+	size_t bytes = 0, k = 0;
+	for (; k < n && bytes + strlen(list[k]) + 10 <= HELD_ARGV_BYTES; k++)
+		bytes += strlen(list[k]) + 10;
+	return k < n_hard ? 0 : k;
+}
+
 /* An interpreter's argv for a list of n names: python -c script claims
  * names... NULL. Returns NULL when out of memory. */
 static const char **job_argv(const ml_import_run *run, const char *const *names, size_t n)
@@ -328,13 +345,16 @@ static int start_imports(ml_import_run *run, const char *env_root, unsigned jobs
 	run->started = calloc(run->nw, sizeof(*run->started));
 	int rc = list && run->jobs && run->th && run->started ? 0 : ML_ENOMEM;
 	if (!rc && hold) {
-		run->n_held = make_list(list, run, true, false);
-		if (!(run->held = job_argv(run, list, run->n_held)))
-			rc = ML_ENOMEM;
+		size_t n_hard_names = 0;
+		list_class(list, &n_hard_names, run, T_HARD, false);
+		run->n_held = held_fit(list, make_list(list, run, true), n_hard_names);
+		hold = run->n_held > 0;
 	}
+	if (!rc && hold && !(run->held = job_argv(run, list, run->n_held)))
+		rc = ML_ENOMEM;
 	for (size_t k = 0; !rc && k < run->nw; k++) {
 		import_job *j = &run->jobs[k];
-		j->n = make_list(list, run, !hold && k == 0, false);
+		j->n = make_list(list, run, !hold && k == 0);
 		if (!(j->argv = job_argv(run, list, j->n)))
 			rc = ML_ENOMEM;
 	}

@@ -113,6 +113,39 @@ test_expect_success 'torch and what requires it share the GPU checks'"'"' interp
 	expect_eq "" "$(ls "$TRASH/tmp")"
 '
 
+# manymods requires torch and has 900 top-level modules: more names than
+# the GPU checks' command line takes (8 KiB of them), so nothing is handed
+# to it and the import check's own interpreters import everything, torch's
+# share in one of them (torch loads twice then: there and in the GPU checks).
+python3 - "$TRASH/web/files" "$logcode" <<'EOF'
+import base64, hashlib, os, sys, zipfile
+out, code = sys.argv[1:3]
+di = "manymods-1.0.dist-info"
+rows, items = [], {}
+for i in range(900):
+    items["manymodule_%03d.py" % i] = code.encode()
+items[di + "/METADATA"] = b"Metadata-Version: 2.1\nName: manymods\nVersion: 1.0\nRequires-Dist: torch>=9\n"
+items[di + "/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: mlsetup-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+for n, data in items.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    rows.append("%s,sha256=%s,%d" % (n, h, len(data)))
+items[di + "/RECORD"] = ("\n".join(rows + [di + "/RECORD,,"]) + "\n").encode()
+with zipfile.ZipFile(os.path.join(out, "manymods-1.0-py3-none-any.whl"), "w") as z:
+    for n, data in items.items():
+        z.writestr(zipfile.ZipInfo(n, (2024, 1, 1, 0, 0, 0)), data)
+EOF
+test_expect_success 'too many names for the GPU checks'"'"' command line: the import check imports them all' '
+	printf -- "--index-url %s\nmanymods\npa\n" "$web_url" >req-many.txt &&
+	IMPORT_LOG="$TRASH/log-many" MLSETUP_IMPORT_JOBS=2 inst --python "$SYSPY" \
+		--manifest req-many.txt --target "$TRASH/e-many" >out 2>err &&
+	expect_eq 901 "$(grep -vc "^torch " log-many)" &&
+	expect_eq 901 "$(grep -v "^torch " log-many | cut -d" " -f1 | sort -u | wc -l)" &&
+	expect_eq 2 "$(grep -c "^torch " log-many)" &&
+	tp=$(sed -n "s/^manymodule_000 //p" log-many) &&
+	grep -q "^torch $tp$" log-many &&
+	expect_eq 0 "$(json "$TRASH/e-many/mlsetup-report.json" "d[\"verification\"][\"failed_other\"] + d[\"verification\"][\"failed_requested\"]")"
+'
+
 # usestorch ends the first interpreter that imports it (the GPU checks',
 # after their result is out): its answer, and any other the GPU checks'
 # interpreter did not give, comes from one more interpreter; the GPU checks
