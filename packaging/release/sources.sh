@@ -83,17 +83,24 @@ apt_setup() {
 	printf '%s\n' "$lines" >"$APT_DIR/etc/sources.list"
 }
 
-# apt-get / apt-cache with the private configuration.
+# apt-get / apt-cache with the private configuration. Two of these may run
+# at once (make -j2 fetches the Windows shims' cJSON beside the release
+# libraries), and apt fails rather than waits when the other holds its
+# lock: every call waits its turn on a lock of ours (flock(1), util-linux).
 papt() {
 	tool=$1
 	shift
-	"$tool" -q -o Dir::Etc::SourceList="$APT_DIR/etc/sources.list" \
-		-o Dir::Etc::SourceParts="$APT_DIR/etc/sources.list.d" \
-		-o Dir::Etc::Preferences=/dev/null \
-		-o Dir::Etc::PreferencesParts="$APT_DIR/etc/preferences.d" \
-		-o Dir::State="$APT_DIR/state" -o Dir::State::status="$APT_DIR/state/status" \
-		-o Dir::Cache="$APT_DIR/cache" -o Acquire::Languages=none \
-		-o APT::Get::Only-Source=true -o APT::Sandbox::User="$(id -un)" "$@"
+	mkdir -p "$APT_DIR"
+	(
+		if command -v flock >/dev/null 2>&1; then flock 9; fi
+		"$tool" -q -o Dir::Etc::SourceList="$APT_DIR/etc/sources.list" \
+			-o Dir::Etc::SourceParts="$APT_DIR/etc/sources.list.d" \
+			-o Dir::Etc::Preferences=/dev/null \
+			-o Dir::Etc::PreferencesParts="$APT_DIR/etc/preferences.d" \
+			-o Dir::State="$APT_DIR/state" -o Dir::State::status="$APT_DIR/state/status" \
+			-o Dir::Cache="$APT_DIR/cache" -o Acquire::Languages=none \
+			-o APT::Get::Only-Source=true -o APT::Sandbox::User="$(id -un)" "$@"
+	) 9>"$APT_DIR/.papt.lock"
 }
 
 apt_update() {
@@ -143,6 +150,17 @@ fetch_one() { # source version dsc-sha256
 	dir=$(rel_source_dir "$src" "$ver")
 	[ -f "$dir/.verified" ] && [ "$(cat "$dir/.verified")" = "$want" ] && return 0
 	apt_update
+	# One fetch of a package at a time (make -j2 may ask for cJSON twice at
+	# once): the second waits, then finds it verified.
+	mkdir -p "$REL_CACHE/sources"
+	(
+		if command -v flock >/dev/null 2>&1; then flock 8; fi
+		fetch_locked
+	) 8>"$REL_CACHE/sources/.$src.lock" || exit 1
+}
+
+fetch_locked() { # $src $ver $want $dir of fetch_one
+	[ -f "$dir/.verified" ] && [ "$(cat "$dir/.verified")" = "$want" ] && return 0
 	avail=$(available "$src")
 	if ! printf '%s\n' "$avail" | awk -v v="$ver" '$1 == v { f = 1 } END { exit !f }'; then
 		now=$(printf '%s\n' "$avail" | sort -V -k1,1 | tail -n 1)
