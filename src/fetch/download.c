@@ -20,9 +20,12 @@
  * transfer takes the first range, hashing as it goes; once the server
  * has answered it with 206 and a validator, a segment transfer per other
  * range (Range + If-Range, on the URL the redirects led to) writes its
- * bytes at their offset in the same .part file. When every range is in,
- * the rest of the file is hashed from the .part file and the size and
- * sha256 are checked over the assembled bytes as for any file. Anything
+ * bytes at their offset in the same .part file. Once the first range is
+ * in, the engine loop hashes the rest from the .part file as its bytes
+ * arrive, a step of HASH_STEP bytes per round (so the other transfers
+ * never wait on a whole file's hashing, and little is left when the last
+ * range comes), and the size and sha256 are checked over the assembled
+ * bytes as for any file. Anything
  * unexpected from a segment (a 200, another Content-Range, three failed
  * tries) ends the segments: the job's own transfer then fetches the rest
  * as without them. MLSETUP_SEGMENTS=N sets the ranges per file (1: none),
@@ -54,6 +57,8 @@
 #define RATE_WINDOW_S     2.0
 #define RATE_SAMPLES      32
 #define BUFFER_BYTES      (256L * 1024)
+#define HASH_STEP         ((uint64_t)32 << 20) /* a segmented file's hashing per round */
+#define HASH_CHUNK        ((size_t)1 << 20)    /* ... read this much at a time */
 #define MIN_PROGRESS      (64u * 1024) /* bytes a failed request must add to be "progress" */
 #define MAX_REQUESTS      100          /* per source, progress or not */
 
@@ -141,6 +146,7 @@ typedef struct job {
 	bool seg_off;     /* segments ended for this file (unsupported or failed) */
 	bool seg_ready;   /* a callback saw the 206 the segments wait for */
 	bool seg_kill;    /* a callback saw that the segments must end */
+	uint64_t seg_hashed; /* while seg_wait: the file is hashed up to here */
 } job;
 
 typedef struct engine {
@@ -891,6 +897,7 @@ static void segs_free(engine *e, job *j)
 	j->segs = NULL;
 	j->n_segs = 0;
 	j->seg_from = 0;
+	j->seg_hashed = 0;
 	j->seg_started = j->seg_ready = j->seg_kill = j->seg_wait = false;
 }
 
@@ -991,8 +998,6 @@ static int seg_start(engine *e, segment *g)
 	return 0;
 }
 
-static void segs_assemble(engine *e, job *j);
-
 /* The engine loop's look at j's segments after a round of transfers:
  * starts them once the job's own 206 came, ends them when told. */
 static void segs_tend(engine *e, job *j)
@@ -1033,7 +1038,10 @@ static void seg_done(engine *e, segment *g, CURLcode code)
 		      "fetching the rest on one connection",
 		      shown, j->d->name, status, g->errbuf[0] ? ", " : "", g->errbuf);
 		bool waiting = j->seg_wait;
+		uint64_t hashed = waiting ? j->seg_hashed : 0;
 		segs_stop(e, j);
+		if (hashed > j->have)
+			j->have = hashed; /* on disk and hashed: the rest starts there */
 		if (waiting) { /* the job's own range is in: it fetches the rest */
 			ml_err why = ML_ERR_INIT;
 			int rc = start_request(e, j, &why);
@@ -1045,40 +1053,61 @@ static void seg_done(engine *e, segment *g, CURLcode code)
 		}
 		return;
 	}
-	if (j->seg_wait) {
-		for (size_t i = 0; i < j->n_segs; i++)
-			if (!j->segs[i].done)
-				return;
-		segs_assemble(e, j);
-	}
+	/* the engine loop hashes what came (segs_hash_some) */
 }
 
-/* Every range is in: hashes the file past the job's own range from the
- * .part file, then checks and commits it as any file (finish_file). */
-static void segs_assemble(engine *e, job *j)
+/* While j's first range is in (seg_wait): hashes at most HASH_STEP more
+ * bytes of the file from the .part file, as far as they have arrived;
+ * when the whole file is hashed and every range is in, checks and commits
+ * it as any file (finish_file). Returns true when it hashed or finished
+ * something (the loop should come back at once), false when it waits for
+ * bytes. */
+static bool segs_hash_some(engine *e, job *j)
 {
-	uint64_t at = j->seg_from, size = (uint64_t)j->d->size;
-	char *buf = malloc(BUFFER_BYTES * 4);
-	bool ok = buf != NULL;
-	while (ok && at < size) {
-		size_t want = size - at < (uint64_t)BUFFER_BYTES * 4 ? (size_t)(size - at)
-		                                                      : (size_t)BUFFER_BYTES * 4;
+	if (!j->seg_wait || !j->segs)
+		return false;
+	uint64_t at = j->seg_hashed, size = (uint64_t)j->d->size, step = 0;
+	char *buf = NULL;
+	bool ok = true;
+	while (ok && at < size && step < HASH_STEP) {
+		const segment *g = NULL;
+		for (size_t i = 0; i < j->n_segs && !g; i++)
+			if (j->segs[i].off <= at && at < j->segs[i].end)
+				g = &j->segs[i];
+		uint64_t avail = g ? g->off + g->got : 0;
+		if (!g || avail <= at)
+			break; /* its bytes are still coming */
+		if (!buf && !(buf = malloc(HASH_CHUNK))) {
+			ok = false;
+			break;
+		}
+		uint64_t left = avail - at < HASH_STEP - step ? avail - at : HASH_STEP - step;
+		size_t want = left < HASH_CHUNK ? (size_t)left : HASH_CHUNK;
 		ssize_t r = pread(j->fd, buf, want, (off_t)at);
 		if (r < 0 && errno == EINTR)
 			continue;
 		ok = r > 0 && ml_sha256_update(j->md, buf, (size_t)r) == 0;
 		at += ok ? (uint64_t)r : 0;
+		step += ok ? (uint64_t)r : 0;
 	}
 	free(buf);
-	segs_free(e, j);
+	j->seg_hashed = at;
 	if (!ok) {
+		segs_free(e, j);
 		j->last_code = ML_EIO;
 		ml_err_set(&j->last_err, ML_EIO, "cannot read back '%s' to hash it", j->part);
 		job_fail(e, j);
-		return;
+		return true;
 	}
+	bool all = at == size;
+	for (size_t i = 0; all && i < j->n_segs; i++)
+		all = j->segs[i].done;
+	if (!all)
+		return step > 0;
+	segs_free(e, j);
 	j->have = size;
 	finish_file(e, j);
+	return true;
 }
 
 /* A transfer finished (CURLMSG_DONE). */
@@ -1118,13 +1147,9 @@ static void transfer_done(engine *e, job *j, CURLcode code)
 	           j->have == j->seg_from) {
 		/* the job's own range is in; the file is done when the segments are */
 		j->seg_wait = true;
+		j->seg_hashed = j->have;
 		j->st = JOB_ACTIVE;
-		bool all = j->seg_started;
-		for (size_t i = 0; all && i < j->n_segs; i++)
-			all = j->segs[i].done;
-		if (all)
-			segs_assemble(e, j);
-		else if (!j->seg_started) /* the 206 came, the segments did not start */
+		if (!j->seg_started) /* the 206 came, the segments did not start */
 			j->seg_ready = true;
 	} else if (j->cut || (code == CURLE_OK && !j->discard &&
 	                      (j->expect < 0 || j->have == (uint64_t)j->expect) &&
@@ -1466,6 +1491,10 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		for (size_t i = 0; i < n; i++)
 			if (e.jobs[i].seg_ready || e.jobs[i].seg_kill)
 				segs_tend(&e, &e.jobs[i]);
+		bool hashed = false; /* a step of a segmented file's hashing */
+		for (size_t i = 0; i < n; i++)
+			if (e.jobs[i].seg_wait && segs_hash_some(&e, &e.jobs[i]))
+				hashed = true;
 		uint64_t total = 0;
 		for (size_t i = 0; i < n; i++)
 			total += e.jobs[i].d->bytes;
@@ -1475,8 +1504,8 @@ int ml_fetch_all(ml_download *items, size_t n, ml_cache *c, const ml_fetch_opts 
 		double t = now_s();
 		if (next > 0 && next > t && (next - t) * 1000 < wait_ms)
 			wait_ms = (int)((next - t) * 1000) + 1;
-		if (finished)
-			continue; /* a slot is free: fill it before waiting */
+		if (finished || hashed)
+			continue; /* a slot is free, or hashing goes on: no waiting */
 		if (running > 0 || n_active > 0)
 			curl_multi_poll(e.multi, NULL, 0, wait_ms, NULL);
 		else if (next > t)
