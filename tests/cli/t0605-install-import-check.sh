@@ -99,7 +99,9 @@ test_expect_success 'a requested package that does not import fails the install,
 # after its checks: torch and usestorch in it, torch loaded once. Every
 # interpreter then claims what it imports (a file per module, in a
 # directory under $TMPDIR that is gone afterwards), so every module is
-# imported once, whichever interpreter gets to it.
+# imported once, whichever interpreter gets to it (which one does depends
+# on timing: on a loaded machine the GPU checks' interpreter may claim
+# them all before a worker has started).
 test_expect_success 'torch and what requires it share the GPU checks'"'"' interpreter; every module is imported once' '
 	mkdir "$TRASH/tmp" &&
 	TMPDIR="$TRASH/tmp" IMPORT_LOG="$TRASH/log" MLSETUP_IMPORT_JOBS=3 inst --python "$SYSPY" \
@@ -109,7 +111,6 @@ test_expect_success 'torch and what requires it share the GPU checks'"'"' interp
 	for p in torch usestorch pa pb pc pd pe; do
 		expect_eq 1 "$(grep -c "^$p " log)" || exit 1
 	done &&
-	test "$(cut -d" " -f2 log | sort -u | wc -l)" -ge 2 &&
 	expect_eq "" "$(ls "$TRASH/tmp")"
 '
 
