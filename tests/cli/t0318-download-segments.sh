@@ -81,6 +81,35 @@ test_expect_success 'a reset in the first range: the job'"'"'s own transfer resu
 	no_parts
 '
 
+# The last range keeps breaking, slowly, so the first three are in and
+# hashed (with part of the fourth) when it is given up after three tries:
+# the job's own transfer resumes where the hashing got, past every range
+# start, not from the end of its own range.
+test_expect_success 'a range given up after the rest was partly hashed: the file resumes from there' '
+	rm -rf cache out &&
+	faults web "{\"$A\": [\"slow:4000000\", \"reset_after_from:75%:150000:500000\"]}" &&
+	dl -r m.txt -d out 2>err &&
+	same_file out/$A web/files/$A &&
+	size=$(wc -c <web/files/$A | tr -d " ") &&
+	curl -s "http://127.0.0.1:$web_port/_stats" >stats.json &&
+	python3 - "$A" "$size" stats.json >starts <<-\EOF &&
+	import json, sys
+	name, size = sys.argv[1], int(sys.argv[2])
+	stats = json.load(open(sys.argv[3]))
+	pre = "/files/%s from " % name
+	starts = sorted(int(k[len(pre):]) for k in stats if k.startswith(pre) for _ in range(stats[k]))
+	print(" ".join(str(x) for x in starts))
+	EOF
+	python3 - "$size" "$(cat starts)" <<-\EOF
+	import sys
+	size, starts = int(sys.argv[1]), [int(x) for x in sys.argv[2].split()]
+	retries = {size * 3 // 4 + k * 150000 for k in range(3)}
+	late = [x for x in starts if x > size * 3 // 4 and x not in retries]
+	assert size * 2 // 4 in starts and starts.count(size // 4) == 1, starts
+	assert late, "no resume past the ranges: %s" % starts
+	EOF
+'
+
 test_expect_success 'Range answered with HTTP 500: asked again whole, right hash' '
 	rm -rf cache out &&
 	faults web "{\"$A\": \"range_status:500\"}" &&

@@ -580,6 +580,7 @@ class Handler(BaseHTTPRequestHandler):
         headers["Accept-Ranges"] = "bytes"
         if rng is not None:
             status, (start, end) = 206, rng
+            self.server.stats.hit("%s from %d" % (path, start))
             if self.fault_arg(faults, "wrong_content_range") is not None:
                 # a consistent but different range than the one asked for
                 start = start + 7 if start + 7 < size else 0
@@ -703,6 +704,16 @@ class Handler(BaseHTTPRequestHandler):
 
         rate = float(slow) if slow else None
         reset_after = self.fault_arg(faults, "reset_after")
+        late = self.fault_arg(faults, "reset_after_from")
+        if late is not None:
+            # reset_after_from:START:N[:RATE]: a response whose bytes start
+            # at or after START (bytes, or START% of the file) breaks after
+            # N bytes, paced at RATE bytes/s when given
+            frm, n, *late_rate = late.split(":")
+            frm = int(size * float(frm[:-1]) / 100) if frm.endswith("%") else int(frm)
+            if start >= frm:
+                reset_after = n
+                rate = float(late_rate[0]) if late_rate else rate
         if reset_after is not None and int(reset_after) < len(body):
             # this response breaks after N bytes, wherever it started
             self.write_paced(body[:int(reset_after)], rate)
