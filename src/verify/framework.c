@@ -569,30 +569,30 @@ static int read_imports(ml_framework_result *r, const char *output)
 	for (const char *p = output; (p = strstr(p, IMPORT_MARKER)); p += ml) {
 		if (p != output && p[-1] != '\n')
 			continue;
-		size_t len = strcspn(p + ml, "\n");
-		cJSON *a = cJSON_ParseWithLength(p + ml, len);
-		const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "module"));
-		const cJSON *ok = cJSON_GetObjectItemCaseSensitive(a, "ok");
-		if (!module || !*module || !cJSON_IsBool(ok)) {
+		cJSON *a = cJSON_ParseWithLength(p + ml, strcspn(p + ml, "\n"));
+		const char *name =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "module"));
+		if (!name || !*name || !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(a, "ok"))) {
 			cJSON_Delete(a);
 			continue;
 		}
-		if (!r->imports && !(r->imports = cJSON_CreateObject())) {
+		char *module = strdup(name); /* a's own goes with its "module" */
+		if (!module) {
 			cJSON_Delete(a);
 			return ML_ENOMEM;
 		}
-		cJSON *one = cJSON_CreateObject();
-		const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "error"));
-		bool fine = one && cJSON_AddBoolToObject(one, "ok", cJSON_IsTrue(ok)) &&
-		            (cJSON_IsTrue(ok) || cJSON_AddStringToObject(one, "error", why ? why : "no result"));
-		cJSON_DeleteItemFromObjectCaseSensitive(r->imports, module);
-		if (fine)
-			fine = cJSON_AddItemToObject(r->imports, module, one);
-		else
-			cJSON_Delete(one);
-		cJSON_Delete(a);
-		if (!fine)
+		/* the answer as it came, less its name, which keys it */
+		cJSON_DeleteItemFromObjectCaseSensitive(a, "module");
+		if (!r->imports)
+			r->imports = cJSON_CreateObject();
+		if (r->imports)
+			cJSON_DeleteItemFromObjectCaseSensitive(r->imports, module);
+		bool fine = r->imports && cJSON_AddItemToObject(r->imports, module, a);
+		free(module);
+		if (!fine) {
+			cJSON_Delete(a);
 			return ML_ENOMEM;
+		}
 	}
 	return 0;
 }

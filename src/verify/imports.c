@@ -166,6 +166,20 @@ static size_t worker_count(size_t n_dists, unsigned jobs)
 	return (size_t)n;
 }
 
+/* Records that module i failed to import, why (NULL: "no result"), and
+ * counts it. Returns ML_ENOMEM or 0. */
+static int record_failure(ml_import_check *c, size_t i, const char *why)
+{
+	ml_import_result *r = &c->modules[i];
+	if (!(r->error = strdup(why ? why : "no result")))
+		return ML_ENOMEM;
+	if (r->requested)
+		c->failed_requested++;
+	else
+		c->failed_other++;
+	return 0;
+}
+
 /* Takes the answers in res, {module: {ok, error}}, for every module not
  * answered yet (answered[i]); several distributions may share a name (the
  * "nvidia" namespace): one answer is all of theirs. Returns ML_ENOMEM or 0. */
@@ -178,18 +192,21 @@ static int take_answers(ml_import_check *c, bool *answered, const cJSON *res)
 			continue;
 		answered[i] = true;
 		r->ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "ok"));
-		if (r->ok)
-			continue;
-		const char *why =
-		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "error"));
-		if (!(r->error = strdup(why ? why : "no result")))
+		if (!r->ok && record_failure(c, i,
+		                             cJSON_GetStringValue(
+		                                     cJSON_GetObjectItemCaseSensitive(e, "error"))))
 			return ML_ENOMEM;
-		if (r->requested)
-			c->failed_requested++;
-		else
-			c->failed_other++;
 	}
 	return 0;
+}
+
+/* Appends name to list (at *n) unless it is there already. */
+static void add_name(const char **list, size_t *n, const char *name)
+{
+	for (size_t m = 0; m < *n; m++)
+		if (strcmp(list[m], name) == 0)
+			return;
+	list[(*n)++] = name;
 }
 
 /* A started import check (ml_verify_imports_start). Every interpreter
@@ -257,13 +274,8 @@ static void list_class(const char **list, size_t *n, const ml_import_run *run, i
 	const ml_import_check *c = run->c;
 	for (size_t k = 0; k < c->n_modules; k++) {
 		size_t i = backward ? c->n_modules - 1 - k : k;
-		if (run->torch[i] != cls)
-			continue;
-		bool dup = false;
-		for (size_t m = 0; m < *n && !dup; m++)
-			dup = strcmp(list[m], c->modules[i].module) == 0;
-		if (!dup)
-			list[(*n)++] = c->modules[i].module;
+		if (run->torch[i] == cls)
+			add_name(list, n, c->modules[i].module);
 	}
 }
 
@@ -451,13 +463,9 @@ static int answer_the_rest(ml_import_check *c, ml_import_run *run, bool *answere
 	if (!names)
 		return ML_ENOMEM;
 	size_t n = 0;
-	for (size_t i = 0; i < c->n_modules; i++) {
-		bool dup = answered[i];
-		for (size_t m = 0; m < n && !dup; m++)
-			dup = strcmp(names[m], c->modules[i].module) == 0;
-		if (!dup)
-			names[n++] = c->modules[i].module;
-	}
+	for (size_t i = 0; i < c->n_modules; i++)
+		if (!answered[i])
+			add_name(names, &n, c->modules[i].module);
 	int rc = 0;
 	import_job j = {0};
 	if (n) {
@@ -513,17 +521,9 @@ int ml_verify_imports_finish(ml_import_check **out, ml_import_run *run, ml_err *
 		rc = take_answers(c, answered, run->answers);
 	if (!rc && !c->run_rc)
 		rc = answer_the_rest(c, run, answered);
-	for (size_t i = 0; !rc && !c->run_rc && i < c->n_modules; i++) {
-		ml_import_result *r = &c->modules[i];
-		if (answered[i])
-			continue;
-		if (!(r->error = strdup("no result")))
-			rc = ML_ENOMEM;
-		else if (r->requested)
-			c->failed_requested++;
-		else
-			c->failed_other++;
-	}
+	for (size_t i = 0; !rc && !c->run_rc && i < c->n_modules; i++)
+		if (!answered[i])
+			rc = record_failure(c, i, NULL);
 	free(answered);
 	run->c = NULL;
 	run_free(run);
