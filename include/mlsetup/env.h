@@ -258,11 +258,15 @@ typedef struct ml_unpack_opts {
 	uint64_t max_bytes;   /* expanded-size cap; 0: ML_WHEEL_MAX_BYTES */
 	uint64_t max_entries; /* 0: ML_WHEEL_MAX_ENTRIES */
 	int threads;          /* threads inflating members (ml_extract_opts); 0: 1 */
+	bool sha256_checked;  /* the caller hashed this very file against sha256 moments
+	                       * ago (ml_fetch_all: the download that wrote it, or the
+	                       * cache lookup that found it): it is not read and
+	                       * hashed a second time before extraction */
 } ml_unpack_opts;
 
 #define ML_UNPACK_OPTS_INIT                                                                        \
 	{                                                                                          \
-		NULL, 0, 0, 0                                                                      \
+		NULL, 0, 0, 0, false                                                               \
 	}
 
 /* A wheel unpacked in the cache. */
@@ -287,7 +291,7 @@ typedef struct ml_unpacked {
  * waits, then finds the finished directory and uses it): stale
  * <hash>.tmp-* directories of crashed runs are removed; the wheel's sha256
  * is checked (ML_EINTEGRITY on mismatch: bytes are verified before any
- * parser sees them); it is extracted with ml_archive_extract (kind
+ * parser sees them), unless opts->sha256_checked says the caller just did; it is extracted with ml_archive_extract (kind
  * ML_ARCHIVE_WHEEL, read-only files 0444/0555 so that a hardlinked
  * environment cannot edit the cache in place) into <hash>.tmp-<random>/;
  * then checked: exactly one top-level <name>-<version>.dist-info whose
@@ -374,6 +378,8 @@ typedef struct ml_wheel_job {
 	                              * (ml_unpack_queue): not unpacked again, and
 	                              * its cache_hit and bytes_extracted are the
 	                              * ones reported */
+	bool sha256_checked;         /* path's bytes were hashed against sha256 by
+	                              * this run (ml_unpack_opts.sha256_checked) */
 } ml_wheel_job;
 
 typedef struct ml_wheels_opts {

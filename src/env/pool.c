@@ -41,6 +41,7 @@ static void run_one(pool *p, size_t i)
 	uo.max_bytes = p->o->max_bytes;
 	uo.max_entries = p->o->max_entries;
 	uo.threads = p->threads;
+	uo.sha256_checked = j->sha256_checked;
 	ml_unpacked u;
 	ml_err err = ML_ERR_INIT;
 	int rc = 0;
@@ -200,6 +201,7 @@ static void unpack_queued(ml_unpack_queue *q, const queued *w)
 	uo.max_bytes = q->o.max_bytes;
 	uo.max_entries = q->o.max_entries;
 	uo.threads = q->budget;
+	uo.sha256_checked = w->job.sha256_checked;
 	ml_unpacked u;
 	ml_err err = ML_ERR_INIT;
 	int got = mle_slots_take(&q->slots, 1);

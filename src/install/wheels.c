@@ -64,7 +64,9 @@ static void on_fetched(size_t j, const ml_download *d, void *data)
 		return;
 	size_t i = x->where[j];
 	const ml_artifact *a = &x->r->res->plan->files[i];
-	ml_wheel_job job = {d->path, d->sha256, a->filename, a->requested, NULL};
+	/* on_file reports a file ml_fetch_all has just hashed: downloaded
+	 * (every byte it wrote), or found in the cache (ml_cache_blob_get) */
+	ml_wheel_job job = {d->path, d->sha256, a->filename, a->requested, NULL, true};
 	ml_err e = ML_ERR_INIT;
 	(void)ml_unpack_queue_add(x->q, i, &job, &e); /* i < n, once: cannot fail */
 }
@@ -434,7 +436,8 @@ int mli_build_env(mli_run *r, ml_err *err)
 		jobs[i] =
 		        (ml_wheel_job){r->items[i].path, r->items[i].sha256,
 		                       res->plan->files[i].filename, res->plan->files[i].requested,
-		                       r->early_ok && r->early_ok[i] ? &r->early[i] : NULL};
+		                       r->early_ok && r->early_ok[i] ? &r->early[i] : NULL,
+		                       false /* not queued early: hashed again, to be sure */};
 	ml_wheels_opts wo = ML_WHEELS_OPTS_INIT;
 	wo.cache_dir = ml_cache_root(r->cache);
 	wo.jobs = r->o->fetch.jobs;

@@ -79,7 +79,7 @@ static ml_wheel_job job(const fx *f, const char *project, char *path)
 	for (size_t i = 0; i < f->n; i++)
 		if (strncmp(f->names[i], project, n) == 0 && f->names[i][n] == '-') {
 			pf(path, "%s/%s", f->wheels, f->names[i]);
-			ml_wheel_job j = {path, f->shas[i], f->names[i], false, NULL};
+			ml_wheel_job j = {path, f->shas[i], f->names[i], false, NULL, false};
 			return j;
 		}
 	fail_msg("no fixture wheel for %s", project);
@@ -374,6 +374,30 @@ static void test_unpack_refuses_a_wheel_that_is_not_the_pinned_one(void **state)
 	assert_non_null(strstr(err.msg, "expected"));
 	assert_false(exists(pf(other, "%s/unpacked/sha256/%s", cache, k.sha256)));
 	assert_int_equal(ml_wheel_unpack(&u, cache, j.path, "abc", &o, &err), ML_EFAIL);
+}
+
+/* sha256_checked hands the hash check to the caller (the fetch that just
+ * hashed the file): the file is then not read twice. Shown by giving it a
+ * file whose sha256 is not the one named: without the flag that is
+ * refused, with it the caller's word is taken and the tree is unpacked
+ * under the named hash. */
+static void test_unpack_trusts_a_hash_the_caller_just_checked(void **state)
+{
+	fx *f = *state;
+	char cache[4096], wp[4096], other[4096];
+	new_cache(f, cache);
+	ml_wheel_job j = job(f, "purepkg", wp);
+	ml_wheel_job k = job(f, "platpkg", other);
+	ml_unpack_opts o = ML_UNPACK_OPTS_INIT;
+	o.filename = j.filename;
+	ml_unpacked u;
+	ml_err err = ML_ERR_INIT;
+	assert_int_equal(ml_wheel_unpack(&u, cache, j.path, k.sha256, &o, &err), ML_EINTEGRITY);
+	o.sha256_checked = true;
+	ml_err_clear(&err);
+	assert_int_equal(ml_wheel_unpack(&u, cache, j.path, k.sha256, &o, &err), 0);
+	assert_false(u.cache_hit);
+	assert_true(exists(pf(other, "%s/unpacked/sha256/%s/tree", cache, k.sha256)));
 }
 
 static void test_unpack_refuses_hostile_archives_posing_as_wheels(void **state)
@@ -1066,6 +1090,7 @@ int main(void)
 	        cmocka_unit_test(test_unpack_refuses_hostile_archives_posing_as_wheels),
 	        cmocka_unit_test(test_unpack_cleans_up_after_a_crashed_run),
 	        cmocka_unit_test(test_unpack_refuses_the_hostile_wheels),
+	        cmocka_unit_test(test_unpack_trusts_a_hash_the_caller_just_checked),
 	        cmocka_unit_test(test_agreeing_unicode_path_fields_install),
 	        cmocka_unit_test(test_windows_layouts_refuse_the_windows_hostile_wheels),
 	        cmocka_unit_test(test_the_wheels_own_bytecode_is_dropped),
