@@ -187,7 +187,8 @@ bench_order() {
 }
 
 # bench_run TOOL SCENARIO MANIFEST TARGET: one install of MANIFEST into
-# TARGET from $IDX onto $PY, timed by /usr/bin/time, with the tool's cache
+# TARGET from $IDX onto $PY (a cold one after sync and SETTLE seconds),
+# timed by /usr/bin/time, with the tool's cache
 # in ${FS:-$W}/cache-TOOL (uv's venv step included, so a cold run has no cached
 # interpreter facts either); the commands are the ones
 # tests/bench/README.md lists.
@@ -220,6 +221,19 @@ bench_run() {
 		exit 2
 		;;
 	esac
+	# A cold run starts from settled memory: what the last run left dirty
+	# is written out (sync), and the pages the runs before freed have had
+	# SETTLE seconds (default 10; 0 skips) to go back to the host. On a VM
+	# that returns free memory (this one, free page reporting), a page
+	# touched the first time costs about 1.5 s of CPU per GB, one reused
+	# within a second or two a tenth of that: without the pause, a tool
+	# started right after a 5-8 GB rm -rf gets those pages cheap, by luck
+	# of the order (measured: uv 16 s of system time after one, 23 s from
+	# settled memory).
+	if [ "$_sc" = cold ] && [ "${SETTLE:-10}" != 0 ]; then
+		sync
+		sleep "${SETTLE:-10}"
+	fi
 	/usr/bin/time -f "%e %U %S %M" -o "$W/t" "$@" >"$W/last.log" 2>&1 || {
 		echo "${LABEL:-$_tool} $_sc $(basename "$_man") failed:" >&2
 		tail -5 "$W/last.log" >&2
