@@ -546,9 +546,13 @@ int ml_venv_create(const ml_env_layout *env, const ml_python_info *py, const ml_
 
 /* --- bytecode (src/env/bytecode.c) ------------------------------------------ */
 
+/* The number of interpreters ml_env_compile_bytecode() runs: one per
+ * core (ml_os_cpu_count), at least 1, at most 64. */
+int ml_env_bytecode_workers(void);
+
 /* Compiles every .py file under env's site-packages to .pyc with the
  * environment's own interpreter (<root>/<python>): one process per core
- * (ml_os_cpu_count, at most 64), each compiling every n-th file of the
+ * (ml_env_bytecode_workers), each compiling every n-th file of the
  * tree in sorted order with py_compile, as compileall does, recording the
  * final_root paths in the .pyc files rather than the staging ones. A file
  * that does not compile is no error (it runs from source, as with pip and

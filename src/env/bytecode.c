@@ -67,6 +67,12 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+int ml_env_bytecode_workers(void)
+{
+	int n = ml_os_cpu_count();
+	return n < 1 ? 1 : n > MAX_WORKERS ? MAX_WORKERS : n;
+}
+
 int ml_env_compile_bytecode(const ml_env_layout *env, size_t *n_failed, char *first_failure,
                             size_t first_sz, ml_err *err)
 {
@@ -78,11 +84,7 @@ int ml_env_compile_bytecode(const ml_env_layout *env, size_t *n_failed, char *fi
 	if (ml_pathf(py, sizeof(py), "%s/%s", env->root, env->python) ||
 	    ml_pathf(site, sizeof(site), "%s/%s", env->root, env->site_packages))
 		return ml_err_set(err, ML_EFAIL, "path too long: '%s'", env->root);
-	int n = ml_os_cpu_count();
-	if (n < 1)
-		n = 1;
-	if (n > MAX_WORKERS)
-		n = MAX_WORKERS;
+	int n = ml_env_bytecode_workers();
 	worker *ws = calloc((size_t)n, sizeof(*ws));
 	if (!ws)
 		return ml_err_set(err, ML_ENOMEM, "out of memory");
@@ -108,9 +110,16 @@ int ml_env_compile_bytecode(const ml_env_layout *env, size_t *n_failed, char *fi
 			*err = w->err;
 			rc = w->rc;
 		} else if (!rc && !cJSON_IsArray(bad)) {
+			bool said = w->out && *w->out;
 			rc = ml_err_set(err, ML_EFAIL,
-			                "compiling the bytecode failed (status %d): %.400s", w->status,
-			                w->out ? w->out : "");
+			                "compiling the bytecode failed (status %d): the environment's "
+			                "interpreter %s%.400s",
+			                w->status, said ? "said: " : "ended without a word",
+			                said ? w->out : "");
+			ml_err_hint(err,
+			            "what an interpreter runs at startup (a .pth file or sitecustomize "
+			            "in site-packages) can end it; nothing was installed, and "
+			            "--no-compile-bytecode skips this step");
 		}
 		const cJSON *one = NULL;
 		cJSON_ArrayForEach(one, bad)

@@ -454,7 +454,7 @@ int mli_build_env(mli_run *r, ml_err *err)
 	 * first run). --no-verify compiles nothing unless asked, and
 	 * --no-compile-bytecode nothing. */
 	if (!rc && (r->o->compile_bytecode || (!r->o->no_verify && !r->o->no_compile_bytecode))) {
-		int cores = ml_os_cpu_count();
+		int cores = ml_env_bytecode_workers();
 		mli_say(&r->ev, ML_EV_STEP, "compiling bytecode on %d core%s", cores,
 		        cores == 1 ? "" : "s");
 		size_t n_bad = 0;

@@ -17,6 +17,9 @@
 #     of the wheel (local header only), another file with a stale CRC-32 -
 #     is refused naming the entry and the other name; fields that agree
 #     install;
+#   - a .pth file that ends the interpreter makes compiling the bytecode
+#     fail: the install stops before its commit, the environment that was
+#     there is untouched;
 #   - names Windows cannot create (CON.py, mod.py., x.py:ads, an entry
 #     point named aux) install here: the Windows rules apply to Windows
 #     environments only (t0931 refuses them under wine).
@@ -150,6 +153,23 @@ test_expect_success 'a file that does not compile to bytecode is said and runs f
 	grep -q "1 file did not compile to bytecode and will run from source (first: [^ ]*/py2pkg/legacy.py: SyntaxError: Missing parentheses .* (line 1))" err &&
 	test -n "$(ls "$TRASH/envp2/$SITE/py2pkg/__pycache__/"__init__.*.pyc)" &&
 	expect_eq fine "$("$TRASH/envp2/bin/python" -c "import py2pkg; print(py2pkg.VALUE)")"
+'
+test_expect_success 'bytecode that cannot be compiled at all fails the install before the commit' '
+	wheel_manifest "$TRASH/pc.txt" $GOOD_WHEELS pthcrash-1.0-py3-none-any.whl &&
+	tree_hash "$TRASH/env" >"$TRASH/env.before" &&
+	(
+		export MLSETUP_TEST_PTH_EXIT=1 &&
+		expect_exit 1 inst --manifest pc.txt --target "$TRASH/env" >out 2>err
+	) &&
+	grep -q "compiling the bytecode failed (status 7): the environment.s interpreter ended without a word" err &&
+	grep -q "^hint: .*a .pth file or sitecustomize.*nothing was installed" err &&
+	tree_hash "$TRASH/env" >"$TRASH/env.after" &&
+	cmp -s "$TRASH/env.before" "$TRASH/env.after" &&
+	! test -e "$TRASH/env/$SITE/pthcrash.pth" &&
+	env_works "$TRASH/env" &&
+	test -z "$(ls -a "$TRASH" | grep -i "stag\|\.tmp")" &&
+	inst --manifest pc.txt --target "$TRASH/env" >out 2>err &&
+	expect_eq ok "$("$TRASH/env/bin/python" -c "import pthcrash; print(pthcrash.VALUE)")"
 '
 test_expect_success 'a decomposed (NFD) file name installs as written and imports' '
 	wheel_manifest "$TRASH/n.txt" $GOOD_WHEELS nfdpkg-1.0-py3-none-any.whl &&
