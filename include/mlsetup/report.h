@@ -50,6 +50,9 @@ typedef struct ml_report_input {
 	const ml_audit *audit_before_build; /* the audit of the downloaded wheels */
 	const ml_verification *gpu;         /* the GPU checks of the environment */
 	const ml_project_info *project;     /* the project the manifest came from */
+	bool unverified; /* status 0, but the run has not verified the environment
+	                  * yet: the report it commits with, which its final one
+	                  * replaces (one killed meanwhile leaves this) */
 } ml_report_input;
 
 #define ML_REPORT_INPUT_INIT                                                                       \
@@ -58,7 +61,8 @@ typedef struct ml_report_input {
 	}
 
 /* Builds the "mlsetup.report/1" document: schema, mlsetup_version, status
- * ("ok" / "failed", with error and hint when failed), target, machine
+ * ("ok" / "failed", with error and hint when failed / "unverified", see
+ * in->unverified), target, machine
  * (ml_machine_to_json), plan (ml_plan_to_json), python {version,
  * executable, already_unpacked, source, reason}, installed[] {name, version, filename,
  * sha256, size (bytes), requested, from_cache, unpacked_cache_hit,

@@ -168,13 +168,11 @@ static int check_env(mli_run *r, ml_err *err)
 	return rc;
 }
 
-/* Builds the report of the run; writes it into the environment when this
- * run put the environment in place (a failed run leaves an existing one
- * untouched, its report included). */
-static void report(mli_run *r, int rc, const ml_err *err)
+/* The report of the run as far as it got (unverified: built, not yet
+ * verified). Returns a new document or NULL (out of memory). */
+static cJSON *build_report(mli_run *r, int rc, const ml_err *err, bool unverified)
 {
 	ml_install_result *res = r->res;
-	res->committed = r->stage && r->stage->committed;
 	cJSON *verification = res->imports ? ml_import_check_to_json(res->imports) : NULL;
 	ml_report_input in = ML_REPORT_INPUT_INIT;
 	in.status = rc;
@@ -199,8 +197,30 @@ static void report(mli_run *r, int rc, const ml_err *err)
 	in.gpu = res->gpu;
 	/* where the manifest came from (the plan holds it once chosen) */
 	in.project = res->plan && res->plan->project ? res->plan->project : r->project;
-	res->report = ml_report_build(&in);
+	in.unverified = unverified;
+	cJSON *doc = ml_report_build(&in);
 	cJSON_Delete(verification);
+	return doc;
+}
+
+int mli_write_report_unverified(mli_run *r, const char *dir, ml_err *err)
+{
+	cJSON *doc = build_report(r, 0, NULL, true);
+	if (!doc)
+		return ml_err_set(err, ML_ENOMEM, "out of memory");
+	int rc = ml_report_write(dir, doc, err);
+	cJSON_Delete(doc);
+	return rc;
+}
+
+/* Builds the report of the run; writes it into the environment when this
+ * run put the environment in place (a failed run leaves an existing one
+ * untouched, its report included). */
+static void report(mli_run *r, int rc, const ml_err *err)
+{
+	ml_install_result *res = r->res;
+	res->committed = r->stage && r->stage->committed;
+	res->report = build_report(r, rc, err, false);
 	if (!res->committed || !res->report)
 		return;
 	ml_err werr = ML_ERR_INIT;

@@ -300,6 +300,13 @@ int mli_build_env(mli_run *r, ml_err *err);
  * record), warning about wheels whose URL is unknown. */
 int mli_write_pylock(mli_run *r, const char *dir, ml_err *err);
 
+/* Writes the run's report so far into dir (the staging tree), with status
+ * "unverified": an environment is never committed without a report, and a
+ * run killed while it verifies leaves one that says it did not finish (a
+ * later install does not take that environment as up to date). The final
+ * report replaces it. Returns 0, ML_ENOMEM, ML_EIO. */
+int mli_write_report_unverified(mli_run *r, const char *dir, ml_err *err);
+
 /* lockfile.c: where the resolution of r's manifest (one that pins no
  * hashes) is kept, into path (sz bytes): <cache>/resolved/<name>-<12
  * hex>.pylock.toml, the hex naming the file (a shipped manifest: its

@@ -469,6 +469,8 @@ int mli_build_env(mli_run *r, ml_err *err)
 	if (!rc)
 		rc = mli_write_pylock(r, r->stage->path, err);
 	if (!rc)
+		rc = mli_write_report_unverified(r, r->stage->path, err);
+	if (!rc)
 		rc = ml_env_stage_commit(r->stage, err);
 	return rc;
 }

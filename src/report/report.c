@@ -73,7 +73,8 @@ cJSON *ml_report_build(const ml_report_input *in)
 		return NULL;
 	cJSON_AddStringToObject(doc, "schema", ML_REPORT_SCHEMA);
 	cJSON_AddStringToObject(doc, "mlsetup_version", ML_VERSION);
-	cJSON_AddStringToObject(doc, "status", in->status ? "failed" : "ok");
+	cJSON_AddStringToObject(doc, "status",
+	                        in->status ? "failed" : in->unverified ? "unverified" : "ok");
 	if (in->status) {
 		cJSON_AddStringToObject(doc, "error", in->err ? in->err->msg : "");
 		cJSON_AddStringToObject(doc, "hint", in->err ? in->err->hint : "");

@@ -60,6 +60,15 @@ for p in pa pb pc pd pe; do
 	code_wheel "$p" "$logcode"
 done
 code_wheel brokenreq 'raise ImportError("brokenreq is broken")'
+# slowimp: with SLOW_IMPORT=FILE its import creates FILE, then waits until
+# its parent (mlsetup) is gone, at most 20 s
+code_wheel slowimp 'import os, time
+if os.environ.get("SLOW_IMPORT"):
+    open(os.environ["SLOW_IMPORT"], "w").close()
+    p, t = os.getppid(), time.time()
+    while os.getppid() == p and time.time() - t < 20:
+        time.sleep(0.05)
+'
 code_wheel brokendep 'raise ImportError("brokendep is broken")'
 dep_wheel web needsbroken 1.0 brokendep
 
@@ -167,6 +176,28 @@ test_expect_success 'an interpreter that dies in an import: what it left is impo
 		"[m[\"ok\"] for m in d[\"verification\"][\"imports\"] if m[\"module\"] == \"usestorch\"]" >ok &&
 	expect_eq "[true]" "$(cat ok)" &&
 	expect_eq pass "$(json "$TRASH/e-crash/mlsetup-report.json" "d[\"gpu_verification\"][\"verdict\"][\"status\"]")"
+'
+
+test_expect_success 'a run killed while it verifies leaves an "unverified" report; the next install completes it' '
+	printf -- "--index-url %s\nslowimp\n" "$web_url" >req-slow.txt &&
+	{
+		(
+			SLOW_IMPORT="$TRASH/slow-started" && export SLOW_IMPORT &&
+			inst_exec --python "$SYSPY" --manifest req-slow.txt --target "$TRASH/e-slow" >out-s 2>err-s
+		) &
+		pid=$!
+	} &&
+	n=0 &&
+	while [ ! -e "$TRASH/slow-started" ] && [ $n -lt 600 ]; do
+		sleep 0.1 && n=$((n + 1))
+	done &&
+	test -e "$TRASH/slow-started" &&
+	kill -9 $pid &&
+	{ wait $pid || true; } &&
+	test -f "$TRASH/e-slow/.mlsetup-complete" &&
+	expect_eq unverified "$(json "$TRASH/e-slow/mlsetup-report.json" "d[\"status\"]")" &&
+	inst --python "$SYSPY" --manifest req-slow.txt --target "$TRASH/e-slow" >out 2>err &&
+	expect_eq ok "$(json "$TRASH/e-slow/mlsetup-report.json" "d[\"status\"]")"
 '
 
 test_done
