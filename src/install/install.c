@@ -20,14 +20,6 @@
 #include "internal.h"
 #include "mlsetup/report.h"
 
-static const char *const stage_names[ML_STAGE_COUNT] = {"detect",      "plan",    "fetch",
-                                                        "interpreter", "install", "verify"};
-
-const char *ml_install_stage_name(ml_install_stage s)
-{
-	return (unsigned)s < ML_STAGE_COUNT ? stage_names[s] : "?";
-}
-
 /* True when the target is a complete environment whose report shows this
  * very plan: then there is nothing to do. */
 static bool already_up_to_date(const mli_run *r)
@@ -168,51 +160,6 @@ static int check_env(mli_run *r, ml_err *err)
 	return rc;
 }
 
-/* The report of the run as far as it got (unverified: built, not yet
- * verified). Returns a new document or NULL (out of memory). */
-static cJSON *build_report(mli_run *r, int rc, const ml_err *err, bool unverified)
-{
-	ml_install_result *res = r->res;
-	cJSON *verification = res->imports ? ml_import_check_to_json(res->imports) : NULL;
-	ml_report_input in = ML_REPORT_INPUT_INIT;
-	in.status = rc;
-	in.err = err;
-	in.target = res->target;
-	in.machine = res->machine;
-	in.plan = res->plan;
-	in.python = &res->python;
-	in.python_already_unpacked = res->python_cached;
-	in.python_source = res->python_source;
-	in.python_reason = res->python_reason;
-	in.wheels = res->wheels;
-	in.from_cache = res->from_cache;
-	in.stage_names = stage_names;
-	in.stage_seconds = res->seconds;
-	in.n_stages = ML_STAGE_COUNT;
-	in.downloaded_files = res->n_downloaded;
-	in.downloaded_bytes = res->bytes_downloaded;
-	in.files_from_cache = res->n_from_cache;
-	in.verification = verification;
-	in.audit_before_build = res->audit;
-	in.gpu = res->gpu;
-	/* where the manifest came from (the plan holds it once chosen) */
-	in.project = res->plan && res->plan->project ? res->plan->project : r->project;
-	in.unverified = unverified;
-	cJSON *doc = ml_report_build(&in);
-	cJSON_Delete(verification);
-	return doc;
-}
-
-int mli_write_report_unverified(mli_run *r, const char *dir, ml_err *err)
-{
-	cJSON *doc = build_report(r, 0, NULL, true);
-	if (!doc)
-		return ml_err_set(err, ML_ENOMEM, "out of memory");
-	int rc = ml_report_write(dir, doc, err);
-	cJSON_Delete(doc);
-	return rc;
-}
-
 /* Builds the report of the run; writes it into the environment when this
  * run put the environment in place (a failed run leaves an existing one
  * untouched, its report included). */
@@ -220,7 +167,7 @@ static void report(mli_run *r, int rc, const ml_err *err)
 {
 	ml_install_result *res = r->res;
 	res->committed = r->stage && r->stage->committed;
-	res->report = build_report(r, rc, err, false);
+	res->report = mli_report_build(r, rc, err, false);
 	if (!res->committed || !res->report)
 		return;
 	ml_err werr = ML_ERR_INIT;

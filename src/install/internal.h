@@ -300,6 +300,11 @@ int mli_build_env(mli_run *r, ml_err *err);
  * record), warning about wheels whose URL is unknown. */
 int mli_write_pylock(mli_run *r, const char *dir, ml_err *err);
 
+/* report.c: the run's report as far as it got (ml_report_build), with
+ * status rc (0 or ML_E*, err its failure) or, unverified, "unverified".
+ * Returns a new document (cJSON_Delete) or NULL when out of memory. */
+struct cJSON *mli_report_build(mli_run *r, int rc, const ml_err *err, bool unverified);
+
 /* Writes the run's report so far into dir (the staging tree), with status
  * "unverified": an environment is never committed without a report, and a
  * run killed while it verifies leaves one that says it did not finish (a
