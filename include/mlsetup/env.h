@@ -291,9 +291,10 @@ typedef struct ml_unpacked {
  * waits, then finds the finished directory and uses it): stale
  * <hash>.tmp-* directories of crashed runs are removed; the wheel's sha256
  * is checked (ML_EINTEGRITY on mismatch: bytes are verified before any
- * parser sees them), unless opts->sha256_checked says the caller just did; it is extracted with ml_archive_extract (kind
- * ML_ARCHIVE_WHEEL, read-only files 0444/0555 so that a hardlinked
- * environment cannot edit the cache in place) into <hash>.tmp-<random>/;
+ * parser sees them), unless opts->sha256_checked says the caller just
+ * did; it is extracted with ml_archive_extract (kind ML_ARCHIVE_WHEEL,
+ * read-only files 0444/0555 so that a hardlinked environment cannot edit
+ * the cache in place) into <hash>.tmp-<random>/;
  * then checked: exactly one top-level <name>-<version>.dist-info whose
  * name and version match the file name (PEP 503 / PEP 440 comparison);
  * WHEEL with Wheel-Version 1.x (2.0 and later: ML_EUNSUPPORTED, PEP 427

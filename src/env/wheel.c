@@ -559,17 +559,17 @@ int mle_wheel_unpack(ml_unpacked *out, const char *cache_dir, const char *wheel_
 	 * hashed every byte it wrote; a cache lookup hashed the blob). A
 	 * second pass over a torch stack's 3 GB cost 2 s of CPU. */
 	char hex[65];
-	if (o.sha256_checked)
-		ml_strlcpy(hex, sha256, sizeof hex);
-	else if ((rc = ml_sha256_file(hex, NULL, wheel_path, err)))
-		goto out;
-	if (strcmp(hex, sha256) != 0) {
-		rc = ml_err_set(err, ML_EINTEGRITY, "wheel '%s' has sha256 %s, expected %s",
-		                filename, hex, sha256);
-		ml_err_hint(
-		        err,
-		        "the cached file is damaged; run 'mlsetup cache clean' and install again");
-		goto out;
+	if (!o.sha256_checked) {
+		if ((rc = ml_sha256_file(hex, NULL, wheel_path, err)))
+			goto out;
+		if (strcmp(hex, sha256) != 0) {
+			rc = ml_err_set(err, ML_EINTEGRITY, "wheel '%s' has sha256 %s, expected %s",
+			                filename, hex, sha256);
+			ml_err_hint(err,
+			            "the cached file is damaged; run 'mlsetup cache clean' and "
+			            "install again");
+			goto out;
+		}
 	}
 
 	ml_random_hex(rnd, 8);

@@ -59,4 +59,3 @@ int mli_write_report_unverified(mli_run *r, const char *dir, ml_err *err)
 	cJSON_Delete(doc);
 	return rc;
 }
-
